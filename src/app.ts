@@ -1,0 +1,39 @@
+import express, { type Express } from 'express';
+import type { Config } from './config';
+import type { Database } from './db/database';
+import { requireApiKey, resolveApiKey } from './http/api-key-auth';
+import { errorHandler, notFound } from './http/error-handlers';
+import { healthRoutes } from './http/health';
+import { requestId } from './http/request-id';
+import { restApi } from './http/rest-api';
+import { trpcApi } from './http/trpc-api';
+import type { Logger } from './logger';
+import { appRouter } from './routers/app-router';
+
+export interface AppDeps {
+  db: Database;
+  config: Pick<Config, 'rateLimitPerMinute'>;
+  logger: Logger;
+}
+
+export const BODY_LIMIT = '1mb';
+
+export function createApp({ db, logger }: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use(requestId);
+
+  app.use(healthRoutes(db, logger));
+
+  const keyed = [resolveApiKey(db)];
+  // express.json accepts `application/json; charset=utf-8`, which the REST adapter alone does not.
+  const json = express.json({ limit: BODY_LIMIT });
+
+  app.use('/api/v1', ...keyed, requireApiKey, json, restApi({ router: appRouter, db, logger }));
+  app.use('/trpc', ...keyed, json, trpcApi({ router: appRouter, db, logger }));
+
+  app.use(notFound);
+  app.use(errorHandler(logger));
+  return app;
+}

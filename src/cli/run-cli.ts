@@ -1,0 +1,80 @@
+import type { Config } from '../config';
+import { openDatabase, prepareDatabase } from '../db/database';
+import { migrateToLatest } from '../db/migrator';
+import { AppError } from '../errors';
+import { COMMANDS, type CommandName } from './commands';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+export class UsageError extends Error {}
+
+export function usage(): string {
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`);
+  return ['Usage: npm run cli -- <command> [--flag value ...]', 'Commands:', ...lines].join('\n');
+}
+
+// --flag value pairs; every flag takes a value, and none may repeat.
+export function parseFlags(args: string[]): Record<string, string> {
+  const flags: Record<string, string> = {};
+  for (let i = 0; i < args.length; i += 2) {
+    const flag = args[i];
+    const value = args[i + 1];
+    if (!flag.startsWith('--') || flag.length < 3) throw new UsageError(`unexpected argument "${flag}"`);
+    const key = flag.slice(2);
+    if (value === undefined || value.startsWith('--')) throw new UsageError(`${flag} needs a value`);
+    if (key in flags) throw new UsageError(`${flag} given twice`);
+    flags[key] = value;
+  }
+  return flags;
+}
+
+// Returns the exit code: 0 done, 2 bad arguments (nothing written), 1 anything else.
+export async function runCli(argv: string[], config: Pick<Config, 'databaseUrl'>, io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === 'help') {
+    io.stdout(`${usage()}\n`);
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name as CommandName];
+  if (!command) return fail(io, `unknown command "${name}" (npm run cli -- --help lists them)`, 2);
+
+  let raw: Record<string, string>;
+  try {
+    raw = parseFlags(rest);
+  } catch (error) {
+    if (error instanceof UsageError) return fail(io, `${error.message} (usage: ${name} ${command.usage})`, 2);
+    throw error;
+  }
+  const known = Object.keys((command.flags as unknown as { shape: object }).shape);
+  const unknown = Object.keys(raw).find((flag) => !known.includes(flag));
+  if (unknown) return fail(io, `unknown flag --${unknown} (usage: ${name} ${command.usage})`, 2);
+  const parsed = command.flags.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const flag = String(issue.path[0]);
+    const message = flag in raw ? issue.message : 'is required';
+    return fail(io, `--${flag}: ${message} (usage: ${name} ${command.usage})`, 2);
+  }
+
+  const db = openDatabase(config.databaseUrl);
+  try {
+    await prepareDatabase(db);
+    await migrateToLatest(db);
+    const result = await (command.run as (db: unknown, flags: unknown) => Promise<unknown>)(db, parsed.data);
+    io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof AppError) return fail(io, error.message, 2);
+    return fail(io, `failed: ${error instanceof Error ? error.message : String(error)}`, 1);
+  } finally {
+    await db.close();
+  }
+}
+
+function fail(io: CliIo, message: string, code: number): number {
+  io.stderr(`error: ${message}\n`);
+  return code;
+}

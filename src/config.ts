@@ -1,0 +1,52 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+// The only place that reads process.env: everything else receives a Config.
+const envSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .trim()
+    .regex(/^(sqlite:|mysql:\/\/)/, 'must start with sqlite: or mysql://')
+    .optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().trim().min(1).default('0.0.0.0'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  REDIS_URL: z
+    .string()
+    .trim()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .optional(),
+});
+
+export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
+
+export interface Config {
+  databaseUrl: string;
+  port: number;
+  host: string;
+  logLevel: LogLevel;
+  rateLimitPerMinute: number;
+  redisUrl?: string;
+}
+
+export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable is treated as unset, as shells and compose files often produce them.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  const values = parsed.data;
+  return {
+    databaseUrl: values.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    port: values.PORT,
+    host: values.HOST,
+    logLevel: values.LOG_LEVEL,
+    rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
+    redisUrl: values.REDIS_URL,
+  };
+}

@@ -1,0 +1,74 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import 'reflect-metadata';
+import { Sequelize } from 'sequelize-typescript';
+import type { Logger } from '../logger';
+import { MODELS } from '../models';
+
+export type Dialect = 'sqlite' | 'mysql';
+
+export interface Database {
+  sequelize: Sequelize;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  logger?: Logger;
+  // Called with every SQL statement; tests use it to count statements.
+  onQuery?: (sql: string) => void;
+}
+
+export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
+  const logging = (sql: string) => {
+    options.onQuery?.(sql);
+    options.logger?.debug('sql', { sql });
+  };
+  const common = {
+    logging,
+    models: MODELS,
+    // Every timestamp is UTC with milliseconds (CONTRACT.md "Timestamps and ids").
+    timezone: '+00:00',
+    define: { underscored: true },
+  };
+
+  let sequelize: Sequelize;
+  let dialect: Dialect;
+  if (url.startsWith('sqlite:')) {
+    dialect = 'sqlite';
+    const storage = sqliteStorage(url);
+    if (storage !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(storage)), { recursive: true });
+    sequelize = new Sequelize({ ...common, dialect: 'sqlite', storage });
+  } else if (url.startsWith('mysql://')) {
+    dialect = 'mysql';
+    sequelize = new Sequelize(url, {
+      ...common,
+      dialect: 'mysql',
+      dialectOptions: { charset: 'utf8mb4' },
+      pool: { max: 10, min: 0, idle: 10_000, acquire: 30_000 },
+    });
+  } else {
+    throw new Error('DATABASE_URL must start with sqlite: or mysql://');
+  }
+
+  return {
+    sequelize,
+    dialect,
+    close: () => sequelize.close(),
+  };
+}
+
+function sqliteStorage(url: string): string {
+  const rest = url.slice('sqlite:'.length).replace(/^\/\//, '');
+  if (rest === '' || rest === ':memory:') return ':memory:';
+  return rest;
+}
+
+// Write-ahead logging lets reads proceed while a write transaction is open; it is a property
+// of the database file, so setting it once at start-up is enough.
+export async function prepareDatabase(db: Database): Promise<void> {
+  if (db.dialect === 'sqlite') {
+    const [[mode]] = (await db.sequelize.query('PRAGMA journal_mode')) as [Array<{ journal_mode: string }>, unknown];
+    if (mode?.journal_mode !== 'memory') await db.sequelize.query('PRAGMA journal_mode = WAL');
+  }
+}

@@ -1,0 +1,47 @@
+import path from 'node:path';
+import { DataTypes } from 'sequelize';
+import { SequelizeStorage, Umzug } from 'umzug';
+import type { Logger } from '../logger';
+import type { Database } from './database';
+
+export const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', 'db', 'migrations');
+
+interface MigrationModule {
+  up(queryInterface: unknown, sequelize: unknown): Promise<void>;
+  down(queryInterface: unknown, sequelize: unknown): Promise<void>;
+}
+
+// The migration files are in sequelize-cli's format, and the applied ones are recorded in the
+// same SequelizeMeta table sequelize-cli uses, so either tool can run them.
+export function createMigrator(db: Database, logger?: Logger) {
+  const queryInterface = db.sequelize.getQueryInterface();
+  return new Umzug({
+    migrations: {
+      glob: ['*.js', { cwd: MIGRATIONS_DIR }],
+      resolve: ({ name, path: file }) => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const migration = require(file as string) as MigrationModule;
+        return {
+          name,
+          up: () => migration.up(queryInterface, DataTypes),
+          down: () => migration.down(queryInterface, DataTypes),
+        };
+      },
+    },
+    storage: new SequelizeStorage({ sequelize: db.sequelize }),
+    context: queryInterface,
+    logger: logger
+      ? {
+          info: (event) => logger.info('migration', event),
+          warn: (event) => logger.warn('migration', event),
+          error: (event) => logger.error('migration', event),
+          debug: (event) => logger.debug('migration', event),
+        }
+      : undefined,
+  });
+}
+
+export async function migrateToLatest(db: Database, logger?: Logger): Promise<string[]> {
+  const applied = await createMigrator(db, logger).up();
+  return applied.map((migration) => migration.name);
+}

@@ -1,0 +1,65 @@
+import type { Transaction } from 'sequelize';
+import type { Database } from './database';
+
+// The few statements whose syntax differs between SQLite and MySQL/MariaDB. Everything else
+// is written once. (MariaDB rejects MySQL 8's `AS new` row alias, so VALUES(col) it is.)
+
+type Row = readonly unknown[];
+
+function valuesClause(columns: readonly string[], rows: readonly Row[]) {
+  const tuple = `(${columns.map(() => '?').join(', ')})`;
+  return { sql: rows.map(() => tuple).join(', '), replacements: rows.flat() };
+}
+
+// INSERT that leaves alone any row clashing with a unique index (and, on MySQL, locks it).
+export async function insertIgnoringConflicts(
+  db: Database,
+  table: string,
+  columns: readonly string[],
+  rows: readonly Row[],
+  transaction: Transaction,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const values = valuesClause(columns, rows);
+  const onConflict = db.dialect === 'sqlite' ? 'ON CONFLICT DO NOTHING' : 'ON DUPLICATE KEY UPDATE id = id';
+  await db.sequelize.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.sql} ${onConflict}`, {
+    replacements: values.replacements,
+    transaction,
+  });
+}
+
+// INSERT, or UPDATE the listed columns of the row that clashes on conflictColumns.
+export async function upsertRows(
+  db: Database,
+  table: string,
+  columns: readonly string[],
+  rows: readonly Row[],
+  conflictColumns: readonly string[],
+  updateColumns: readonly string[],
+  transaction: Transaction,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const values = valuesClause(columns, rows);
+  const onConflict =
+    db.dialect === 'sqlite'
+      ? `ON CONFLICT (${conflictColumns.join(', ')}) DO UPDATE SET ${updateColumns.map((c) => `${c} = excluded.${c}`).join(', ')}`
+      : `ON DUPLICATE KEY UPDATE ${updateColumns.map((c) => `${c} = VALUES(${c})`).join(', ')}`;
+  await db.sequelize.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.sql} ${onConflict}`, {
+    replacements: values.replacements,
+    transaction,
+  });
+}
+
+// Row lock for the rest of the transaction on MySQL; SQLite needs none (one writer at a time).
+export function forUpdate(db: Database): string {
+  return db.dialect === 'sqlite' ? '' : ' FOR UPDATE';
+}
+
+export async function select<T>(
+  db: Database,
+  sql: string,
+  replacements: unknown[],
+  transaction?: Transaction,
+): Promise<T[]> {
+  return (await db.sequelize.query(sql, { replacements, transaction, type: 'SELECT' })) as T[];
+}

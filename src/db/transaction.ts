@@ -1,0 +1,52 @@
+import type { Transaction } from 'sequelize';
+import type { Database } from './database';
+
+export type TransactionFn<T> = (transaction: Transaction) => Promise<T>;
+
+const DEADLOCK_RETRIES = 5;
+
+// Runs fn in a transaction, the one way the service writes.
+// - SQLite: Sequelize shares one connection per database (and SQLite allows one writer), so
+//   concurrent transactions interleave and fail. Transactions are queued, one at a time, per
+//   database.
+// - MySQL: a deadlock (1213) rolls back the whole transaction, so the whole function is run
+//   again, after a short random wait; never a single statement inside it.
+export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Promise<T> {
+  if (db.dialect === 'sqlite') return serialised(db, () => db.sequelize.transaction(fn));
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await db.sequelize.transaction(fn);
+    } catch (error) {
+      if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error;
+      await sleep(5 + Math.random() * 20 * attempt);
+    }
+  }
+}
+
+const queues = new WeakMap<Database, Promise<unknown>>();
+
+function serialised<T>(db: Database, fn: () => Promise<T>): Promise<T> {
+  const previous = queues.get(db) ?? Promise.resolve();
+  const result = previous.then(fn, fn);
+  // The queue waits for the outcome, never for its error.
+  queues.set(db, result.catch(() => undefined));
+  return result;
+}
+
+export function isDeadlock(error: unknown): boolean {
+  const code = mysqlErrno(error);
+  return code === 1213 || code === 1205;
+}
+
+export function mysqlErrno(error: unknown): number | undefined {
+  const candidates = [error, (error as { parent?: unknown })?.parent, (error as { original?: unknown })?.original];
+  for (const candidate of candidates) {
+    const errno = (candidate as { errno?: unknown })?.errno;
+    if (typeof errno === 'number') return errno;
+  }
+  return undefined;
+}
+
+function sleep(ms: number) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

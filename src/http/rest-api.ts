@@ -1,0 +1,88 @@
+import type { TRPCError } from '@trpc/server';
+import type { Request, RequestHandler, Response } from 'express';
+import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
+import type { Database } from '../db/database';
+import type { Logger } from '../logger';
+import type { AppRouter } from '../routers/app-router';
+import { newHttpMeta, type Context } from '../trpc/context';
+import { restErrorFor, type RestError } from '../trpc/errors';
+import type { ApiMeta } from '../trpc/init';
+import './express-types';
+
+interface RestApiDeps {
+  router: AppRouter;
+  db: Database;
+  logger: Logger;
+}
+
+// The REST surface (/api/v1): the same procedures as /trpc, served by trpc-to-openapi, with
+// the three things the adapter does not do itself (STACK.md):
+// - success statuses other than 200 (procedure meta, or ctx.http.status set at run time);
+// - the { error, details } body instead of its tRPC-shaped one (upstream issue #168): the
+//   error is captured in onError and the body is replaced as the adapter writes it;
+// - a JSON body on DELETE (remove tags): the adapter reads DELETE input from the query only.
+export function restApi({ router, db, logger }: RestApiDeps): RequestHandler {
+  const successStatusByPath = successStatuses(router);
+  const errors = new WeakMap<Request, RestError>();
+
+  const handler = createOpenApiNodeHttpHandler({
+    router,
+    createContext: ({ req }): Context => {
+      const request = req as Request;
+      return {
+        db,
+        logger,
+        requestId: request.id,
+        transport: 'rest',
+        authenticate: async () => request.auth ?? { ok: false, message: 'Missing x-api-key header' },
+        http: newHttpMeta(),
+      };
+    },
+    responseMeta: ({ ctx, paths, errors: failures }) => {
+      if (failures.length > 0) return {};
+      const http = (ctx as Context | undefined)?.http;
+      const status = http?.status ?? successStatusByPath.get(paths?.[0] ?? '') ?? 200;
+      return { status, headers: http?.headers ?? {} };
+    },
+    onError: ({ error, req }) => {
+      const mapped = restErrorFor(error as TRPCError);
+      errors.set(req as Request, mapped);
+      if (mapped.status >= 500) logger.error('request failed', { requestId: (req as Request).id, error });
+    },
+  });
+
+  return (req, res, next) => {
+    if (req.method === 'DELETE') moveBodyIntoQuery(req);
+    replaceErrorBody(req, res, errors);
+    handler(req, res, next).catch(next);
+  };
+}
+
+function successStatuses(router: AppRouter): Map<string, number> {
+  const statuses = new Map<string, number>();
+  for (const [path, procedure] of Object.entries(router._def.procedures)) {
+    const meta = (procedure as unknown as { _def: { meta?: ApiMeta } })._def.meta;
+    if (meta?.successStatus) statuses.set(path, meta.successStatus);
+  }
+  return statuses;
+}
+
+function moveBodyIntoQuery(req: Request) {
+  const body = req.body as unknown;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  Object.defineProperty(req, 'query', { value: { ...req.query, ...body }, writable: true, configurable: true });
+}
+
+function replaceErrorBody(req: Request, res: Response, errors: WeakMap<Request, RestError>) {
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.end = ((...args: unknown[]) => {
+    const mapped = errors.get(req);
+    if (!mapped) {
+      // 204 has no body, and so no content type.
+      if (res.statusCode === 204) res.removeHeader('Content-Type');
+      return end(...args);
+    }
+    res.statusCode = mapped.status;
+    return end(JSON.stringify(mapped.body));
+  }) as Response['end'];
+}

@@ -1,0 +1,29 @@
+import type { Request, RequestHandler } from 'express';
+import { createExpressMiddleware } from '@trpc/server/adapters/express';
+import type { Database } from '../db/database';
+import type { Logger } from '../logger';
+import type { AppRouter } from '../routers/app-router';
+import { newHttpMeta, type Context } from '../trpc/context';
+import './express-types';
+
+export function trpcApi({ router, db, logger }: { router: AppRouter; db: Database; logger: Logger }): RequestHandler {
+  return createExpressMiddleware({
+    router,
+    createContext: ({ req }): Context => {
+      const request = req as Request;
+      return {
+        db,
+        logger,
+        requestId: request.id,
+        transport: 'trpc',
+        authenticate: async () => request.auth ?? { ok: false, message: 'Missing x-api-key header' },
+        http: newHttpMeta(),
+      };
+    },
+    onError: ({ error, req }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR') {
+        logger.error('request failed', { requestId: (req as Request).id, error });
+      }
+    },
+  });
+}

@@ -1,0 +1,8 @@
+import { router } from '../trpc/init';
+import { contactsRouter } from './contacts';
+
+export const appRouter = router({
+  contacts: contactsRouter,
+});
+
+export type AppRouter = typeof appRouter;

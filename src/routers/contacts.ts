@@ -1,0 +1,213 @@
+import { z } from 'zod';
+import {
+  contactFieldsSchema,
+  contactResponseSchema,
+  contactUpdateSchema,
+  subscriptionStatusSchema,
+  tagsSchema,
+} from '../schemas/contact';
+import {
+  addTags,
+  batchUpsertContacts,
+  createContact,
+  deleteContact,
+  removeTags,
+  updateContact,
+  updateSubscriptions,
+  upsertContact,
+} from '../services/contacts/contact-operations';
+import { getContact, getContactByEmail } from '../services/contacts/find-contact';
+import { accountProcedure, router } from '../trpc/init';
+
+const TAGS = ['Contacts'];
+const idParam = z.object({ id: z.string().describe('The contact id (UUID).') });
+const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').describe('Tags to add or remove.') });
+
+// Static paths (/contacts/upsert, /contacts/batch, /contacts/by-email/{email}) are declared
+// before /contacts/{id}: the REST adapter takes the first path that matches, in this order.
+export const contactsRouter = router({
+  create: accountProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/contacts', tags: TAGS, summary: 'Create a contact', protect: true },
+      successStatus: 201,
+    })
+    .input(contactFieldsSchema)
+    .output(contactResponseSchema)
+    .mutation(async ({ ctx, input }) => ({ contact: await createContact(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  upsert: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/contacts/upsert',
+        tags: TAGS,
+        summary: 'Create or update a contact by email',
+        description:
+          'On update: phone, firstName and lastName change only when given non-null; customFields deep-merge; ' +
+          'tags replace only when given non-empty; subscription statuses change only when given.',
+        protect: true,
+        successDescription: 'The contact existed and was updated',
+      },
+      successStatus: 200,
+      alternateSuccess: { status: 201, description: 'The contact was created' },
+    })
+    .input(contactFieldsSchema)
+    .output(contactResponseSchema.extend({ created: z.boolean() }))
+    .mutation(async ({ ctx, input }) => {
+      const { contact, created } = await upsertContact(ctx.db, { ...input, accountId: ctx.accountId });
+      ctx.http.status = created ? 201 : 200;
+      return { contact, created };
+    }),
+
+  batch: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/contacts/batch',
+        tags: TAGS,
+        summary: 'Upsert up to 100 contacts at once',
+        description:
+          'Each item is upserted by email with the upsert merge rules, in order. The batch is validated whole ' +
+          'first and applied atomically: one invalid item rejects it all.',
+        protect: true,
+      },
+      successStatus: 201,
+    })
+    .input(
+      z.object({
+        contacts: z
+          .array(contactFieldsSchema)
+          .min(1, 'Give at least one contact')
+          .max(100, 'A batch holds at most 100 contacts'),
+      }),
+    )
+    .output(
+      z.object({
+        summary: z.object({
+          total: z.number().int().describe('Items in the request.'),
+          inserted: z.number().int().describe('Contacts created.'),
+          updated: z.number().int().describe('Items applied to an existing contact.'),
+        }),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => ({
+      summary: await batchUpsertContacts(ctx.db, { ...input, accountId: ctx.accountId }),
+    })),
+
+  getByEmail: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/contacts/by-email/{email}',
+        tags: TAGS,
+        summary: 'Get a contact by email',
+        description: 'Case-insensitive. The address may be URL-encoded (`%40` for `@`, `%2B` for `+`).',
+        protect: true,
+      },
+    })
+    .input(z.object({ email: z.string().describe('The contact\'s email address.') }))
+    .output(contactResponseSchema)
+    .query(async ({ ctx, input }) => ({
+      contact: await getContactByEmail(ctx.db, { ...input, accountId: ctx.accountId }),
+    })),
+
+  get: accountProcedure
+    .meta({ openapi: { method: 'GET', path: '/contacts/{id}', tags: TAGS, summary: 'Get a contact', protect: true } })
+    .input(idParam)
+    .output(contactResponseSchema)
+    .query(async ({ ctx, input }) => ({ contact: await getContact(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  update: accountProcedure
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/contacts/{id}',
+        tags: TAGS,
+        summary: 'Update a contact',
+        description: 'Only the fields given change. tags and customFields replace (no merge); null clears phone and names.',
+        protect: true,
+      },
+    })
+    .input(contactUpdateSchema.extend(idParam.shape))
+    .output(contactResponseSchema)
+    .mutation(async ({ ctx, input }) => ({
+      contact: await updateContact(ctx.db, { ...input, accountId: ctx.accountId }),
+    })),
+
+  updateSubscriptions: accountProcedure
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/contacts/{id}/subscriptions',
+        tags: TAGS,
+        summary: 'Change subscription statuses',
+        protect: true,
+      },
+    })
+    .input(
+      idParam
+        .extend({
+          emailSubscriptionStatus: subscriptionStatusSchema.optional(),
+          whatsappSubscriptionStatus: subscriptionStatusSchema.optional(),
+        })
+        .refine((value) => value.emailSubscriptionStatus || value.whatsappSubscriptionStatus, {
+          message: 'Give emailSubscriptionStatus or whatsappSubscriptionStatus',
+        }),
+    )
+    .output(contactResponseSchema)
+    .mutation(async ({ ctx, input }) => ({
+      contact: await updateSubscriptions(ctx.db, { ...input, accountId: ctx.accountId }),
+    })),
+
+  delete: accountProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/contacts/{id}',
+        tags: TAGS,
+        summary: 'Delete a contact',
+        description: 'Permanent; the contact\'s sequence runs are deleted with it.',
+        protect: true,
+        successDescription: 'Deleted; no body',
+      },
+      successStatus: 204,
+    })
+    .input(idParam)
+    .output(z.void())
+    .mutation(async ({ ctx, input }) => {
+      await deleteContact(ctx.db, { ...input, accountId: ctx.accountId });
+    }),
+
+  addTags: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/contacts/{id}/tags',
+        tags: TAGS,
+        summary: 'Add tags',
+        description: 'Tags already on the contact are ignored; new ones are appended in request order.',
+        protect: true,
+      },
+    })
+    .input(tagsBody.extend(idParam.shape))
+    .output(contactResponseSchema)
+    .mutation(async ({ ctx, input }) => ({ contact: await addTags(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  removeTags: accountProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/contacts/{id}/tags',
+        tags: TAGS,
+        summary: 'Remove tags',
+        description: 'JSON body on a DELETE request: `{ "tags": [...] }`. Tags not on the contact are ignored.',
+        protect: true,
+      },
+    })
+    .input(tagsBody.extend(idParam.shape))
+    .output(contactResponseSchema)
+    .mutation(async ({ ctx, input }) => ({
+      contact: await removeTags(ctx.db, { ...input, accountId: ctx.accountId }),
+    })),
+});
+

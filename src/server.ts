@@ -1,0 +1,78 @@
+import type { Server } from 'node:http';
+import { createApp } from './app';
+import { loadConfig } from './config';
+import { openDatabase, prepareDatabase } from './db/database';
+import { migrateToLatest } from './db/migrator';
+import { seedDemoIfEmpty } from './db/demo-seed';
+import { createLogger } from './logger';
+
+async function main() {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const db = openDatabase(config.databaseUrl, { logger });
+  await prepareDatabase(db);
+  const applied = await migrateToLatest(db, logger);
+  if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
+
+  const demo = await seedDemoIfEmpty(db);
+  const app = createApp({ db, config, logger });
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  logger.info('listening', { host: config.host, port, database: db.dialect });
+
+  if (demo) printWelcome(port, demo);
+
+  shutdownOn(['SIGTERM', 'SIGINT'], server, async () => {
+    await db.close();
+    logger.info('stopped');
+  });
+}
+
+// Stop accepting, let in-flight requests finish, then close the pool. A second signal, or
+// ten seconds, ends the process regardless.
+function shutdownOn(signals: NodeJS.Signals[], server: Server, cleanup: () => Promise<void>) {
+  let stopping = false;
+  const stop = () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    setTimeout(() => process.exit(1), 10_000).unref();
+    server.close(async () => {
+      await cleanup();
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  for (const signal of signals) process.on(signal, stop);
+}
+
+function printWelcome(port: number, demo: { key: string; accountId: string; sequenceId: string }) {
+  const base = `http://localhost:${port}/api/v1`;
+  process.stdout.write(
+    [
+      '',
+      'First start on an empty database: created a demo account, an API key and an active sequence.',
+      `  account:  ${demo.accountId}`,
+      `  sequence: ${demo.sequenceId} (active)`,
+      `  API key:  ${demo.key}   (shown once; only its hash is stored)`,
+      '',
+      'Try it:',
+      `  curl -s -X POST ${base}/contacts/upsert -H 'x-api-key: ${demo.key}' -H 'content-type: application/json' \\`,
+      `    -d '{"email":"ada@example.com","firstName":"Ada","tags":["vip"]}'`,
+      `  curl -s -X POST ${base}/sequences/${demo.sequenceId}/trigger -H 'x-api-key: ${demo.key}' -H 'content-type: application/json' \\`,
+      `    -d '{"contact":{"email":"ada@example.com"}}'`,
+      '',
+      `Docs: http://localhost:${port}/docs   More keys and accounts: npm run cli -- --help`,
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((error) => {
+  process.stderr.write(`Failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

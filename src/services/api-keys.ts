@@ -1,0 +1,131 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database } from '../db/database';
+import { select } from '../db/sql';
+import { toDate } from '../db/rows';
+import { ApiKey } from '../models';
+import { withTransaction } from '../db/transaction';
+import { NotFoundError } from '../errors';
+
+// API keys: "svc_" + 40 lower-case hex characters from a CSPRNG. Only the SHA-256 of the key is
+// stored, with its first 8 characters for display. The key is shown once, at creation.
+
+const KEY_FORMAT = /^svc_[0-9a-f]{40}$/;
+
+export function generateApiKey(): string {
+  return `svc_${randomBytes(20).toString('hex')}`;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  accountId: string;
+}
+
+export type AuthResult = { ok: true; key: AuthenticatedKey } | { ok: false; message: string };
+
+export const AUTH_MESSAGES = {
+  missing: 'Missing x-api-key header',
+  invalid: 'Invalid API key',
+  inactive: 'API key is inactive',
+  expired: 'API key has expired',
+} as const;
+
+interface KeyRow {
+  id: string;
+  account_id: string;
+  active: unknown;
+  expires_at: unknown;
+  last_used_at: unknown;
+}
+
+// last_used_at is a convenience for people, not an audit log: writing it at most once a minute
+// per key keeps a write off every request.
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+export async function authenticateApiKey(
+  db: Database,
+  header: string | undefined,
+  now = new Date(),
+): Promise<AuthResult> {
+  if (header === undefined || header === '') return { ok: false, message: AUTH_MESSAGES.missing };
+  if (!KEY_FORMAT.test(header)) return { ok: false, message: AUTH_MESSAGES.invalid };
+  const [row] = await select<KeyRow>(
+    db,
+    'SELECT id, account_id, active, expires_at, last_used_at FROM api_keys WHERE key_hash = ?',
+    [hashApiKey(header)],
+  );
+  if (!row) return { ok: false, message: AUTH_MESSAGES.invalid };
+  if (!Number(row.active)) return { ok: false, message: AUTH_MESSAGES.inactive };
+  if (row.expires_at !== null && toDate(row.expires_at) <= now) return { ok: false, message: AUTH_MESSAGES.expired };
+  const lastUsed = row.last_used_at === null ? 0 : toDate(row.last_used_at).getTime();
+  if (now.getTime() - lastUsed >= LAST_USED_GRANULARITY_MS) {
+    // Not awaited: the request does not wait for bookkeeping. A failure only loses a timestamp.
+    void withTransaction(db, (transaction) =>
+      ApiKey.update({ lastUsedAt: now }, { where: { id: row.id }, transaction }),
+    ).catch(() => undefined);
+  }
+  return { ok: true, key: { keyId: row.id, accountId: row.account_id } };
+}
+
+export interface ApiKeySummary {
+  id: string;
+  accountId: string;
+  name: string;
+  prefix: string;
+  active: boolean;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  createdAt: string;
+}
+
+function summarize(key: ApiKey): ApiKeySummary {
+  return {
+    id: key.id,
+    accountId: key.accountId,
+    name: key.name,
+    prefix: key.keyPrefix,
+    active: Boolean(key.active),
+    expiresAt: key.expiresAt ? key.expiresAt.toISOString() : null,
+    lastUsedAt: key.lastUsedAt ? key.lastUsedAt.toISOString() : null,
+    createdAt: key.createdAt.toISOString(),
+  };
+}
+
+export async function createApiKey(
+  db: Database,
+  input: { accountId: string; name: string; expiresAt?: Date | null },
+): Promise<ApiKeySummary & { key: string }> {
+  const key = generateApiKey();
+  const created = await withTransaction(db, (transaction) =>
+    ApiKey.create(
+      {
+        accountId: input.accountId,
+        name: input.name,
+        keyHash: hashApiKey(key),
+        keyPrefix: key.slice(0, 8),
+        active: true,
+        expiresAt: input.expiresAt ?? null,
+      },
+      { transaction },
+    ),
+  );
+  return { ...summarize(created), key };
+}
+
+export async function setApiKeyActive(db: Database, input: { id: string; active: boolean }): Promise<ApiKeySummary> {
+  return withTransaction(db, async (transaction) => {
+    const key = await ApiKey.findByPk(input.id, { transaction });
+    if (!key) throw new NotFoundError('API key');
+    key.active = input.active;
+    await key.save({ transaction });
+    return summarize(key);
+  });
+}
+
+export async function listApiKeys(db: Database, input: { accountId: string }): Promise<ApiKeySummary[]> {
+  const keys = await ApiKey.findAll({ where: { accountId: input.accountId }, order: [['createdAt', 'ASC']] });
+  return keys.map(summarize);
+}

@@ -1,0 +1,92 @@
+import type { Database } from '../../db/database';
+import { withTransaction } from '../../db/transaction';
+import { NotFoundError } from '../../errors';
+import type { ContactDto, ContactFields, ContactUpdate } from '../../schemas/contact';
+import type { SubscriptionStatus } from '../../models/contact';
+import { Contact } from '../../models';
+import { normalizeId } from '../ids';
+import { assertWithinLimits, newContactState, normalizeEmail, uniqueTags } from './contact-state';
+import { upsertContacts } from './upsert-contacts';
+import { insertContact, modifyContact } from './write-contact';
+
+// The Contacts API's operations (SPEC.md 4.1), each one transaction.
+
+export function createContact(db: Database, input: { accountId: string } & ContactFields): Promise<ContactDto> {
+  const state = newContactState(input);
+  assertWithinLimits(state);
+  return withTransaction(db, (transaction) => insertContact(db, input.accountId, state, transaction));
+}
+
+export async function upsertContact(
+  db: Database,
+  input: { accountId: string } & ContactFields,
+): Promise<{ contact: ContactDto; created: boolean }> {
+  const outcome = await withTransaction(db, (transaction) => upsertContacts(db, input.accountId, [input], transaction));
+  return outcome.results[0];
+}
+
+export async function batchUpsertContacts(
+  db: Database,
+  input: { accountId: string; contacts: ContactFields[] },
+): Promise<{ total: number; inserted: number; updated: number }> {
+  const outcome = await withTransaction(db, (transaction) =>
+    upsertContacts(db, input.accountId, input.contacts, transaction),
+  );
+  return { total: input.contacts.length, inserted: outcome.inserted, updated: outcome.updated };
+}
+
+export function updateContact(
+  db: Database,
+  input: { accountId: string; id: string } & ContactUpdate,
+): Promise<ContactDto> {
+  return modifyContact(db, input, (current) => ({
+    ...current,
+    ...(input.email !== undefined && { email: input.email, emailNormalized: normalizeEmail(input.email) }),
+    ...(input.phone !== undefined && { phone: input.phone }),
+    ...(input.firstName !== undefined && { firstName: input.firstName }),
+    ...(input.lastName !== undefined && { lastName: input.lastName }),
+    ...(input.tags !== undefined && { tags: uniqueTags(input.tags) }),
+    ...(input.customFields !== undefined && { customFields: input.customFields }),
+    ...(input.emailSubscriptionStatus && { emailSubscriptionStatus: input.emailSubscriptionStatus }),
+    ...(input.whatsappSubscriptionStatus && { whatsappSubscriptionStatus: input.whatsappSubscriptionStatus }),
+  }));
+}
+
+export function updateSubscriptions(
+  db: Database,
+  input: {
+    accountId: string;
+    id: string;
+    emailSubscriptionStatus?: SubscriptionStatus;
+    whatsappSubscriptionStatus?: SubscriptionStatus;
+  },
+): Promise<ContactDto> {
+  return modifyContact(db, input, (current) => ({
+    ...current,
+    emailSubscriptionStatus: input.emailSubscriptionStatus ?? current.emailSubscriptionStatus,
+    whatsappSubscriptionStatus: input.whatsappSubscriptionStatus ?? current.whatsappSubscriptionStatus,
+  }));
+}
+
+// New tags are appended in request order; tags already there stay where they are.
+export function addTags(db: Database, input: { accountId: string; id: string; tags: string[] }): Promise<ContactDto> {
+  return modifyContact(db, input, (current) => ({ ...current, tags: uniqueTags([...current.tags, ...input.tags]) }));
+}
+
+export function removeTags(
+  db: Database,
+  input: { accountId: string; id: string; tags: string[] },
+): Promise<ContactDto> {
+  const removed = new Set(input.tags);
+  return modifyContact(db, input, (current) => ({ ...current, tags: current.tags.filter((t) => !removed.has(t)) }));
+}
+
+// Permanent; the contact's runs go with it (ON DELETE CASCADE).
+export async function deleteContact(db: Database, input: { accountId: string; id: string }): Promise<void> {
+  const id = normalizeId(input.id);
+  if (!id) throw new NotFoundError('Contact');
+  const deleted = await withTransaction(db, (transaction) =>
+    Contact.destroy({ where: { id, accountId: input.accountId }, transaction }),
+  );
+  if (deleted === 0) throw new NotFoundError('Contact');
+}

@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'sequelize';
+import type { Database } from '../../db/database';
+import { forUpdate, insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
+import type { ContactDto, ContactFields } from '../../schemas/contact';
+import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
+import { applyUpsert, assertWithinLimits, normalizeEmail, type ContactState } from './contact-state';
+
+export interface UpsertOutcome {
+  // One per item, in request order: the contact as that item left it.
+  results: Array<{ contact: ContactDto; created: boolean }>;
+  inserted: number;
+  updated: number;
+}
+
+const UPDATED_ON_UPSERT = [
+  'phone',
+  'first_name',
+  'last_name',
+  'tags',
+  'custom_fields',
+  'email_subscription_status',
+  'whatsapp_subscription_status',
+  'updated_at',
+];
+
+// Upserts items by email, set-based: three statements whatever the number of items.
+//   1. INSERT every email as a new contact, leaving alone (and, on MySQL, locking) those that
+//      exist. The database decides who creates a contact, so concurrent upserts of one email
+//      create it once.
+//   2. SELECT the rows, locked: a row carrying the id we proposed is one we created.
+//   3. Write the merged state of the others in one multi-row upsert.
+// Items with the same email apply in order. Rows are written sorted by email: concurrent
+// batches that lock in the same order do not deadlock each other.
+// Runs inside the caller's transaction, so a limit broken by a merge undoes it all.
+export async function upsertContacts(
+  db: Database,
+  accountId: string,
+  items: readonly ContactFields[],
+  transaction: Transaction,
+  now = new Date(),
+): Promise<UpsertOutcome> {
+  const byEmail = groupByEmail(items);
+  const emails = [...byEmail.keys()].sort();
+  const proposedIds = new Map(emails.map((email) => [email, randomUUID()]));
+
+  const freshStates = new Map(emails.map((email) => [email, foldItems(null, byEmail.get(email)!)]));
+  await insertIgnoringConflicts(
+    db,
+    'contacts',
+    CONTACT_COLUMNS,
+    emails.map((email) => rowValues(proposedIds.get(email)!, accountId, freshStates.get(email)!.final, now, now)),
+    transaction,
+  );
+
+  const rows = await select<ContactRow>(
+    db,
+    `${CONTACT_SELECT} WHERE account_id = ? AND email_normalized IN (?)${forUpdate(db)}`,
+    [accountId, emails],
+    transaction,
+  );
+  const rowByEmail = new Map(rows.map((row) => [row.email_normalized, row]));
+
+  const results: UpsertOutcome['results'] = new Array(items.length);
+  const toUpdate: unknown[][] = [];
+  let inserted = 0;
+  for (const email of emails) {
+    const row = rowByEmail.get(email);
+    if (!row) throw new Error(`upsert lost the row for an email of account ${accountId}`);
+    const created = row.id === proposedIds.get(email);
+    const folded = created ? freshStates.get(email)! : foldItems(stateFromRow(row), byEmail.get(email)!);
+    const createdAt = created ? now : row.created_at;
+    if (created) inserted += 1;
+    else toUpdate.push(rowValues(row.id, accountId, folded.final, now, now));
+    folded.steps.forEach(({ index, state }, step) => {
+      assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
+      results[index] = { contact: toContactDto(row.id, state, createdAt, now), created: created && step === 0 };
+    });
+  }
+
+  await upsertRows(
+    db,
+    'contacts',
+    CONTACT_COLUMNS,
+    toUpdate,
+    ['account_id', 'email_normalized'],
+    UPDATED_ON_UPSERT,
+    transaction,
+  );
+  return { results, inserted, updated: items.length - inserted };
+}
+
+function groupByEmail(items: readonly ContactFields[]) {
+  const byEmail = new Map<string, Array<{ index: number; fields: ContactFields }>>();
+  items.forEach((fields, index) => {
+    const email = normalizeEmail(fields.email);
+    const group = byEmail.get(email) ?? [];
+    group.push({ index, fields });
+    byEmail.set(email, group);
+  });
+  return byEmail;
+}
+
+function foldItems(start: ContactState | null, group: Array<{ index: number; fields: ContactFields }>) {
+  const steps: Array<{ index: number; state: ContactState }> = [];
+  let state = start;
+  for (const { index, fields } of group) {
+    state = applyUpsert(state, fields);
+    steps.push({ index, state });
+  }
+  return { steps, final: state! };
+}

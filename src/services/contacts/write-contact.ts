@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { UniqueConstraintError, type Transaction } from 'sequelize';
+import type { Database } from '../../db/database';
+import { withTransaction } from '../../db/transaction';
+import { ConflictError } from '../../errors';
+import type { ContactDto } from '../../schemas/contact';
+import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
+import { assertWithinLimits, type ContactState } from './contact-state';
+import { findContactRow } from './find-contact';
+
+const EMAIL_TAKEN = 'A contact with this email already exists';
+
+export async function insertContact(
+  db: Database,
+  accountId: string,
+  state: ContactState,
+  transaction: Transaction,
+): Promise<ContactDto> {
+  const id = randomUUID();
+  const now = new Date();
+  const values = rowValues(id, accountId, state, now, now);
+  try {
+    await db.sequelize.query(
+      `INSERT INTO contacts (${CONTACT_COLUMNS.join(', ')}) VALUES (${values.map(() => '?').join(', ')})`,
+      { replacements: values, transaction },
+    );
+  } catch (error) {
+    if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
+    throw error;
+  }
+  return toContactDto(id, state, now, now);
+}
+
+const UPDATABLE = [
+  ['email', (s: ContactState) => s.email],
+  ['email_normalized', (s: ContactState) => s.emailNormalized],
+  ['phone', (s: ContactState) => s.phone],
+  ['first_name', (s: ContactState) => s.firstName],
+  ['last_name', (s: ContactState) => s.lastName],
+  ['tags', (s: ContactState) => JSON.stringify(s.tags)],
+  ['custom_fields', (s: ContactState) => JSON.stringify(s.customFields)],
+  ['email_subscription_status', (s: ContactState) => s.emailSubscriptionStatus],
+  ['whatsapp_subscription_status', (s: ContactState) => s.whatsappSubscriptionStatus],
+] as const;
+
+// Read-modify-write of one contact: the row is locked while `change` computes its new state.
+export function modifyContact(
+  db: Database,
+  input: { accountId: string; id: string },
+  change: (current: ContactState) => ContactState,
+): Promise<ContactDto> {
+  return withTransaction(db, async (transaction) => {
+    const row = await findContactRow(db, input, transaction);
+    const next = change(stateFromRow(row));
+    assertWithinLimits(next);
+    const now = new Date();
+    try {
+      await db.sequelize.query(
+        `UPDATE contacts SET ${UPDATABLE.map(([column]) => `${column} = ?`).join(', ')}, updated_at = ? WHERE id = ?`,
+        { replacements: [...UPDATABLE.map(([, read]) => read(next)), now, row.id], transaction },
+      );
+    } catch (error) {
+      if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
+      throw error;
+    }
+    return toContactDto(row.id, next, row.created_at, now);
+  });
+}

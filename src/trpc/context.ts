@@ -1,0 +1,24 @@
+import type { Database } from '../db/database';
+import type { Logger } from '../logger';
+import type { AuthResult } from '../services/api-keys';
+
+// What a procedure may set about its HTTP answer. A mutable holder, because middlewares pass
+// copies of the context on: a plain `ctx.status` set by a procedure would be lost.
+export interface HttpMeta {
+  status?: number;
+  headers: Record<string, string>;
+}
+
+export interface Context {
+  db: Database;
+  logger: Logger;
+  requestId: string;
+  transport: 'rest' | 'trpc' | 'caller';
+  // Resolved once per request (the HTTP layer needs it before tRPC runs, for rate limits).
+  authenticate: () => Promise<AuthResult>;
+  http: HttpMeta;
+}
+
+export function newHttpMeta(): HttpMeta {
+  return { headers: {} };
+}

@@ -1,0 +1,76 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import { AppError } from '../errors';
+import type { Context } from './context';
+import { issueDetails, publicMessage, toTRPCError } from './errors';
+
+// REST facts that trpc-to-openapi has no place for: the status of a success (it answers 200
+// to everything), and a second success status where the outcome decides (upsert: 200 or 201).
+export type ApiMeta = OpenApiMeta<{
+  successStatus?: 200 | 201 | 202 | 204;
+  alternateSuccess?: { status: 200 | 201; description: string };
+}>;
+
+const t = initTRPC
+  .context<Context>()
+  .meta<ApiMeta>()
+  .create({
+    // No stack traces and no internal messages on the wire, whatever NODE_ENV says.
+    errorFormatter({ shape, error }) {
+      return {
+        code: shape.code,
+        message: publicMessage(error),
+        data: {
+          code: shape.data.code,
+          httpStatus: shape.data.httpStatus,
+          path: shape.data.path,
+          details: issueDetails(error) ?? null,
+        },
+      };
+    },
+  });
+
+export const router = t.router;
+export const middleware = t.middleware;
+export const createCallerFactory = t.createCallerFactory;
+
+// Services throw AppErrors; here they become TRPCErrors with the matching code, once.
+const mapAppErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof AppError) throw toTRPCError(result.error.cause);
+  return result;
+});
+
+// trpc-to-openapi hands path parameters over still percent-encoded (`a%2Bb%40x.io`).
+const decodeRestPathParams = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
+  const path = meta?.openapi?.path;
+  if (ctx.transport !== 'rest' || !path?.includes('{')) return next();
+  const names = Array.from(path.matchAll(/\{(.+?)\}/g), ([, name]) => name);
+  return next({
+    getRawInput: async () => {
+      const raw = (await getRawInput()) as Record<string, unknown>;
+      const decoded = { ...raw };
+      for (const name of names) {
+        if (typeof decoded[name] === 'string') decoded[name] = safeDecode(decoded[name] as string);
+      }
+      return decoded;
+    },
+  });
+});
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+export const publicProcedure = t.procedure.use(mapAppErrors).use(decodeRestPathParams);
+
+// Authentication runs before input validation: 401 precedes 400 and 404.
+export const accountProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const auth = await ctx.authenticate();
+  if (!auth.ok) throw new TRPCError({ code: 'UNAUTHORIZED', message: auth.message });
+  return next({ ctx: { accountId: auth.key.accountId, keyId: auth.key.keyId } });
+});
