@@ -1,0 +1,22 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/database';
+import type { Logger } from '../logger';
+import { appRouter } from '../routers/app-router';
+import { authenticateApiKey } from '../services/api-keys';
+import { newHttpMeta, type Context } from './context';
+import { createCallerFactory } from './init';
+
+// In-process calls to the procedures, through the same middlewares (auth included) as HTTP.
+export function createCallerContext(deps: { db: Database; logger: Logger; apiKey?: string }): Context {
+  let auth: ReturnType<Context['authenticate']> | undefined;
+  return {
+    db: deps.db,
+    logger: deps.logger,
+    requestId: randomUUID(),
+    transport: 'caller',
+    authenticate: () => (auth ??= authenticateApiKey(deps.db, deps.apiKey)),
+    http: newHttpMeta(),
+  };
+}
+
+export const createCaller = createCallerFactory(appRouter);

@@ -1,0 +1,52 @@
+import { openDatabase, prepareDatabase, type Database } from '../../src/db/database';
+import { migrateToLatest } from '../../src/db/migrator';
+
+// One database for the whole run (sequelize-typescript binds models to one instance), emptied
+// before every test. TEST_DATABASE_URL picks it: SQLite in memory by default, MariaDB in CI.
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'sqlite::memory:';
+
+const TABLES_CHILD_FIRST = ['enrollments', 'sequence_runs', 'sequences', 'contacts', 'api_keys', 'accounts'];
+
+let db: Database | undefined;
+const queryListeners = new Set<(sql: string) => void>();
+
+export function testDb(): Database {
+  if (!db) throw new Error('test database not open: test/setup.ts opens it');
+  return db;
+}
+
+export async function openTestDb(): Promise<Database> {
+  db = openDatabase(TEST_DATABASE_URL, { onQuery: (sql) => queryListeners.forEach((listener) => listener(sql)) });
+  await prepareDatabase(db);
+  if (db.dialect === 'mysql') {
+    // A fresh schema each run, from the migrations, as production gets it.
+    await db.sequelize.query('SET FOREIGN_KEY_CHECKS = 0');
+    for (const table of [...TABLES_CHILD_FIRST, 'SequelizeMeta']) {
+      await db.sequelize.query(`DROP TABLE IF EXISTS ${table}`);
+    }
+    await db.sequelize.query('SET FOREIGN_KEY_CHECKS = 1');
+  }
+  await migrateToLatest(db);
+  return db;
+}
+
+export async function resetTestDb(): Promise<void> {
+  for (const table of TABLES_CHILD_FIRST) await testDb().sequelize.query(`DELETE FROM ${table}`);
+}
+
+export async function closeTestDb(): Promise<void> {
+  await db?.close();
+  db = undefined;
+}
+
+// The SQL statements fn sends (transaction control included), for set-based checks.
+export async function captureQueries<T>(fn: () => Promise<T>): Promise<{ result: T; queries: string[] }> {
+  const queries: string[] = [];
+  const listener = (sql: string) => queries.push(sql);
+  queryListeners.add(listener);
+  try {
+    return { result: await fn(), queries };
+  } finally {
+    queryListeners.delete(listener);
+  }
+}
