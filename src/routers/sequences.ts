@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { contactFieldsSchema } from '../schemas/contact';
+import { contactIdsSchema, enrollmentSchema, enrollOutcomeSchema, runSchema } from '../schemas/sequence';
+import { enrollByIds } from '../services/sequences/enroll-by-ids';
+import { enrollContact } from '../services/sequences/enroll-contact';
+import { enrollmentStatus } from '../services/sequences/enrollment-status';
+import { unenroll } from '../services/sequences/unenroll';
+import { accountProcedure, router } from '../trpc/init';
+
+const TAGS = ['Sequences'];
+const sequenceParam = z.object({ id: z.string().describe('The sequence id (UUID).') });
+
+export const sequencesRouter = router({
+  trigger: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/sequences/{id}/trigger',
+        tags: TAGS,
+        summary: 'Upsert a contact and enroll it',
+        description:
+          'Atomically upserts the contact by email (upsert merge rules) and starts a run. The sequence must be ' +
+          '`active`. Every outcome is 202: enrolled, `active_run_exists`, or `sequence_limit_reached`; the ' +
+          'contact upsert stands in all three.',
+        protect: true,
+      },
+      successStatus: 202,
+    })
+    .input(sequenceParam.extend({ contact: contactFieldsSchema.describe('The contact to upsert, by email.') }))
+    .output(enrollOutcomeSchema)
+    .mutation(({ ctx, input }) =>
+      enrollContact(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contact: input.contact }),
+    ),
+
+  enroll: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/sequences/{id}/enroll',
+        tags: TAGS,
+        summary: 'Enroll existing contacts by id',
+        description:
+          'Up to 500 ids. Contacts with an active run in the sequence are skipped; ids that are not contacts of ' +
+          'the account, and contacts over the account\'s active-run limit, count as failed.',
+        protect: true,
+      },
+      successStatus: 201,
+    })
+    .input(sequenceParam.extend({ contactIds: contactIdsSchema }))
+    .output(
+      z.object({
+        enrollment: enrollmentSchema,
+        summary: z.object({
+          processed: z.number().int().describe('Distinct contact ids attempted.'),
+          successful: z.number().int().describe('New runs created.'),
+          failed: z.number().int().describe('Unknown contacts, or over the account limit.'),
+          skipped: z.number().int().describe('Contacts that already had an active run.'),
+        }),
+      }),
+    )
+    .mutation(({ ctx, input }) =>
+      enrollByIds(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contactIds: input.contactIds }),
+    ),
+
+  enrollByEmail: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/sequences/{id}/enroll-by-email',
+        tags: TAGS,
+        summary: 'Upsert a contact by email and enroll it',
+        description:
+          'Like trigger, with the contact fields at the top level. 201 when enrolled; 200 when the contact ' +
+          'already has an active run, or the account\'s active-run limit is reached.',
+        protect: true,
+        successDescription: 'Not enrolled: `active_run_exists` or `sequence_limit_reached`',
+      },
+      successStatus: 200,
+      alternateSuccess: { status: 201, description: 'Enrolled: a new run was started' },
+    })
+    .input(contactFieldsSchema.extend(sequenceParam.shape))
+    .output(enrollOutcomeSchema)
+    .mutation(async ({ ctx, input }) => {
+      const { id, ...contact } = input;
+      const outcome = await enrollContact(ctx.db, { accountId: ctx.accountId, sequenceId: id, contact });
+      ctx.http.status = outcome.enrolled ? 201 : 200;
+      return outcome;
+    }),
+
+  unenroll: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/sequences/{id}/unenroll',
+        tags: TAGS,
+        summary: 'Cancel contacts\' active runs',
+        description:
+          'Cancels the runs in pending, running or paused. Lists only the contacts whose run was cancelled, in ' +
+          'request order; others are skipped silently. Works whatever the sequence\'s status.',
+        protect: true,
+      },
+    })
+    .input(sequenceParam.extend({ contactIds: contactIdsSchema }))
+    .output(
+      z.object({
+        cancelled: z.number().int().describe('Contacts whose run was cancelled.'),
+        contactIds: z.array(z.string()).describe('Those contacts, in request order.'),
+      }),
+    )
+    .mutation(({ ctx, input }) =>
+      unenroll(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contactIds: input.contactIds }),
+    ),
+
+  enrollmentStatus: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/sequences/{id}/enrollments/{contactId}',
+        tags: TAGS,
+        summary: 'A contact\'s enrollment in a sequence',
+        description: '`enrolled` is true while the latest run is active. `run` is the latest run, or null if none.',
+        protect: true,
+      },
+    })
+    .input(sequenceParam.extend({ contactId: z.string().describe('The contact id (UUID).') }))
+    .output(z.object({ enrolled: z.boolean(), run: runSchema.nullable() }))
+    .query(({ ctx, input }) =>
+      enrollmentStatus(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contactId: input.contactId }),
+    ),
+});
+

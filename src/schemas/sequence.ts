@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { RUN_STATUSES } from '../models/sequence-run';
+
+// The Sequences API's contract (SPEC.md 2.3, 2.4, 4.2; CONTRACT.md "Runs", "Batch and bulk").
+
+export const MAX_CONTACT_IDS = 500;
+
+export const contactIdsSchema = z
+  .array(z.uuid('Each contact id must be a UUID'))
+  .min(1, 'Give at least one contact id')
+  .max(MAX_CONTACT_IDS, `At most ${MAX_CONTACT_IDS} contact ids`)
+  .describe('Contact ids (UUIDs), 1 to 500. Repeated ids count once.')
+  .meta({ example: ['3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f'] });
+
+export const runStatusSchema = z.enum(RUN_STATUSES);
+
+export const runSchema = z
+  .object({
+    id: z.string().describe('UUID of the run.'),
+    status: runStatusSchema.describe('pending, running and paused are active; completed, failed and cancelled are not.'),
+    startedAt: z.string().describe('ISO 8601 UTC with milliseconds.'),
+    completedAt: z.string().nullable().describe('Set when the run completes, fails or is cancelled; null before.'),
+    createdAt: z.string().describe('ISO 8601 UTC with milliseconds.'),
+  })
+  .meta({ id: 'SequenceRun' });
+export type RunDto = z.infer<typeof runSchema>;
+
+export const enrollmentSchema = z
+  .object({
+    id: z.string(),
+    sequenceId: z.string(),
+    status: z.string().describe('`completed`: the call ran to its end.'),
+    totalContacts: z.number().int().describe('Distinct contact ids in the request.'),
+    successfulEnrollments: z.number().int(),
+    failedEnrollments: z.number().int(),
+    skippedDuplicates: z.number().int(),
+  })
+  .meta({ id: 'Enrollment' });
+export type EnrollmentDto = z.infer<typeof enrollmentSchema>;
+
+const contactId = z.string().describe('UUID of the contact (created or updated by this call).');
+
+export const enrolledSchema = z.object({
+  enrolled: z.literal(true),
+  contactId,
+  runId: z.string().describe('UUID of the new run.'),
+});
+export const activeRunExistsSchema = z.object({
+  enrolled: z.literal(false),
+  reason: z.literal('active_run_exists'),
+  contactId,
+});
+export const limitReachedSchema = z.object({
+  enrolled: z.literal(false),
+  reason: z.literal('sequence_limit_reached'),
+  message: z.string(),
+  contactId,
+});
+export const enrollOutcomeSchema = z.union([enrolledSchema, activeRunExistsSchema, limitReachedSchema]);
+export type EnrollOutcome = z.infer<typeof enrollOutcomeSchema>;

@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../../db/database';
+import { select } from '../../db/sql';
+import { withTransaction } from '../../db/transaction';
+import { Enrollment } from '../../models';
+import type { EnrollmentDto } from '../../schemas/sequence';
+import { requireSequence } from './find-sequence';
+import { contactsWithActiveRun, remainingRunCapacity, startRuns } from './runs';
+
+export interface EnrollByIdsResult {
+  enrollment: EnrollmentDto;
+  summary: { processed: number; successful: number; failed: number; skipped: number };
+}
+
+// Enrolls existing contacts by id, set-based: the statements do not grow with the ids.
+// failed: not a contact of the account, or over the account's active-run limit.
+// skipped: already has an active run in the sequence (found first, or lost to a concurrent
+// enroll at insert time).
+export function enrollByIds(
+  db: Database,
+  input: { accountId: string; sequenceId: string; contactIds: string[] },
+): Promise<EnrollByIdsResult> {
+  const { accountId } = input;
+  const ids = [...new Set(input.contactIds.map((id) => id.toLowerCase()))];
+  return withTransaction(db, async (transaction) => {
+    const sequenceId = await requireSequence(db, { ...input, mustBeActive: true }, transaction);
+    const capacity = await remainingRunCapacity(db, accountId, transaction);
+
+    const found = await select<{ id: string }>(
+      db,
+      'SELECT id FROM contacts WHERE account_id = ? AND id IN (?)',
+      [accountId, ids],
+      transaction,
+    );
+    const existing = new Set(found.map((row) => row.id));
+    const active = await contactsWithActiveRun(db, sequenceId, [...existing], transaction);
+    const candidates = ids.filter((id) => existing.has(id) && !active.has(id));
+    const allowed = capacity ? candidates.slice(0, capacity.remaining) : candidates;
+
+    const started = await startRuns(db, { accountId, sequenceId, contactIds: allowed }, transaction);
+    const successful = started.size;
+    const failed = ids.length - existing.size + (candidates.length - allowed.length);
+    const skipped = ids.length - successful - failed;
+
+    const enrollment: EnrollmentDto = {
+      id: randomUUID(),
+      sequenceId,
+      status: 'completed',
+      totalContacts: ids.length,
+      successfulEnrollments: successful,
+      failedEnrollments: failed,
+      skippedDuplicates: skipped,
+    };
+    await Enrollment.create({ ...enrollment, accountId }, { transaction });
+    return { enrollment, summary: { processed: ids.length, successful, failed, skipped } };
+  });
+}

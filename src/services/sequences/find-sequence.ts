@@ -1,0 +1,26 @@
+import type { Transaction } from 'sequelize';
+import type { Database } from '../../db/database';
+import { select } from '../../db/sql';
+import { ConflictError, NotFoundError } from '../../errors';
+import { normalizeId } from '../ids';
+
+// Every sequence operation starts here (CONTRACT.md "Sequence errors"): a sequence of another
+// account is as unknown as one that does not exist.
+export async function requireSequence(
+  db: Database,
+  input: { accountId: string; sequenceId: string; mustBeActive: boolean },
+  transaction?: Transaction,
+): Promise<string> {
+  const id = normalizeId(input.sequenceId);
+  const [sequence] = id
+    ? await select<{ id: string; status: string }>(
+        db,
+        'SELECT id, status FROM sequences WHERE id = ? AND account_id = ?',
+        [id, input.accountId],
+        transaction,
+      )
+    : [];
+  if (!sequence) throw new NotFoundError('Sequence');
+  if (input.mustBeActive && sequence.status !== 'active') throw new ConflictError('Sequence is not active');
+  return sequence.id;
+}

@@ -1,0 +1,44 @@
+import type { Database } from '../../db/database';
+import { forUpdate, select } from '../../db/sql';
+import { withTransaction } from '../../db/transaction';
+import { ConflictError, NotFoundError } from '../../errors';
+import type { RunStatus } from '../../models/sequence-run';
+import type { RunDto } from '../../schemas/sequence';
+import { normalizeId } from '../ids';
+import { isActive, RUN_SELECT, runFromRow, type RunRow } from './runs';
+
+// The moves the sequence runner may make (CONTRACT.md "Runs"). Anything else is a 409.
+const ALLOWED: Record<RunStatus, readonly RunStatus[]> = {
+  pending: ['running', 'cancelled', 'failed'],
+  running: ['paused', 'completed', 'failed', 'cancelled'],
+  paused: ['running', 'cancelled', 'failed'],
+  completed: [],
+  failed: [],
+  cancelled: [],
+};
+
+export function canMove(from: RunStatus, to: RunStatus): boolean {
+  return ALLOWED[from].includes(to);
+}
+
+export function moveRun(
+  db: Database,
+  input: { accountId: string; runId: string; status: RunStatus },
+): Promise<RunDto> {
+  return withTransaction(db, async (transaction) => {
+    const id = normalizeId(input.runId);
+    const [run] = id
+      ? await select<RunRow>(db, `${RUN_SELECT} WHERE id = ? AND account_id = ?${forUpdate(db)}`, [id, input.accountId], transaction)
+      : [];
+    if (!run) throw new NotFoundError('Run');
+    const from = run.status as RunStatus;
+    if (!canMove(from, input.status)) throw new ConflictError(`A run cannot move from ${from} to ${input.status}`);
+    const now = new Date();
+    const completedAt = isActive(input.status) ? null : now;
+    await db.sequelize.query('UPDATE sequence_runs SET status = ?, completed_at = ?, updated_at = ? WHERE id = ?', {
+      replacements: [input.status, completedAt, now, run.id],
+      transaction,
+    });
+    return runFromRow({ ...run, status: input.status, completed_at: completedAt });
+  });
+}

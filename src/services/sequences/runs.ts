@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'sequelize';
+import type { Database } from '../../db/database';
+import { toIso, toIsoOrNull } from '../../db/rows';
+import { forUpdate, insertIgnoringConflicts, select } from '../../db/sql';
+import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../models/sequence-run';
+import type { RunDto } from '../../schemas/sequence';
+
+// Sequence runs: how they are written and read, set-based.
+
+export const ACTIVE_STATUSES_SQL = `(${ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+
+const RUN_COLUMNS = [
+  'id',
+  'account_id',
+  'sequence_id',
+  'contact_id',
+  'status',
+  'started_at',
+  'completed_at',
+  'created_at',
+  'updated_at',
+];
+
+export const RUN_SELECT = 'SELECT id, contact_id, status, started_at, completed_at, created_at FROM sequence_runs';
+
+export interface RunRow {
+  id: string;
+  contact_id: string;
+  status: string;
+  started_at: unknown;
+  completed_at: unknown;
+  created_at: unknown;
+}
+
+export function runFromRow(row: RunRow): RunDto {
+  return {
+    id: row.id,
+    status: row.status as RunStatus,
+    startedAt: toIso(row.started_at),
+    completedAt: toIsoOrNull(row.completed_at),
+    createdAt: toIso(row.created_at),
+  };
+}
+
+export function isActive(status: string): boolean {
+  return (ACTIVE_RUN_STATUSES as readonly string[]).includes(status);
+}
+
+// Contacts among contactIds that have an active run in the sequence.
+export async function contactsWithActiveRun(
+  db: Database,
+  sequenceId: string,
+  contactIds: readonly string[],
+  transaction: Transaction,
+): Promise<Set<string>> {
+  if (contactIds.length === 0) return new Set();
+  const rows = await select<{ contact_id: string }>(
+    db,
+    `SELECT contact_id FROM sequence_runs WHERE sequence_id = ? AND contact_id IN (?) AND status IN ${ACTIVE_STATUSES_SQL}`,
+    [sequenceId, contactIds],
+    transaction,
+  );
+  return new Set(rows.map((row) => row.contact_id));
+}
+
+// Starts a pending run for each contact, in two statements. The one-active-run unique index
+// decides, not this code: a contact that gained an active run meanwhile (a concurrent
+// request) is left out. Returns the run id of each contact that got one.
+export async function startRuns(
+  db: Database,
+  input: { accountId: string; sequenceId: string; contactIds: readonly string[] },
+  transaction: Transaction,
+): Promise<Map<string, string>> {
+  if (input.contactIds.length === 0) return new Map();
+  const now = new Date();
+  // Sorted, so concurrent enrolls take index locks in one order and do not deadlock.
+  const proposed = [...input.contactIds].sort().map((contactId) => ({ contactId, runId: randomUUID() }));
+  await insertIgnoringConflicts(
+    db,
+    'sequence_runs',
+    RUN_COLUMNS,
+    proposed.map(({ contactId, runId }) => [
+      runId,
+      input.accountId,
+      input.sequenceId,
+      contactId,
+      'pending',
+      now,
+      null,
+      now,
+      now,
+    ]),
+    transaction,
+  );
+  const inserted = await select<{ id: string; contact_id: string }>(
+    db,
+    'SELECT id, contact_id FROM sequence_runs WHERE id IN (?)',
+    [proposed.map((p) => p.runId)],
+    transaction,
+  );
+  return new Map(inserted.map((row) => [row.contact_id, row.id]));
+}
+
+// How many more active runs the account may start now; null when it has no limit.
+// A limited account's row is locked for the rest of the transaction, so concurrent
+// enrollments in that account take turns and the limit holds under any concurrency.
+export async function remainingRunCapacity(
+  db: Database,
+  accountId: string,
+  transaction: Transaction,
+): Promise<{ remaining: number; limit: number } | null> {
+  const [unlocked] = await select<{ max_active_runs: number | null }>(
+    db,
+    'SELECT max_active_runs FROM accounts WHERE id = ?',
+    [accountId],
+    transaction,
+  );
+  if (unlocked?.max_active_runs === null || unlocked?.max_active_runs === undefined) return null;
+  // Read again under the lock (SQLite needs no lock: it has one writer at a time).
+  const lock = forUpdate(db);
+  const [account] = lock
+    ? await select<{ max_active_runs: number | null }>(
+        db,
+        `SELECT max_active_runs FROM accounts WHERE id = ?${lock}`,
+        [accountId],
+        transaction,
+      )
+    : [unlocked];
+  const limit = account?.max_active_runs;
+  if (limit === null || limit === undefined) return null;
+  const [{ active }] = await select<{ active: number | string }>(
+    db,
+    `SELECT COUNT(*) AS active FROM sequence_runs WHERE account_id = ? AND status IN ${ACTIVE_STATUSES_SQL}`,
+    [accountId],
+    transaction,
+  );
+  return { remaining: Math.max(0, Number(limit) - Number(active)), limit: Number(limit) };
+}

@@ -1,0 +1,34 @@
+import type { Database } from '../../db/database';
+import { forUpdate, select } from '../../db/sql';
+import { withTransaction } from '../../db/transaction';
+import { requireSequence } from './find-sequence';
+import { ACTIVE_STATUSES_SQL } from './runs';
+
+// Cancels every active run of the given contacts in the sequence, whatever the sequence's
+// status. Lists the contacts whose run was cancelled, in request order; others are skipped.
+export function unenroll(
+  db: Database,
+  input: { accountId: string; sequenceId: string; contactIds: string[] },
+): Promise<{ cancelled: number; contactIds: string[] }> {
+  const ids = [...new Set(input.contactIds.map((id) => id.toLowerCase()))];
+  return withTransaction(db, async (transaction) => {
+    const sequenceId = await requireSequence(db, { ...input, mustBeActive: false }, transaction);
+    const runs = await select<{ id: string; contact_id: string }>(
+      db,
+      `SELECT id, contact_id FROM sequence_runs
+        WHERE sequence_id = ? AND account_id = ? AND contact_id IN (?) AND status IN ${ACTIVE_STATUSES_SQL}${forUpdate(db)}`,
+      [sequenceId, input.accountId, ids],
+      transaction,
+    );
+    if (runs.length > 0) {
+      const now = new Date();
+      await db.sequelize.query(
+        "UPDATE sequence_runs SET status = 'cancelled', completed_at = ?, updated_at = ? WHERE id IN (?)",
+        { replacements: [now, now, runs.map((run) => run.id)], transaction },
+      );
+    }
+    const cancelled = new Set(runs.map((run) => run.contact_id));
+    const contactIds = ids.filter((id) => cancelled.has(id));
+    return { cancelled: contactIds.length, contactIds };
+  });
+}
