@@ -1,10 +1,12 @@
 import express, { type Express } from 'express';
-import type { Config } from './config';
+import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import { healthRoutes } from './http/health';
 import { requestId } from './http/request-id';
+import { rateLimiters } from './http/rate-limit/limiters';
+import { MemorySlidingLog, type SlidingLog } from './http/rate-limit/sliding-window-store';
 import { restApi } from './http/rest-api';
 import { trpcApi } from './http/trpc-api';
 import type { Logger } from './logger';
@@ -12,13 +14,15 @@ import { appRouter } from './routers/app-router';
 
 export interface AppDeps {
   db: Database;
-  config: Pick<Config, 'rateLimitPerMinute'>;
+  config: Pick<Config, 'rateLimitPerMinute'> & Partial<Pick<Config, 'authFailureLimitPerMinute'>>;
   logger: Logger;
+  // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
+  rateLimitLog?: SlidingLog;
 }
 
 export const BODY_LIMIT = '1mb';
 
-export function createApp({ db, logger }: AppDeps): Express {
+export function createApp({ db, config, logger, rateLimitLog }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -26,7 +30,14 @@ export function createApp({ db, logger }: AppDeps): Express {
 
   app.use(healthRoutes(db, logger));
 
-  const keyed = [resolveApiKey(db)];
+  const keyed = [
+    resolveApiKey(db),
+    ...rateLimiters({
+      perKeyPerMinute: config.rateLimitPerMinute,
+      failedAuthPerIpPerMinute: config.authFailureLimitPerMinute ?? DEFAULT_AUTH_FAILURE_LIMIT,
+      log: rateLimitLog ?? new MemorySlidingLog(),
+    }),
+  ];
   // express.json accepts `application/json; charset=utf-8`, which the REST adapter alone does not.
   const json = express.json({ limit: BODY_LIMIT });
 

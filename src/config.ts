@@ -2,6 +2,8 @@ import path from 'node:path';
 import { z } from 'zod';
 
 // The only place that reads process.env: everything else receives a Config.
+
+export const DEFAULT_AUTH_FAILURE_LIMIT = 30;
 const envSchema = z.object({
   DATABASE_URL: z
     .string()
@@ -12,6 +14,7 @@ const envSchema = z.object({
   HOST: z.string().trim().min(1).default('0.0.0.0'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  AUTH_FAILURE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(DEFAULT_AUTH_FAILURE_LIMIT),
   REDIS_URL: z
     .string()
     .trim()
@@ -27,6 +30,8 @@ export interface Config {
   host: string;
   logLevel: LogLevel;
   rateLimitPerMinute: number;
+  // Requests with a missing or bad key, per client IP.
+  authFailureLimitPerMinute: number;
   redisUrl?: string;
 }
 
@@ -47,6 +52,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: values.HOST,
     logLevel: values.LOG_LEVEL,
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
+    authFailureLimitPerMinute: values.AUTH_FAILURE_LIMIT_PER_MINUTE,
     redisUrl: values.REDIS_URL,
   };
 }

@@ -4,6 +4,8 @@ import { loadConfig } from './config';
 import { openDatabase, prepareDatabase } from './db/database';
 import { migrateToLatest } from './db/migrator';
 import { seedDemoIfEmpty } from './db/demo-seed';
+import { connectRedis } from './http/rate-limit/redis-client';
+import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
 import { createLogger } from './logger';
 
 async function main() {
@@ -15,7 +17,11 @@ async function main() {
   if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
 
   const demo = await seedDemoIfEmpty(db);
-  const app = createApp({ db, config, logger });
+  // With REDIS_URL, every instance counts against one shared limit. Unreachable at start-up is
+  // a configuration error: the service refuses to start rather than run with a different limit.
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
+  const rateLimitLog = redis ? new RedisSlidingLog(redis) : undefined;
+  const app = createApp({ db, config, logger, rateLimitLog });
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -23,12 +29,13 @@ async function main() {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info('listening', { host: config.host, port, database: db.dialect });
+  logger.info('listening', { host: config.host, port, database: db.dialect, rateLimits: redis ? 'redis' : 'memory' });
 
   if (demo) printWelcome(port, demo);
 
   shutdownOn(['SIGTERM', 'SIGINT'], server, async () => {
     await db.close();
+    await redis?.close();
     logger.info('stopped');
   });
 }

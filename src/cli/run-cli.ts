@@ -34,9 +34,10 @@ export function parseFlags(args: string[]): Record<string, string> {
 // Returns the exit code: 0 done, 2 bad arguments (nothing written), 1 anything else.
 export async function runCli(argv: string[], config: Pick<Config, 'databaseUrl'>, io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === 'help') {
+  if (!name) return fail(io, 'no command given (npm run cli -- --help lists them)', 2);
+  if (name === '--help' || name === 'help') {
     io.stdout(`${usage()}\n`);
-    return name ? 0 : 2;
+    return 0;
   }
   const command = COMMANDS[name as CommandName];
   if (!command) return fail(io, `unknown command "${name}" (npm run cli -- --help lists them)`, 2);

@@ -11,6 +11,22 @@ function valuesClause(columns: readonly string[], rows: readonly Row[]) {
   return { sql: rows.map(() => tuple).join(', '), replacements: rows.flat() };
 }
 
+// Every raw statement's values pass through here, so that timestamps keep their milliseconds
+// on MySQL (see sqlTimestamp).
+function bindable(db: Database, values: readonly unknown[]): unknown[] {
+  return values.map((value) => (value instanceof Date ? sqlTimestamp(db, value) : value));
+}
+
+// A statement that returns no rows (UPDATE, DELETE, INSERT without a read-back).
+export async function execute(
+  db: Database,
+  sql: string,
+  replacements: readonly unknown[],
+  transaction?: Transaction,
+): Promise<void> {
+  await db.sequelize.query(sql, { replacements: bindable(db, replacements), transaction });
+}
+
 // INSERT that leaves alone any row clashing with a unique index (and, on MySQL, locks it).
 export async function insertIgnoringConflicts(
   db: Database,
@@ -22,10 +38,7 @@ export async function insertIgnoringConflicts(
   if (rows.length === 0) return;
   const values = valuesClause(columns, rows);
   const onConflict = db.dialect === 'sqlite' ? 'ON CONFLICT DO NOTHING' : 'ON DUPLICATE KEY UPDATE id = id';
-  await db.sequelize.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.sql} ${onConflict}`, {
-    replacements: values.replacements,
-    transaction,
-  });
+  await execute(db, `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.sql} ${onConflict}`, values.replacements, transaction);
 }
 
 // INSERT, or UPDATE the listed columns of the row that clashes on conflictColumns.
@@ -44,10 +57,14 @@ export async function upsertRows(
     db.dialect === 'sqlite'
       ? `ON CONFLICT (${conflictColumns.join(', ')}) DO UPDATE SET ${updateColumns.map((c) => `${c} = excluded.${c}`).join(', ')}`
       : `ON DUPLICATE KEY UPDATE ${updateColumns.map((c) => `${c} = VALUES(${c})`).join(', ')}`;
-  await db.sequelize.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.sql} ${onConflict}`, {
-    replacements: values.replacements,
-    transaction,
-  });
+  await execute(db, `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.sql} ${onConflict}`, values.replacements, transaction);
+}
+
+// A timestamp as a replacement in a raw query, milliseconds kept. Sequelize writes a Date
+// replacement for MySQL as 'YYYY-MM-DD HH:mm:ss' (it does not know the column is DATETIME(3)),
+// which would drop them; SQLite's form keeps them.
+export function sqlTimestamp(db: Database, date: Date): Date | string {
+  return db.dialect === 'sqlite' ? date : date.toISOString().slice(0, 23).replace('T', ' ');
 }
 
 // Row lock for the rest of the transaction on MySQL; SQLite needs none (one writer at a time).
@@ -61,5 +78,5 @@ export async function select<T>(
   replacements: unknown[],
   transaction?: Transaction,
 ): Promise<T[]> {
-  return (await db.sequelize.query(sql, { replacements, transaction, type: 'SELECT' })) as T[];
+  return (await db.sequelize.query(sql, { replacements: bindable(db, replacements), transaction, type: 'SELECT' })) as T[];
 }

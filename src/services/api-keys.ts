@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../db/database';
 import { select } from '../db/sql';
 import { toDate } from '../db/rows';
-import { ApiKey } from '../models';
+import { Account, ApiKey } from '../models';
 import { withTransaction } from '../db/transaction';
 import { NotFoundError } from '../errors';
 
@@ -99,8 +99,11 @@ export async function createApiKey(
   input: { accountId: string; name: string; expiresAt?: Date | null },
 ): Promise<ApiKeySummary & { key: string }> {
   const key = generateApiKey();
-  const created = await withTransaction(db, (transaction) =>
-    ApiKey.create(
+  const created = await withTransaction(db, async (transaction) => {
+    // An unknown account is the caller's mistake (404), not a foreign-key failure (500).
+    const account = await Account.findByPk(input.accountId, { transaction });
+    if (!account) throw new NotFoundError('Account');
+    return ApiKey.create(
       {
         accountId: input.accountId,
         name: input.name,
@@ -110,8 +113,8 @@ export async function createApiKey(
         expiresAt: input.expiresAt ?? null,
       },
       { transaction },
-    ),
-  );
+    );
+  });
   return { ...summarize(created), key };
 }
 

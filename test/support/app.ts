@@ -12,7 +12,7 @@ let app: Express | undefined;
 // The app as production builds it, on the test database; a high rate limit unless a suite
 // that tests limits builds its own.
 export function testApp(): Express {
-  app ??= createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger });
+  app ??= createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
   return app;
 }
 

@@ -52,7 +52,8 @@ export function stateFromRow(row: ContactRow): ContactState {
   };
 }
 
-export function rowValues(id: string, accountId: string, state: ContactState, createdAt: Date, updatedAt: Date) {
+// Timestamps as sqlTimestamp gives them.
+export function rowValues(id: string, accountId: string, state: ContactState, createdAt: unknown, updatedAt: unknown) {
   return [
     id,
     accountId,

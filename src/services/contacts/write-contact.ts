@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintError, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
+import { sqlTimestamp } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { ConflictError } from '../../errors';
 import type { ContactDto } from '../../schemas/contact';
@@ -18,7 +19,7 @@ export async function insertContact(
 ): Promise<ContactDto> {
   const id = randomUUID();
   const now = new Date();
-  const values = rowValues(id, accountId, state, now, now);
+  const values = rowValues(id, accountId, state, sqlTimestamp(db, now), sqlTimestamp(db, now));
   try {
     await db.sequelize.query(
       `INSERT INTO contacts (${CONTACT_COLUMNS.join(', ')}) VALUES (${values.map(() => '?').join(', ')})`,
@@ -57,7 +58,7 @@ export function modifyContact(
     try {
       await db.sequelize.query(
         `UPDATE contacts SET ${UPDATABLE.map(([column]) => `${column} = ?`).join(', ')}, updated_at = ? WHERE id = ?`,
-        { replacements: [...UPDATABLE.map(([, read]) => read(next)), now, row.id], transaction },
+        { replacements: [...UPDATABLE.map(([, read]) => read(next)), sqlTimestamp(db, now), row.id], transaction },
       );
     } catch (error) {
       if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);

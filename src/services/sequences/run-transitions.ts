@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database';
-import { forUpdate, select } from '../../db/sql';
+import { execute, forUpdate, select } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { ConflictError, NotFoundError } from '../../errors';
 import type { RunStatus } from '../../models/sequence-run';
@@ -35,10 +35,12 @@ export function moveRun(
     if (!canMove(from, input.status)) throw new ConflictError(`A run cannot move from ${from} to ${input.status}`);
     const now = new Date();
     const completedAt = isActive(input.status) ? null : now;
-    await db.sequelize.query('UPDATE sequence_runs SET status = ?, completed_at = ?, updated_at = ? WHERE id = ?', {
-      replacements: [input.status, completedAt, now, run.id],
+    await execute(
+      db,
+      'UPDATE sequence_runs SET status = ?, completed_at = ?, updated_at = ? WHERE id = ?',
+      [input.status, completedAt, now, run.id],
       transaction,
-    });
+    );
     return runFromRow({ ...run, status: input.status, completed_at: completedAt });
   });
 }

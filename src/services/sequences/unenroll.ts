@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database';
-import { forUpdate, select } from '../../db/sql';
+import { execute, forUpdate, select } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { requireSequence } from './find-sequence';
 import { ACTIVE_STATUSES_SQL } from './runs';
@@ -22,9 +22,11 @@ export function unenroll(
     );
     if (runs.length > 0) {
       const now = new Date();
-      await db.sequelize.query(
+      await execute(
+        db,
         "UPDATE sequence_runs SET status = 'cancelled', completed_at = ?, updated_at = ? WHERE id IN (?)",
-        { replacements: [now, now, runs.map((run) => run.id)], transaction },
+        [now, now, runs.map((run) => run.id)],
+        transaction,
       );
     }
     const cancelled = new Set(runs.map((run) => run.contact_id));

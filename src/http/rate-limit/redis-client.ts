@@ -1,0 +1,33 @@
+import { createClient } from 'redis';
+import type { Logger } from '../../logger';
+
+// Commands fail at once while Redis is away (no offline queue), so a request is answered
+// (503) instead of waiting; the client keeps reconnecting in the background.
+export async function connectRedis(url: string, logger: Logger) {
+  const client = createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 2_000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 2_000) },
+  });
+  let lastLogged = 0;
+  client.on('error', (error: Error) => {
+    // One line every ten seconds at most while it is down.
+    if (Date.now() - lastLogged < 10_000) return;
+    lastLogged = Date.now();
+    logger.error('redis unreachable: rate limits answer 503 until it is back', { error: error.message });
+  });
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`REDIS_URL is set but Redis did not answer within 5 s (${redacted(url)})`)), 5_000).unref(),
+  );
+  try {
+    await Promise.race([client.connect(), timeout]);
+  } catch (error) {
+    client.destroy();
+    throw error;
+  }
+  return client;
+}
+
+function redacted(url: string) {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}
