@@ -10,6 +10,8 @@ import { MemorySlidingLog, type SlidingLog } from './http/rate-limit/sliding-win
 import { restApi } from './http/rest-api';
 import { trpcApi } from './http/trpc-api';
 import type { Logger } from './logger';
+import { docsPage } from './openapi/docs-page';
+import { buildOpenApiDocument } from './openapi/document';
 import { appRouter } from './routers/app-router';
 
 export interface AppDeps {
@@ -29,6 +31,13 @@ export function createApp({ db, config, logger, rateLimitLog }: AppDeps): Expres
   app.use(requestId);
 
   app.use(healthRoutes(db, logger));
+
+  // Public: the contract and its reference page need no key.
+  const document = buildOpenApiDocument(appRouter);
+  app.get('/api/v1/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  app.use('/docs', ...docsPage(document));
 
   const keyed = [
     resolveApiKey(db),

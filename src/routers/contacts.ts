@@ -28,7 +28,8 @@ const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').des
 export const contactsRouter = router({
   create: accountProcedure
     .meta({
-      openapi: { method: 'POST', path: '/contacts', tags: TAGS, summary: 'Create a contact', protect: true },
+      openapi: { method: 'POST', path: '/contacts', tags: TAGS, summary: 'Create a contact', protect: true,
+        errorResponses: { 409: 'A contact with this email already exists' } },
       successStatus: 201,
     })
     .input(contactFieldsSchema)
@@ -103,6 +104,7 @@ export const contactsRouter = router({
         summary: 'Get a contact by email',
         description: 'Case-insensitive. The address may be URL-encoded (`%40` for `@`, `%2B` for `+`).',
         protect: true,
+        errorResponses: { 404: 'Contact not found' },
       },
     })
     .input(z.object({ email: z.string().describe('The contact\'s email address.') }))
@@ -112,7 +114,15 @@ export const contactsRouter = router({
     })),
 
   get: accountProcedure
-    .meta({ openapi: { method: 'GET', path: '/contacts/{id}', tags: TAGS, summary: 'Get a contact', protect: true } })
+    .meta({ openapi: {
+        method: 'GET',
+        path: '/contacts/{id}',
+        tags: TAGS,
+        summary: 'Get a contact',
+        protect: true,
+        errorResponses: { 404: 'Contact not found' },
+      },
+    })
     .input(idParam)
     .output(contactResponseSchema)
     .query(async ({ ctx, input }) => ({ contact: await getContact(ctx.db, { ...input, accountId: ctx.accountId }) })),
@@ -126,6 +136,7 @@ export const contactsRouter = router({
         summary: 'Update a contact',
         description: 'Only the fields given change. tags and customFields replace (no merge); null clears phone and names.',
         protect: true,
+        errorResponses: { 404: 'Contact not found', 409: 'A contact with this email already exists' },
       },
     })
     .input(contactUpdateSchema.extend(idParam.shape))
@@ -142,6 +153,7 @@ export const contactsRouter = router({
         tags: TAGS,
         summary: 'Change subscription statuses',
         protect: true,
+        errorResponses: { 404: 'Contact not found' },
       },
     })
     .input(
@@ -168,6 +180,7 @@ export const contactsRouter = router({
         summary: 'Delete a contact',
         description: 'Permanent; the contact\'s sequence runs are deleted with it.',
         protect: true,
+        errorResponses: { 404: 'Contact not found' },
         successDescription: 'Deleted; no body',
       },
       successStatus: 204,
@@ -187,6 +200,7 @@ export const contactsRouter = router({
         summary: 'Add tags',
         description: 'Tags already on the contact are ignored; new ones are appended in request order.',
         protect: true,
+        errorResponses: { 404: 'Contact not found' },
       },
     })
     .input(tagsBody.extend(idParam.shape))
@@ -202,6 +216,7 @@ export const contactsRouter = router({
         summary: 'Remove tags',
         description: 'JSON body on a DELETE request: `{ "tags": [...] }`. Tags not on the contact are ignored.',
         protect: true,
+        errorResponses: { 404: 'Contact not found' },
       },
     })
     .input(tagsBody.extend(idParam.shape))

@@ -23,6 +23,7 @@ export const sequencesRouter = router({
           '`active`. Every outcome is 202: enrolled, `active_run_exists`, or `sequence_limit_reached`; the ' +
           'contact upsert stands in all three.',
         protect: true,
+        errorResponses: { 404: 'Sequence not found', 409: 'Sequence is not active' },
       },
       successStatus: 202,
     })
@@ -43,6 +44,7 @@ export const sequencesRouter = router({
           'Up to 500 ids. Contacts with an active run in the sequence are skipped; ids that are not contacts of ' +
           'the account, and contacts over the account\'s active-run limit, count as failed.',
         protect: true,
+        errorResponses: { 404: 'Sequence not found', 409: 'Sequence is not active' },
       },
       successStatus: 201,
     })
@@ -73,6 +75,7 @@ export const sequencesRouter = router({
           'Like trigger, with the contact fields at the top level. 201 when enrolled; 200 when the contact ' +
           'already has an active run, or the account\'s active-run limit is reached.',
         protect: true,
+        errorResponses: { 404: 'Sequence not found', 409: 'Sequence is not active' },
         successDescription: 'Not enrolled: `active_run_exists` or `sequence_limit_reached`',
       },
       successStatus: 200,
@@ -98,6 +101,7 @@ export const sequencesRouter = router({
           'Cancels the runs in pending, running or paused. Lists only the contacts whose run was cancelled, in ' +
           'request order; others are skipped silently. Works whatever the sequence\'s status.',
         protect: true,
+        errorResponses: { 404: 'Sequence not found' },
       },
     })
     .input(sequenceParam.extend({ contactIds: contactIdsSchema }))
@@ -120,6 +124,7 @@ export const sequencesRouter = router({
         summary: 'A contact\'s enrollment in a sequence',
         description: '`enrolled` is true while the latest run is active. `run` is the latest run, or null if none.',
         protect: true,
+        errorResponses: { 404: 'Sequence not found, or Contact not found' },
       },
     })
     .input(sequenceParam.extend({ contactId: z.string().describe('The contact id (UUID).') }))
