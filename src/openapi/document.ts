@@ -131,7 +131,8 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
     Object.fromEntries(
       Object.entries({
         ...COMMON_ERRORS,
-        ...(operation.requestBody ? BODY_ERRORS : {}),
+        // A DELETE body is read when it is JSON and ignored otherwise (then 400), never 415.
+        ...(operation.requestBody ? (meta.openapi?.method === 'DELETE' ? { 413: BODY_ERRORS[413] } : BODY_ERRORS) : {}),
         ...Object.fromEntries(specific),
       }).sort(([a], [b]) => Number(a) - Number(b)),
     ),
