@@ -28,7 +28,8 @@ export function createMigrator(db: Database, logger?: Logger) {
         };
       },
     },
-    storage: new SequelizeStorage({ sequelize: db.sequelize }),
+    // Named explicitly: the instance's underscored default would make it sequelize_meta.
+    storage: new SequelizeStorage({ sequelize: db.sequelize, tableName: 'SequelizeMeta' }),
     context: queryInterface,
     logger: logger
       ? {
