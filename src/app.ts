@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
-import { requireApiKey, resolveApiKey } from './http/api-key-auth';
+import { requireApiKey, requireApiKeyForTrpc, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import { healthRoutes } from './http/health';
 import { requestId } from './http/request-id';
@@ -51,7 +51,7 @@ export function createApp({ db, config, logger, rateLimitLog }: AppDeps): Expres
   const json = express.json({ limit: BODY_LIMIT });
 
   app.use('/api/v1', ...keyed, requireApiKey, json, restApi({ router: appRouter, db, logger }));
-  app.use('/trpc', ...keyed, json, trpcApi({ router: appRouter, db, logger }));
+  app.use('/trpc', ...keyed, requireApiKeyForTrpc, json, trpcApi({ router: appRouter, db, logger }));
 
   app.use(notFound);
   app.use(errorHandler(logger));

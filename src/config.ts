@@ -10,7 +10,12 @@ const envSchema = z.object({
     .trim()
     .regex(/^(sqlite:|mysql:\/\/)/, 'must start with sqlite: or mysql://')
     .optional(),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, 'must be a port number')
+    .transform(Number)
+    .pipe(z.number().max(65535, 'must be a port number'))
+    .default(3000),
   HOST: z.string().trim().min(1).default('0.0.0.0'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),

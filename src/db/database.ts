@@ -10,6 +10,8 @@ export type Dialect = 'sqlite' | 'mysql';
 export interface Database {
   sequelize: Sequelize;
   dialect: Dialect;
+  // Work a request does not wait for (a key's last-used time); close() lets it finish first.
+  inBackground(task: Promise<unknown>): void;
   close(): Promise<void>;
 }
 
@@ -51,10 +53,18 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     throw new Error('DATABASE_URL must start with sqlite: or mysql://');
   }
 
+  const pending = new Set<Promise<unknown>>();
   return {
     sequelize,
     dialect,
-    close: () => sequelize.close(),
+    inBackground(task) {
+      const settled = task.catch((error) => options.logger?.warn('background write failed', { error })).finally(() => pending.delete(settled));
+      pending.add(settled);
+    },
+    async close() {
+      await Promise.allSettled(pending);
+      await sequelize.close();
+    },
   };
 }
 

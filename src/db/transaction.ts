@@ -1,4 +1,4 @@
-import type { Transaction } from 'sequelize';
+import { Transaction } from 'sequelize';
 import type { Database } from './database';
 
 export type TransactionFn<T> = (transaction: Transaction) => Promise<T>;
@@ -11,11 +11,17 @@ const DEADLOCK_RETRIES = 5;
 //   database.
 // - MySQL: a deadlock (1213) rolls back the whole transaction, so the whole function is run
 //   again, after a short random wait; never a single statement inside it.
+// - MySQL: READ COMMITTED, so that a read made after taking a lock sees what the lock's previous
+//   holder committed. Under REPEATABLE READ (the server default) plain reads come from a
+//   snapshot taken at the transaction's first read, before the lock was granted: the account's
+//   active runs would be counted, and a contact's active run looked for, in stale data, and
+//   concurrent enrollments would overshoot the account limit (CONTRACT.md "Sequence limit").
 export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Promise<T> {
   if (db.dialect === 'sqlite') return serialised(db, () => db.sequelize.transaction(fn));
+  const options = { isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED };
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await db.sequelize.transaction(fn);
+      return await db.sequelize.transaction(options, fn);
     } catch (error) {
       if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error;
       await sleep(5 + Math.random() * 20 * attempt);

@@ -1,5 +1,4 @@
-import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '../logger';
 import './express-types';
 import { RateLimitUnavailableError } from './rate-limit/sliding-window-store';
@@ -24,11 +23,6 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return void res.status(503).json({ error: 'Rate limiting is unavailable; retry shortly' });
     }
     const { status, type } = (error ?? {}) as HttpError;
-    // The body parser runs before the procedures' auth check on /trpc: a failed key is still
-    // answered first (401 precedes 400 and 413).
-    if (req.auth && !req.auth.ok && typeof status === 'number' && status < 500) {
-      return void unauthorized(req, res, req.auth.message);
-    }
     if (type === 'entity.parse.failed') return void res.status(400).json({ error: 'Malformed JSON body' });
     if (type === 'entity.too.large') return void res.status(413).json({ error: 'Request body too large (limit 1 MiB)' });
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
@@ -42,15 +36,3 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
-// In the shape the transport's clients read: tRPC's error envelope on /trpc, { error } elsewhere.
-function unauthorized(req: Request, res: Response, message: string) {
-  const trpcPath = /^\/trpc\/([^?]*)/.exec(req.originalUrl)?.[1];
-  if (trpcPath === undefined) return void res.status(401).json({ error: message });
-  res.status(401).json({
-    error: {
-      code: TRPC_ERROR_CODES_BY_KEY.UNAUTHORIZED,
-      message,
-      data: { code: 'UNAUTHORIZED', httpStatus: 401, path: trpcPath, details: null },
-    },
-  });
-}

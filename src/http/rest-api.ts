@@ -20,7 +20,8 @@ interface RestApiDeps {
 // - success statuses other than 200 (procedure meta, or ctx.http.status set at run time);
 // - the { error, details } body instead of its tRPC-shaped one (upstream issue #168): the
 //   error is captured in onError and the body is replaced as the adapter writes it;
-// - a JSON body on DELETE (remove tags): the adapter reads DELETE input from the query only.
+// - a JSON body on DELETE (remove tags): the adapter reads DELETE input from the query only,
+//   so the body travels in the context to the restInput middleware (src/trpc/init.ts).
 export function restApi({ router, db, logger }: RestApiDeps): RequestHandler {
   const successStatusByPath = successStatuses(router);
   const errors = new WeakMap<Request, RestError>();
@@ -36,6 +37,7 @@ export function restApi({ router, db, logger }: RestApiDeps): RequestHandler {
         transport: 'rest',
         authenticate: async () => request.auth ?? { ok: false, message: 'Missing x-api-key header' },
         http: newHttpMeta(),
+        restDeleteBody: request.method === 'DELETE' ? request.body : undefined,
       };
     },
     responseMeta: ({ ctx, paths, errors: failures }) => {
@@ -52,7 +54,6 @@ export function restApi({ router, db, logger }: RestApiDeps): RequestHandler {
   });
 
   return (req, res, next) => {
-    if (req.method === 'DELETE') moveBodyIntoQuery(req);
     replaceErrorBody(req, res, errors);
     handler(req, res, next).catch(next);
   };
@@ -65,12 +66,6 @@ function successStatuses(router: AppRouter): Map<string, number> {
     if (meta?.successStatus) statuses.set(path, meta.successStatus);
   }
   return statuses;
-}
-
-function moveBodyIntoQuery(req: Request) {
-  const body = req.body as unknown;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
-  Object.defineProperty(req, 'query', { value: { ...req.query, ...body }, writable: true, configurable: true });
 }
 
 function replaceErrorBody(req: Request, res: Response, errors: WeakMap<Request, RestError>) {

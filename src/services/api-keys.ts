@@ -62,10 +62,10 @@ export async function authenticateApiKey(
   if (row.expires_at !== null && toDate(row.expires_at) <= now) return { ok: false, message: AUTH_MESSAGES.expired };
   const lastUsed = row.last_used_at === null ? 0 : toDate(row.last_used_at).getTime();
   if (now.getTime() - lastUsed >= LAST_USED_GRANULARITY_MS) {
-    // Not awaited: the request does not wait for bookkeeping. A failure only loses a timestamp.
-    void withTransaction(db, (transaction) =>
-      ApiKey.update({ lastUsedAt: now }, { where: { id: row.id }, transaction }),
-    ).catch(() => undefined);
+    // The request does not wait for bookkeeping; a failure only loses a timestamp.
+    db.inBackground(
+      withTransaction(db, (transaction) => ApiKey.update({ lastUsedAt: now }, { where: { id: row.id }, transaction })),
+    );
   }
   return { ok: true, key: { keyId: row.id, accountId: row.account_id } };
 }

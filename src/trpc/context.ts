@@ -17,6 +17,8 @@ export interface Context {
   // Resolved once per request (the HTTP layer needs it before tRPC runs, for rate limits).
   authenticate: () => Promise<AuthResult>;
   http: HttpMeta;
+  // REST only: a DELETE's JSON body, which the REST adapter does not read (remove tags).
+  restDeleteBody?: unknown;
 }
 
 export function newHttpMeta(): HttpMeta {

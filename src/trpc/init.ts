@@ -41,22 +41,29 @@ const mapAppErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-// trpc-to-openapi hands path parameters over still percent-encoded (`a%2Bb%40x.io`).
-const decodeRestPathParams = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
+// The REST adapter's input, mended (STACK.md): path parameters arrive still percent-encoded
+// (`a%2Bb%40x.io`), and a DELETE's JSON body is not read at all. Path parameters win over
+// body fields of the same name.
+const restInput = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   const path = meta?.openapi?.path;
-  if (ctx.transport !== 'rest' || !path?.includes('{')) return next();
+  if (ctx.transport !== 'rest' || !path) return next();
   const names = Array.from(path.matchAll(/\{(.+?)\}/g), ([, name]) => name);
+  const body = ctx.restDeleteBody;
   return next({
     getRawInput: async () => {
       const raw = (await getRawInput()) as Record<string, unknown>;
-      const decoded = { ...raw };
+      const input: Record<string, unknown> = isPlainObject(body) ? { ...body } : { ...raw };
       for (const name of names) {
-        if (typeof decoded[name] === 'string') decoded[name] = safeDecode(decoded[name] as string);
+        if (typeof raw[name] === 'string') input[name] = safeDecode(raw[name] as string);
       }
-      return decoded;
+      return input;
     },
   });
 });
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 function safeDecode(value: string): string {
   try {
@@ -66,7 +73,7 @@ function safeDecode(value: string): string {
   }
 }
 
-export const publicProcedure = t.procedure.use(mapAppErrors).use(decodeRestPathParams);
+export const publicProcedure = t.procedure.use(mapAppErrors).use(restInput);
 
 // Authentication runs before input validation: 401 precedes 400 and 404.
 export const accountProcedure = publicProcedure.use(async ({ ctx, next }) => {

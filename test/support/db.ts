@@ -1,5 +1,6 @@
 import { openDatabase, prepareDatabase, type Database } from '../../src/db/database';
 import { migrateToLatest } from '../../src/db/migrator';
+import { MODELS } from '../../src/models';
 
 // One database for the whole run (sequelize-typescript binds models to one instance), emptied
 // before every test. TEST_DATABASE_URL picks it: SQLite in memory by default, MariaDB in CI.
@@ -21,7 +22,9 @@ export async function openTestDb(): Promise<Database> {
   if (db.dialect === 'mysql') {
     // A fresh schema each run, from the migrations, as production gets it.
     await db.sequelize.query('SET FOREIGN_KEY_CHECKS = 0');
-    for (const table of [...TABLES_CHILD_FIRST, 'SequelizeMeta']) {
+    // The migration log is `sequelize_meta` here (models are defined underscored), not
+    // sequelize-cli's `SequelizeMeta`: drop both, or a second run finds no tables to migrate.
+    for (const table of [...TABLES_CHILD_FIRST, 'SequelizeMeta', 'sequelize_meta']) {
       await db.sequelize.query(`DROP TABLE IF EXISTS ${table}`);
     }
     await db.sequelize.query('SET FOREIGN_KEY_CHECKS = 1');
@@ -49,4 +52,11 @@ export async function captureQueries<T>(fn: () => Promise<T>): Promise<{ result:
   } finally {
     queryListeners.delete(listener);
   }
+}
+
+// sequelize-typescript binds the model classes to the Sequelize instance opened last. A test
+// that opens a database of its own (the CLI, a broken database) calls this afterwards, so the
+// models serve the test database again.
+export function rebindModelsToTestDb(): void {
+  testDb().sequelize.addModels(MODELS);
 }

@@ -104,7 +104,9 @@ export async function startRuns(
 
 // How many more active runs the account may start now; null when it has no limit.
 // A limited account's row is locked for the rest of the transaction, so concurrent
-// enrollments in that account take turns and the limit holds under any concurrency.
+// enrollments in that account take turns and the limit holds under any concurrency. (The count
+// after the lock sees the runs the previous holder committed because transactions are READ
+// COMMITTED on MySQL: see withTransaction.)
 export async function remainingRunCapacity(
   db: Database,
   accountId: string,

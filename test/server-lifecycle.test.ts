@@ -1,0 +1,105 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+
+// The real entry point (src/server.ts) in a child process, as `npm start` runs it.
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+  stdout: () => string;
+  exited: Promise<number | null>;
+}
+
+function startServer(databaseUrl: string): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join('src', 'server.ts')], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', REDIS_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 60_000);
+    child.stderr!.on('data', (chunk) => {
+      stderr += chunk;
+      const match = /"msg":"listening".*?"port":(\d+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        // The welcome text follows the listening line; give stdout a moment to arrive.
+        setTimeout(() => resolve({ child, port: Number(match[1]), stdout: () => stdout, exited }), 200);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+  });
+}
+
+describe('the server process', function () {
+  this.timeout(120_000);
+  let dir: string;
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'server-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('creates a demo key on the first start that works at once, and not on the next start', async () => {
+    const url = `sqlite:${path.join(dir, 'first.sqlite')}`;
+    const first = await startServer(url);
+    try {
+      const key = /API key:\s+(svc_[0-9a-f]{40})/.exec(first.stdout())?.[1];
+      const sequence = /sequence:\s+([0-9a-f-]{36}) \(active\)/.exec(first.stdout())?.[1];
+      expect(key, first.stdout()).to.be.a('string');
+      expect(first.stdout()).to.include(`curl -s -X POST http://localhost:${first.port}/api/v1/contacts/upsert`);
+      const base = `http://127.0.0.1:${first.port}/api/v1`;
+      const headers = { 'x-api-key': key!, 'content-type': 'application/json' };
+      const upsert = await fetch(`${base}/contacts/upsert`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ email: 'first@example.com' }),
+      });
+      expect(upsert.status).to.equal(201);
+      const trigger = await fetch(`${base}/sequences/${sequence}/trigger`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ contact: { email: 'first@example.com' } }),
+      });
+      expect(trigger.status).to.equal(202);
+      expect((await trigger.json()).enrolled).to.equal(true);
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
+    const second = await startServer(url);
+    try {
+      expect(second.stdout()).not.to.include('API key:');
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+  });
+
+  it('finishes in-flight requests on SIGTERM, then exits 0 and refuses new connections', async () => {
+    const server = await startServer(`sqlite:${path.join(dir, 'drain.sqlite')}`);
+    const key = /API key:\s+(svc_[0-9a-f]{40})/.exec(server.stdout())![1];
+    const base = `http://127.0.0.1:${server.port}/api/v1`;
+    const contacts = Array.from({ length: 100 }, (_, i) => ({ email: `drain-${i}@example.com`, customFields: { i } }));
+    const inFlight = fetch(`${base}/contacts/batch`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', connection: 'close' },
+      body: JSON.stringify({ contacts }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    server.child.kill('SIGTERM');
+    const response = await inFlight;
+    expect(response.status).to.equal(201);
+    expect((await response.json()).summary).to.deep.equal({ total: 100, inserted: 100, updated: 0 });
+    expect(await server.exited).to.equal(0);
+    let refused = false;
+    await fetch(`${base}/contacts`, { headers: { 'x-api-key': key } }).catch(() => (refused = true));
+    expect(refused).to.equal(true);
+  });
+});
