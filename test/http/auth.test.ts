@@ -1,13 +1,13 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { TRPCError } from '@trpc/server';
 import { toDate } from '../../src/db/rows';
 import { select } from '../../src/db/sql';
 import { setApiKeyActive } from '../../src/services/api-keys';
 import { api, caller, testApp } from '../support/app';
 import { testDb } from '../support/db';
 import { buildAccount, buildApiKey, buildTenant } from '../support/factories';
+import { trpcRejection } from '../support/trpc';
 
 // SPEC.md section 5 and CONTRACT.md "Accounts, keys and sequences": the x-api-key check, the
 // same on REST, on the tRPC endpoint and through createCaller.
@@ -42,16 +42,6 @@ async function expiredKey() {
 function trpcCreate(key: string | undefined, body: unknown = { email: 'ada@example.com' }) {
   const test = request(testApp()).post('/trpc/contacts.create');
   return (key ? test.set('x-api-key', key) : test).send(body as object);
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).to.be.instanceOf(TRPCError);
-    return error as TRPCError;
-  }
-  throw new Error('expected the call to be rejected');
 }
 
 async function contactCount(): Promise<number> {
@@ -246,20 +236,20 @@ describe('API key authentication', () => {
     ];
     for (const [situation, makeKey, message] of cases) {
       it(`rejects with UNAUTHORIZED "${message}" when ${situation}`, async () => {
-        const error = await rejectionOf(caller(await makeKey()).contacts.create({ email: 'ada@example.com' }));
+        const error = await trpcRejection(caller(await makeKey()).contacts.create({ email: 'ada@example.com' }));
         expect(error.code).to.equal('UNAUTHORIZED');
         expect(error.message).to.equal(message);
       });
     }
 
     it('checks the key before validating the input', async () => {
-      const error = await rejectionOf(caller().contacts.create({ email: 'not an email' }));
+      const error = await trpcRejection(caller().contacts.create({ email: 'not an email' }));
       expect(error.code).to.equal('UNAUTHORIZED');
       expect(error.message).to.equal(MISSING);
     });
 
     it('checks the key before looking the contact up', async () => {
-      const error = await rejectionOf(caller(await disabledKey()).contacts.get({ id: randomUUID() }));
+      const error = await trpcRejection(caller(await disabledKey()).contacts.get({ id: randomUUID() }));
       expect(error.code).to.equal('UNAUTHORIZED');
       expect(error.message).to.equal(INACTIVE);
     });

@@ -1,4 +1,3 @@
-import { TRPCError } from '@trpc/server';
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
@@ -11,6 +10,7 @@ import { api, caller, testApp } from '../support/app';
 import { captureQueries, testDb } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
 import { countRows, storedEnrollments, storedRuns } from '../support/sequence-rows';
+import { trpcRejection } from '../support/trpc';
 
 // The Sequences API over REST (SPEC.md 4.2; CONTRACT.md "Sequence limit", "Runs", "Sequence
 // errors on every sequence operation", "Batch and bulk", "Trigger and enroll-by-email").
@@ -956,16 +956,6 @@ describe('Sequences API (REST)', () => {
   });
 
   describe('tRPC', () => {
-    async function rejection(promise: Promise<unknown>): Promise<TRPCError> {
-      try {
-        await promise;
-      } catch (error) {
-        expect(error).to.be.instanceOf(TRPCError);
-        return error as TRPCError;
-      }
-      expect.fail('expected the call to be rejected');
-    }
-
     it('triggers and reads the enrollment status through createCaller', async () => {
       const { key, accountId, sequenceId } = await setup();
       const outcome = await caller(key).sequences.trigger({ id: sequenceId, contact: { email: 'rpc@example.com' } });
@@ -997,7 +987,7 @@ describe('Sequences API (REST)', () => {
 
     it('maps the sequence errors to NOT_FOUND and CONFLICT', async () => {
       const { key, accountId } = await setup();
-      const missing = await rejection(
+      const missing = await trpcRejection(
         caller(key).sequences.trigger({ id: randomUUID(), contact: { email: 'rpc@example.com' } }),
       );
       expect(missing.code).to.equal('NOT_FOUND');
@@ -1005,7 +995,7 @@ describe('Sequences API (REST)', () => {
       expect(missing.message).to.equal('Sequence not found');
 
       const draft = await buildSequence(accountId, 'draft');
-      const inactive = await rejection(
+      const inactive = await trpcRejection(
         caller(key).sequences.trigger({ id: draft.id, contact: { email: 'rpc@example.com' } }),
       );
       expect(inactive.code).to.equal('CONFLICT');

@@ -3,22 +3,13 @@ import { expect } from 'chai';
 import { testDb } from '../support/db';
 import { caller } from '../support/app';
 import { buildApiKey, buildContact, buildTenant } from '../support/factories';
+import { trpcRejection } from '../support/trpc';
 
 // The contacts procedures through tRPC's createCaller: the same middlewares (auth included) as
 // HTTP, with errors as TRPCError codes.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
-
-async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).to.be.instanceOf(TRPCError);
-    return error as TRPCError;
-  }
-  throw new Error('expected the procedure to fail');
-}
 
 async function contactCount(): Promise<number> {
   const [row] = (await testDb().sequelize.query('SELECT COUNT(*) AS n FROM contacts', { type: 'SELECT' })) as Array<{
@@ -50,7 +41,7 @@ describe('contacts procedures', () => {
     it('fails with CONFLICT when the email exists in another case', async () => {
       const { key } = await buildTenant();
       await caller(key).contacts.create({ email: 'a@x.io' });
-      const error = await trpcError(caller(key).contacts.create({ email: 'A@X.IO' }));
+      const error = await trpcRejection(caller(key).contacts.create({ email: 'A@X.IO' }));
 
       expect(error.code).to.equal('CONFLICT');
       expect(error.message).to.equal('A contact with this email already exists');
@@ -59,7 +50,7 @@ describe('contacts procedures', () => {
 
     it('fails with BAD_REQUEST on an invalid email and writes nothing', async () => {
       const { key } = await buildTenant();
-      const error = await trpcError(caller(key).contacts.create({ email: 'not-an-email' }));
+      const error = await trpcRejection(caller(key).contacts.create({ email: 'not-an-email' }));
 
       expect(error.code).to.equal('BAD_REQUEST');
       expect(await contactCount()).to.equal(0);
@@ -67,7 +58,7 @@ describe('contacts procedures', () => {
 
     it('fails with BAD_REQUEST on a phone shorter than 3 characters', async () => {
       const { key } = await buildTenant();
-      const error = await trpcError(caller(key).contacts.create({ email: 'a@x.io', phone: '12' }));
+      const error = await trpcRejection(caller(key).contacts.create({ email: 'a@x.io', phone: '12' }));
       expect(error.code).to.equal('BAD_REQUEST');
     });
   });
@@ -87,7 +78,7 @@ describe('contacts procedures', () => {
 
     it('fails with BAD_REQUEST when email is missing', async () => {
       const { key } = await buildTenant();
-      const error = await trpcError(caller(key).contacts.upsert({ firstName: 'x' } as never));
+      const error = await trpcRejection(caller(key).contacts.upsert({ firstName: 'x' } as never));
       expect(error.code).to.equal('BAD_REQUEST');
     });
   });
@@ -108,8 +99,8 @@ describe('contacts procedures', () => {
       const { key } = await buildTenant();
       const tooMany = Array.from({ length: 101 }, (_, i) => ({ email: `c${i}@x.io` }));
 
-      expect((await trpcError(caller(key).contacts.batch({ contacts: [] }))).code).to.equal('BAD_REQUEST');
-      expect((await trpcError(caller(key).contacts.batch({ contacts: tooMany }))).code).to.equal('BAD_REQUEST');
+      expect((await trpcRejection(caller(key).contacts.batch({ contacts: [] }))).code).to.equal('BAD_REQUEST');
+      expect((await trpcRejection(caller(key).contacts.batch({ contacts: tooMany }))).code).to.equal('BAD_REQUEST');
       expect(await contactCount()).to.equal(0);
     });
 
@@ -118,7 +109,7 @@ describe('contacts procedures', () => {
       const fields = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i]));
       await buildContact(accountId, { email: 'full@x.io', customFields: fields });
 
-      const error = await trpcError(
+      const error = await trpcRejection(
         caller(key).contacts.batch({ contacts: [{ email: 'fresh@x.io' }, { email: 'full@x.io', customFields: { more: 1 } }] }),
       );
 
@@ -144,7 +135,7 @@ describe('contacts procedures', () => {
         () => caller(key).contacts.get({ id: 'not-a-uuid' }),
         () => caller(key).contacts.getByEmail({ email: 'nobody@x.io' }),
       ]) {
-        const error = await trpcError(call());
+        const error = await trpcRejection(call());
         expect(error.code).to.equal('NOT_FOUND');
         expect(error.message).to.equal('Contact not found');
       }
@@ -155,8 +146,8 @@ describe('contacts procedures', () => {
       const other = await buildTenant();
       const contact = await buildContact(owner.accountId, { email: 'mine@x.io' });
 
-      expect((await trpcError(caller(other.key).contacts.get({ id: contact.id }))).code).to.equal('NOT_FOUND');
-      expect((await trpcError(caller(other.key).contacts.getByEmail({ email: 'mine@x.io' }))).code).to.equal('NOT_FOUND');
+      expect((await trpcRejection(caller(other.key).contacts.get({ id: contact.id }))).code).to.equal('NOT_FOUND');
+      expect((await trpcRejection(caller(other.key).contacts.getByEmail({ email: 'mine@x.io' }))).code).to.equal('NOT_FOUND');
     });
   });
 
@@ -174,7 +165,7 @@ describe('contacts procedures', () => {
       await buildContact(accountId, { email: 'taken@x.io' });
       const mine = await buildContact(accountId, { email: 'mine@x.io' });
 
-      const error = await trpcError(caller(key).contacts.update({ id: mine.id, email: 'Taken@x.io' }));
+      const error = await trpcRejection(caller(key).contacts.update({ id: mine.id, email: 'Taken@x.io' }));
       expect(error.code).to.equal('CONFLICT');
       expect(error.message).to.equal('A contact with this email already exists');
       expect((await caller(key).contacts.get({ id: mine.id })).contact.email).to.equal('mine@x.io');
@@ -182,7 +173,7 @@ describe('contacts procedures', () => {
 
     it('fails with NOT_FOUND for an unknown contact', async () => {
       const { key } = await buildTenant();
-      const error = await trpcError(caller(key).contacts.update({ id: UNKNOWN_ID, firstName: 'x' }));
+      const error = await trpcRejection(caller(key).contacts.update({ id: UNKNOWN_ID, firstName: 'x' }));
       expect(error.code).to.equal('NOT_FOUND');
       expect(error.message).to.equal('Contact not found');
     });
@@ -190,7 +181,7 @@ describe('contacts procedures', () => {
     it('fails with BAD_REQUEST on an invalid phone', async () => {
       const { key, accountId } = await buildTenant();
       const created = await buildContact(accountId);
-      const error = await trpcError(caller(key).contacts.update({ id: created.id, phone: 'x'.repeat(33) }));
+      const error = await trpcRejection(caller(key).contacts.update({ id: created.id, phone: 'x'.repeat(33) }));
       expect(error.code).to.equal('BAD_REQUEST');
     });
   });
@@ -211,13 +202,13 @@ describe('contacts procedures', () => {
     it('fails with BAD_REQUEST when neither status is given', async () => {
       const { key, accountId } = await buildTenant();
       const created = await buildContact(accountId);
-      const error = await trpcError(caller(key).contacts.updateSubscriptions({ id: created.id }));
+      const error = await trpcRejection(caller(key).contacts.updateSubscriptions({ id: created.id }));
       expect(error.code).to.equal('BAD_REQUEST');
     });
 
     it('fails with NOT_FOUND for an unknown contact', async () => {
       const { key } = await buildTenant();
-      const error = await trpcError(
+      const error = await trpcRejection(
         caller(key).contacts.updateSubscriptions({ id: UNKNOWN_ID, emailSubscriptionStatus: 'subscribed' }),
       );
       expect(error.code).to.equal('NOT_FOUND');
@@ -230,14 +221,14 @@ describe('contacts procedures', () => {
       const created = await buildContact(accountId);
 
       expect(await caller(key).contacts.delete({ id: created.id })).to.equal(undefined);
-      expect((await trpcError(caller(key).contacts.get({ id: created.id }))).code).to.equal('NOT_FOUND');
+      expect((await trpcRejection(caller(key).contacts.get({ id: created.id }))).code).to.equal('NOT_FOUND');
       expect(await contactCount()).to.equal(0);
     });
 
     it('fails with NOT_FOUND for an unknown or malformed id', async () => {
       const { key } = await buildTenant();
-      expect((await trpcError(caller(key).contacts.delete({ id: UNKNOWN_ID }))).code).to.equal('NOT_FOUND');
-      expect((await trpcError(caller(key).contacts.delete({ id: 'nope' }))).code).to.equal('NOT_FOUND');
+      expect((await trpcRejection(caller(key).contacts.delete({ id: UNKNOWN_ID }))).code).to.equal('NOT_FOUND');
+      expect((await trpcRejection(caller(key).contacts.delete({ id: 'nope' }))).code).to.equal('NOT_FOUND');
     });
   });
 
@@ -256,7 +247,7 @@ describe('contacts procedures', () => {
       const { key, accountId } = await buildTenant();
       const created = await buildContact(accountId, { tags: Array.from({ length: 100 }, (_, i) => `t${i}`) });
 
-      const error = await trpcError(caller(key).contacts.addTags({ id: created.id, tags: ['one-more'] }));
+      const error = await trpcRejection(caller(key).contacts.addTags({ id: created.id, tags: ['one-more'] }));
       expect(error.code).to.equal('BAD_REQUEST');
       expect((await caller(key).contacts.get({ id: created.id })).contact.tags).to.have.length(100);
     });
@@ -264,16 +255,16 @@ describe('contacts procedures', () => {
     it('fails with BAD_REQUEST for an empty tag list', async () => {
       const { key, accountId } = await buildTenant();
       const created = await buildContact(accountId);
-      expect((await trpcError(caller(key).contacts.addTags({ id: created.id, tags: [] }))).code).to.equal('BAD_REQUEST');
-      expect((await trpcError(caller(key).contacts.removeTags({ id: created.id, tags: [] }))).code).to.equal(
+      expect((await trpcRejection(caller(key).contacts.addTags({ id: created.id, tags: [] }))).code).to.equal('BAD_REQUEST');
+      expect((await trpcRejection(caller(key).contacts.removeTags({ id: created.id, tags: [] }))).code).to.equal(
         'BAD_REQUEST',
       );
     });
 
     it('fails with NOT_FOUND for an unknown contact', async () => {
       const { key } = await buildTenant();
-      expect((await trpcError(caller(key).contacts.addTags({ id: UNKNOWN_ID, tags: ['x'] }))).code).to.equal('NOT_FOUND');
-      expect((await trpcError(caller(key).contacts.removeTags({ id: UNKNOWN_ID, tags: ['x'] }))).code).to.equal(
+      expect((await trpcRejection(caller(key).contacts.addTags({ id: UNKNOWN_ID, tags: ['x'] }))).code).to.equal('NOT_FOUND');
+      expect((await trpcRejection(caller(key).contacts.removeTags({ id: UNKNOWN_ID, tags: ['x'] }))).code).to.equal(
         'NOT_FOUND',
       );
     });
@@ -301,7 +292,7 @@ describe('contacts procedures', () => {
       ];
 
       for (const [name, call] of calls) {
-        const error = await trpcError(call());
+        const error = await trpcRejection(call());
         expect(error.code, name).to.equal('UNAUTHORIZED');
         expect(error.message, name).to.equal('Missing x-api-key header');
       }
@@ -314,7 +305,7 @@ describe('contacts procedures', () => {
     });
 
     it('checks the key before the input: no key and a bad body is UNAUTHORIZED', async () => {
-      const error = await trpcError(caller().contacts.create({ email: 'not-an-email' }));
+      const error = await trpcRejection(caller().contacts.create({ email: 'not-an-email' }));
       expect(error.code).to.equal('UNAUTHORIZED');
     });
 
@@ -331,7 +322,7 @@ describe('contacts procedures', () => {
         [expired.key, 'API key has expired'],
       ];
       for (const [key, message] of cases) {
-        const error = await trpcError(caller(key).contacts.create({ email: 'x@x.io' }));
+        const error = await trpcRejection(caller(key).contacts.create({ email: 'x@x.io' }));
         expect(error.code).to.equal('UNAUTHORIZED');
         expect(error.message).to.equal(message);
       }

@@ -1,4 +1,3 @@
-import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
@@ -9,6 +8,7 @@ import { appRouter } from '../../src/routers/app-router';
 import { api, caller, testApp } from '../support/app';
 import { buildSequence, buildTenant } from '../support/factories';
 import { storedRuns } from '../support/sequence-rows';
+import { trpcRejection } from '../support/trpc';
 
 // The internal run lifecycle (CONTRACT.md "Runs"), through createCaller as the sequence runner
 // would call it over tRPC. The table of moves is written out here, not imported, so that a
@@ -47,16 +47,6 @@ async function runIn(status: Status) {
   return { ...tenant, sequenceId: sequence.id, contactId: outcome.contactId, runId: outcome.runId, run };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).to.be.instanceOf(TRPCError);
-    return error as TRPCError;
-  }
-  expect.fail('expected the call to be rejected');
-}
-
 function isoBetween(value: string | null, before: number, after: number) {
   expect(value).to.be.a('string');
   const at = Date.parse(value as string);
@@ -89,7 +79,7 @@ describe('run transitions (runs.transition, internal tRPC)', () => {
     for (const to of STATUSES.filter((status) => !ALLOWED[from].includes(status))) {
       it(`refuses to move a ${from} run to ${to} with CONFLICT (409) and leaves it as it was`, async () => {
         const { key, runId, run, contactId } = await runIn(from);
-        const error = await rejection(caller(key).runs.transition({ runId, status: to }));
+        const error = await trpcRejection(caller(key).runs.transition({ runId, status: to }));
 
         expect(error.code).to.equal('CONFLICT');
         expect(error.cause).to.be.instanceOf(ConflictError);
@@ -104,7 +94,7 @@ describe('run transitions (runs.transition, internal tRPC)', () => {
     const { runId, contactId, run } = await runIn('pending');
     const other = await buildTenant();
     for (const id of [randomUUID(), 'not-a-uuid', runId]) {
-      const error = await rejection(caller(other.key).runs.transition({ runId: id, status: 'running' }));
+      const error = await trpcRejection(caller(other.key).runs.transition({ runId: id, status: 'running' }));
       expect(error.code, id).to.equal('NOT_FOUND');
       expect(error.cause).to.be.instanceOf(NotFoundError);
       expect(getHTTPStatusCodeFromError(error)).to.equal(404);
@@ -115,7 +105,7 @@ describe('run transitions (runs.transition, internal tRPC)', () => {
 
   it('rejects a status that is not a run status with BAD_REQUEST', async () => {
     const { key, runId, contactId, run } = await runIn('pending');
-    const error = await rejection(
+    const error = await trpcRejection(
       caller(key).runs.transition({ runId, status: 'archived' as unknown as Status }),
     );
     expect(error.code).to.equal('BAD_REQUEST');
@@ -124,7 +114,7 @@ describe('run transitions (runs.transition, internal tRPC)', () => {
 
   it('needs an API key like every procedure', async () => {
     const { runId, contactId, run } = await runIn('pending');
-    const error = await rejection(caller().runs.transition({ runId, status: 'running' }));
+    const error = await trpcRejection(caller().runs.transition({ runId, status: 'running' }));
     expect(error.code).to.equal('UNAUTHORIZED');
     expect(await storedRuns({ contactId })).to.deep.equal([run]);
   });

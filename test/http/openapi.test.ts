@@ -1,0 +1,482 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import Ajv2020 from 'ajv/dist/2020';
+import { expect } from 'chai';
+import type { Express } from 'express';
+import request from 'supertest';
+import { createApp } from '../../src/app';
+import { RedisSlidingLog } from '../../src/http/rate-limit/redis-sliding-log';
+import { silentLogger, testApp } from '../support/app';
+import { testDb } from '../support/db';
+import { buildContact, buildSequence, buildTenant } from '../support/factories';
+
+// The published contract (GET /api/v1/openapi.json) against what the service really answers:
+// every operation is driven to each status it can produce, and each body is validated with
+// the schema the document declares for that path, method and status.
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type Operation = {
+  operationId?: string;
+  security?: Array<Record<string, string[]>>;
+  requestBody?: unknown;
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }>;
+};
+type OpenApiDocument = {
+  openapi: string;
+  paths: Record<string, Partial<Record<Method, Operation>>>;
+  components: { securitySchemes: Record<string, unknown> };
+};
+
+const COMMITTED = path.resolve(__dirname, '..', '..', 'openapi.json');
+
+// What SPEC.md and CONTRACT.md say each operation answers on success.
+const SUCCESS_STATUSES: Record<string, string[]> = {
+  'POST /contacts': ['201'],
+  'POST /contacts/upsert': ['200', '201'],
+  'POST /contacts/batch': ['201'],
+  'GET /contacts/by-email/{email}': ['200'],
+  'GET /contacts/{id}': ['200'],
+  'PUT /contacts/{id}': ['200'],
+  'DELETE /contacts/{id}': ['204'],
+  'PATCH /contacts/{id}/subscriptions': ['200'],
+  'POST /contacts/{id}/tags': ['200'],
+  'DELETE /contacts/{id}/tags': ['200'],
+  'POST /sequences/{id}/trigger': ['202'],
+  'POST /sequences/{id}/enroll': ['201'],
+  'POST /sequences/{id}/enroll-by-email': ['200', '201'],
+  'POST /sequences/{id}/unenroll': ['200'],
+  'GET /sequences/{id}/enrollments/{contactId}': ['200'],
+};
+
+// Declared statuses no request can produce, and why; anything else declared must be exercised.
+const UNREACHABLE: Record<string, string> = {
+  // Only string path parameters: nothing to fail validation (a malformed id is a 404).
+  'GET /contacts/by-email/{email} 400': 'no validated input',
+  'GET /contacts/{id} 400': 'no validated input',
+  'DELETE /contacts/{id} 400': 'no validated input',
+  'GET /sequences/{id}/enrollments/{contactId} 400': 'no validated input',
+};
+// 500 and 503 are the same handler on every path: checked on one operation each.
+const SERVER_ERRORS_CHECKED_ON = 'GET /contacts/{id}';
+
+interface Fixture {
+  key: string;
+  accountId: string;
+  contact: { id: string; email: string };
+  other: { id: string; email: string };
+  active: { id: string };
+  paused: { id: string };
+}
+
+type Send = (f: Fixture) => PromiseLike<request.Response>;
+interface Case {
+  status: number;
+  when: string;
+  send: Send;
+}
+
+const fresh = () => `new-${randomUUID().slice(0, 8)}@example.com`;
+const unknownId = () => randomUUID();
+const OVER_1_MIB = JSON.stringify({ email: 'big@example.com', customFields: { blob: 'x'.repeat(1024 * 1024 + 10) } });
+
+function rest(key: string | undefined, app: Express = testApp()) {
+  const agent = request(app);
+  const call = (method: Method, url: string) => {
+    const test = agent[method](`/api/v1${url}`);
+    return key ? test.set('x-api-key', key) : test;
+  };
+  return {
+    get: (url: string) => call('get', url),
+    post: (url: string) => call('post', url),
+    put: (url: string) => call('put', url),
+    patch: (url: string) => call('patch', url),
+    delete: (url: string) => call('delete', url),
+    call,
+  };
+}
+
+// Starts a run for the contact through the API, as a client would.
+async function enrolled(f: Fixture) {
+  const res = await rest(f.key).post(`/sequences/${f.active.id}/trigger`).send({ contact: { email: f.contact.email } });
+  expect(res.status, 'setting up a run').to.equal(202);
+  return res.body as { runId: string };
+}
+
+// A tenant whose account may have no active run at all.
+async function atLimit() {
+  const tenant = await buildTenant({ maxActiveRuns: 0 });
+  const sequence = await buildSequence(tenant.accountId, 'active');
+  return { key: tenant.key, sequenceId: sequence.id };
+}
+
+// Operation-specific outcomes. 401, 413, 415 and 429 are added for every operation below.
+const CASES: Record<string, Case[]> = {
+  'POST /contacts': [
+    { status: 201, when: 'the email is new', send: (f) => rest(f.key).post('/contacts').send({ email: fresh(), tags: ['a'] }) },
+    { status: 400, when: 'the email is invalid', send: (f) => rest(f.key).post('/contacts').send({ email: 'nope' }) },
+    { status: 409, when: 'the email exists', send: (f) => rest(f.key).post('/contacts').send({ email: f.contact.email }) },
+  ],
+  'POST /contacts/upsert': [
+    { status: 201, when: 'the email is new', send: (f) => rest(f.key).post('/contacts/upsert').send({ email: fresh() }) },
+    { status: 200, when: 'the email exists', send: (f) => rest(f.key).post('/contacts/upsert').send({ email: f.contact.email, firstName: 'Ada' }) },
+    { status: 400, when: 'the phone is too short', send: (f) => rest(f.key).post('/contacts/upsert').send({ email: fresh(), phone: '1' }) },
+  ],
+  'POST /contacts/batch': [
+    {
+      status: 201,
+      when: 'the batch mixes new and existing emails',
+      send: (f) => rest(f.key).post('/contacts/batch').send({ contacts: [{ email: fresh() }, { email: f.contact.email }] }),
+    },
+    { status: 400, when: 'the batch is empty', send: (f) => rest(f.key).post('/contacts/batch').send({ contacts: [] }) },
+    {
+      status: 400,
+      when: 'one item is invalid',
+      send: (f) => rest(f.key).post('/contacts/batch').send({ contacts: [{ email: fresh() }, { email: 'bad' }] }),
+    },
+  ],
+  'GET /contacts/by-email/{email}': [
+    { status: 200, when: 'the contact exists', send: (f) => rest(f.key).get(`/contacts/by-email/${encodeURIComponent(f.contact.email)}`) },
+    { status: 404, when: 'no contact has the email', send: (f) => rest(f.key).get(`/contacts/by-email/${encodeURIComponent(fresh())}`) },
+  ],
+  'GET /contacts/{id}': [
+    { status: 200, when: 'the contact exists', send: (f) => rest(f.key).get(`/contacts/${f.contact.id}`) },
+    { status: 404, when: 'the id is unknown', send: (f) => rest(f.key).get(`/contacts/${unknownId()}`) },
+    { status: 404, when: 'the id is malformed', send: (f) => rest(f.key).get('/contacts/not-a-uuid') },
+  ],
+  'PUT /contacts/{id}': [
+    { status: 200, when: 'fields change', send: (f) => rest(f.key).put(`/contacts/${f.contact.id}`).send({ lastName: 'Lovelace', phone: null }) },
+    { status: 400, when: 'the email is invalid', send: (f) => rest(f.key).put(`/contacts/${f.contact.id}`).send({ email: 'nope' }) },
+    { status: 404, when: 'the id is unknown', send: (f) => rest(f.key).put(`/contacts/${unknownId()}`).send({ firstName: 'x' }) },
+    { status: 409, when: 'the email belongs to another contact', send: (f) => rest(f.key).put(`/contacts/${f.contact.id}`).send({ email: f.other.email }) },
+  ],
+  'DELETE /contacts/{id}': [
+    { status: 204, when: 'the contact exists', send: (f) => rest(f.key).delete(`/contacts/${f.contact.id}`) },
+    { status: 404, when: 'the id is unknown', send: (f) => rest(f.key).delete(`/contacts/${unknownId()}`) },
+  ],
+  'PATCH /contacts/{id}/subscriptions': [
+    {
+      status: 200,
+      when: 'a status is given',
+      send: (f) => rest(f.key).patch(`/contacts/${f.contact.id}/subscriptions`).send({ emailSubscriptionStatus: 'unsubscribed' }),
+    },
+    { status: 400, when: 'no status is given', send: (f) => rest(f.key).patch(`/contacts/${f.contact.id}/subscriptions`).send({}) },
+    {
+      status: 404,
+      when: 'the id is unknown',
+      send: (f) => rest(f.key).patch(`/contacts/${unknownId()}/subscriptions`).send({ whatsappSubscriptionStatus: 'subscribed' }),
+    },
+  ],
+  'POST /contacts/{id}/tags': [
+    { status: 200, when: 'tags are given', send: (f) => rest(f.key).post(`/contacts/${f.contact.id}/tags`).send({ tags: ['new', 'vip'] }) },
+    { status: 400, when: 'the list is empty', send: (f) => rest(f.key).post(`/contacts/${f.contact.id}/tags`).send({ tags: [] }) },
+    { status: 404, when: 'the id is unknown', send: (f) => rest(f.key).post(`/contacts/${unknownId()}/tags`).send({ tags: ['x'] }) },
+  ],
+  'DELETE /contacts/{id}/tags': [
+    { status: 200, when: 'tags are given', send: (f) => rest(f.key).delete(`/contacts/${f.contact.id}/tags`).send({ tags: ['vip', 'absent'] }) },
+    { status: 400, when: 'the body has no tags', send: (f) => rest(f.key).delete(`/contacts/${f.contact.id}/tags`).send({}) },
+    { status: 400, when: 'the body is not JSON', send: (f) => rest(f.key).delete(`/contacts/${f.contact.id}/tags`).type('form').send('tags=vip') },
+    { status: 404, when: 'the id is unknown', send: (f) => rest(f.key).delete(`/contacts/${unknownId()}/tags`).send({ tags: ['x'] }) },
+  ],
+  'POST /sequences/{id}/trigger': [
+    {
+      status: 202,
+      when: 'the contact is enrolled',
+      send: (f) => rest(f.key).post(`/sequences/${f.active.id}/trigger`).send({ contact: { email: fresh(), tags: ['t'] } }),
+    },
+    {
+      status: 202,
+      when: 'the contact already has an active run',
+      send: async (f) => {
+        await enrolled(f);
+        return rest(f.key).post(`/sequences/${f.active.id}/trigger`).send({ contact: { email: f.contact.email } });
+      },
+    },
+    {
+      status: 202,
+      when: 'the account\'s active-run limit is reached',
+      send: async () => {
+        const { key, sequenceId } = await atLimit();
+        return rest(key).post(`/sequences/${sequenceId}/trigger`).send({ contact: { email: fresh() } });
+      },
+    },
+    { status: 400, when: 'the contact is missing', send: (f) => rest(f.key).post(`/sequences/${f.active.id}/trigger`).send({}) },
+    {
+      status: 404,
+      when: 'the sequence is unknown',
+      send: (f) => rest(f.key).post(`/sequences/${unknownId()}/trigger`).send({ contact: { email: fresh() } }),
+    },
+    {
+      status: 409,
+      when: 'the sequence is paused',
+      send: (f) => rest(f.key).post(`/sequences/${f.paused.id}/trigger`).send({ contact: { email: fresh() } }),
+    },
+  ],
+  'POST /sequences/{id}/enroll': [
+    {
+      status: 201,
+      when: 'ids are enrolled, skipped and failed',
+      send: async (f) => {
+        await enrolled(f);
+        return rest(f.key)
+          .post(`/sequences/${f.active.id}/enroll`)
+          .send({ contactIds: [f.contact.id, f.other.id, unknownId()] });
+      },
+    },
+    { status: 400, when: 'an id is not a UUID', send: (f) => rest(f.key).post(`/sequences/${f.active.id}/enroll`).send({ contactIds: ['nope'] }) },
+    {
+      status: 404,
+      when: 'the sequence is unknown',
+      send: (f) => rest(f.key).post(`/sequences/${unknownId()}/enroll`).send({ contactIds: [f.contact.id] }),
+    },
+    {
+      status: 409,
+      when: 'the sequence is paused',
+      send: (f) => rest(f.key).post(`/sequences/${f.paused.id}/enroll`).send({ contactIds: [f.contact.id] }),
+    },
+  ],
+  'POST /sequences/{id}/enroll-by-email': [
+    { status: 201, when: 'the contact is enrolled', send: (f) => rest(f.key).post(`/sequences/${f.active.id}/enroll-by-email`).send({ email: fresh() }) },
+    {
+      status: 200,
+      when: 'the contact already has an active run',
+      send: async (f) => {
+        await enrolled(f);
+        return rest(f.key).post(`/sequences/${f.active.id}/enroll-by-email`).send({ email: f.contact.email });
+      },
+    },
+    {
+      status: 200,
+      when: 'the account\'s active-run limit is reached',
+      send: async () => {
+        const { key, sequenceId } = await atLimit();
+        return rest(key).post(`/sequences/${sequenceId}/enroll-by-email`).send({ email: fresh() });
+      },
+    },
+    { status: 400, when: 'the email is invalid', send: (f) => rest(f.key).post(`/sequences/${f.active.id}/enroll-by-email`).send({ email: 'x' }) },
+    { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).post(`/sequences/${unknownId()}/enroll-by-email`).send({ email: fresh() }) },
+    { status: 409, when: 'the sequence is paused', send: (f) => rest(f.key).post(`/sequences/${f.paused.id}/enroll-by-email`).send({ email: fresh() }) },
+  ],
+  'POST /sequences/{id}/unenroll': [
+    {
+      status: 200,
+      when: 'a run is cancelled',
+      send: async (f) => {
+        await enrolled(f);
+        return rest(f.key).post(`/sequences/${f.active.id}/unenroll`).send({ contactIds: [f.contact.id, f.other.id] });
+      },
+    },
+    { status: 200, when: 'the sequence is paused', send: (f) => rest(f.key).post(`/sequences/${f.paused.id}/unenroll`).send({ contactIds: [f.contact.id] }) },
+    { status: 400, when: 'the list is empty', send: (f) => rest(f.key).post(`/sequences/${f.active.id}/unenroll`).send({ contactIds: [] }) },
+    {
+      status: 404,
+      when: 'the sequence is unknown',
+      send: (f) => rest(f.key).post(`/sequences/${unknownId()}/unenroll`).send({ contactIds: [f.contact.id] }),
+    },
+  ],
+  'GET /sequences/{id}/enrollments/{contactId}': [
+    {
+      status: 200,
+      when: 'the contact has an active run',
+      send: async (f) => {
+        await enrolled(f);
+        return rest(f.key).get(`/sequences/${f.active.id}/enrollments/${f.contact.id}`);
+      },
+    },
+    { status: 200, when: 'the contact was never enrolled', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/enrollments/${f.other.id}`) },
+    { status: 404, when: 'the contact is unknown', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/enrollments/${unknownId()}`) },
+    { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).get(`/sequences/${unknownId()}/enrollments/${f.contact.id}`) },
+  ],
+};
+
+// The same for every operation: they are answered before the procedure is chosen.
+function transportCases(operation: string, hasBody: boolean): Case[] {
+  const [method, template] = operation.split(' ') as [string, string];
+  const m = method.toLowerCase() as Method;
+  const url = template.replace(/\{email\}/, 'someone%40example.com').replace(/\{\w+\}/g, () => randomUUID());
+  const cases: Case[] = [
+    { status: 401, when: 'the key is missing', send: () => rest(undefined).call(m, url) },
+    { status: 401, when: 'the key is unknown', send: () => rest(`svc_${'a'.repeat(40)}`).call(m, url) },
+    {
+      status: 429,
+      when: 'the key has spent its budget',
+      send: async (f) => {
+        const app = lowLimitApp();
+        await rest(f.key, app).get('/contacts/by-email/someone%40example.com');
+        const test = rest(f.key, app).call(m, url);
+        return hasBody ? test.send({}) : test;
+      },
+    },
+  ];
+  if (hasBody) {
+    cases.push({
+      status: 413,
+      when: 'the body is over 1 MiB',
+      send: (f) => rest(f.key).call(m, url).set('content-type', 'application/json').send(OVER_1_MIB),
+    });
+    // A DELETE reads a JSON body when there is one; another type is simply no body (then 400).
+    if (m !== 'delete') {
+      cases.push({ status: 415, when: 'the body is form-encoded', send: (f) => rest(f.key).call(m, url).type('form').send('email=a%40b.co') });
+    }
+  }
+  return cases;
+}
+
+function lowLimitApp(): Express {
+  return createApp({ db: testDb(), config: { rateLimitPerMinute: 1, authFailureLimitPerMinute: 100 }, logger: silentLogger });
+}
+
+async function buildFixture(): Promise<Fixture> {
+  const { key, accountId } = await buildTenant();
+  const contact = await buildContact(accountId, { tags: ['vip', 'newsletter'], customFields: { plan: 'pro' } });
+  const other = await buildContact(accountId);
+  const active = await buildSequence(accountId, 'active');
+  const paused = await buildSequence(accountId, 'paused');
+  return { key, accountId, contact, other, active, paused };
+}
+
+// Makes every SQL statement on the contacts table fail (the key lookup still works).
+async function withFailingContactQueries<T>(fn: () => Promise<T>): Promise<T> {
+  const { sequelize } = testDb();
+  const original = sequelize.query;
+  sequelize.query = function (this: typeof sequelize, ...args: Parameters<typeof original>) {
+    const [sql] = args;
+    const text = typeof sql === 'string' ? sql : ((sql as { query?: string }).query ?? '');
+    if (/contacts/i.test(text)) return Promise.reject(new Error('connection lost'));
+    return original.apply(this, args);
+  } as typeof original;
+  try {
+    return await fn();
+  } finally {
+    sequelize.query = original;
+  }
+}
+
+// The document is read once from disk so the case table can be built before the server runs;
+// the drift test below proves the served one is the same.
+const committed = JSON.parse(fs.readFileSync(COMMITTED, 'utf8')) as OpenApiDocument;
+const operations = Object.entries(committed.paths).flatMap(([template, item]) =>
+  Object.entries(item).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${template}`, template, method, operation: operation as Operation })),
+);
+
+const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+ajv.addSchema(committed as object, 'openapi.json');
+const escapePointer = (part: string) => part.replace(/~/g, '~0').replace(/\//g, '~1');
+
+function expectConformant(operationKey: string, res: request.Response) {
+  const op = operations.find((o) => o.key === operationKey);
+  expect(op, `${operationKey} is in the document`).to.not.equal(undefined);
+  const status = String(res.status);
+  const declared = op!.operation.responses[status];
+  expect(declared, `${operationKey} answered ${status}, which the document does not declare (body ${res.text})`).to.not.equal(undefined);
+
+  for (const header of Object.keys(declared.headers ?? {})) {
+    expect(res.headers[header.toLowerCase()], `${operationKey} ${status}: declared header ${header}`).to.be.a('string');
+  }
+  if (!declared.content) {
+    expect(res.text ?? '', `${operationKey} ${status} declares no body`).to.equal('');
+    return;
+  }
+  expect(res.headers['content-type']).to.match(/^application\/json/);
+  const pointer = ['paths', op!.template, op!.method, 'responses', status, 'content', 'application/json', 'schema'].map(escapePointer).join('/');
+  const validate = ajv.getSchema(`openapi.json#/${pointer}`);
+  expect(validate, `schema at ${pointer}`).to.be.a('function');
+  const valid = validate!(res.body);
+  expect(valid, `${operationKey} ${status} body ${JSON.stringify(res.body)}: ${ajv.errorsText(validate!.errors)}`).to.equal(true);
+}
+
+describe('OpenAPI document', () => {
+  describe('GET /api/v1/openapi.json', () => {
+    it('serves an OpenAPI 3.x document without a key', async () => {
+      const res = await request(testApp()).get('/api/v1/openapi.json');
+      expect(res.status).to.equal(200);
+      expect(res.headers['content-type']).to.match(/^application\/json/);
+      expect(res.body.openapi).to.match(/^3\.\d+\.\d+$/);
+      expect(res.body.info.title).to.be.a('string').and.not.equal('');
+      expect(res.body.paths).to.be.an('object');
+    });
+
+    it('is exactly the committed openapi.json', async () => {
+      const res = await request(testApp()).get('/api/v1/openapi.json');
+      expect(res.body, 'openapi.json is out of date with the service: run npm run openapi').to.deep.equal(committed);
+    });
+
+    it('is the source of the REST client\'s generated types (src/client/rest-api-types.ts)', async () => {
+      const { default: openapiTS, astToString, COMMENT_HEADER } = await import('openapi-typescript');
+      const generated = COMMENT_HEADER + astToString(await openapiTS(pathToFileURL(COMMITTED)));
+      const committedTypes = fs.readFileSync(path.resolve(__dirname, '..', '..', 'src', 'client', 'rest-api-types.ts'), 'utf8');
+      expect(generated === committedTypes, 'src/client/rest-api-types.ts is out of date with openapi.json: run npm run openapi').to.equal(true);
+    });
+
+    it('declares the x-api-key header as the ApiKey scheme, required by every operation', () => {
+      expect(committed.components.securitySchemes).to.deep.equal({ ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } });
+      for (const { key, operation } of operations) {
+        expect(operation.security, key).to.deep.equal([{ ApiKey: [] }]);
+      }
+    });
+
+    it('lists exactly the REST operations of SPEC.md, and no internal procedure such as runs.transition', () => {
+      expect(operations.map((o) => o.key)).to.have.members(Object.keys(SUCCESS_STATUSES));
+      expect(Object.keys(committed.paths).filter((p) => /run|transition/i.test(p))).to.deep.equal([]);
+      expect(operations.map((o) => o.operation.operationId ?? '').filter((id) => /^runs|transition/i.test(id))).to.deep.equal([]);
+    });
+
+    it('declares the success statuses the service really answers', () => {
+      for (const { key, operation } of operations) {
+        const successes = Object.keys(operation.responses).filter((status) => status.startsWith('2'));
+        expect(successes, key).to.deep.equal(SUCCESS_STATUSES[key]);
+      }
+    });
+
+    it('has a request case for every declared status of every operation', () => {
+      const exercised = new Set(
+        operations.flatMap(({ key, operation }) => [
+          ...[...CASES[key], ...transportCases(key, Boolean(operation.requestBody))].map((c) => `${key} ${c.status}`),
+          ...(key === SERVER_ERRORS_CHECKED_ON ? [`${key} 500`, `${key} 503`] : []),
+        ]),
+      );
+      const missing = operations.flatMap(({ key, operation }) =>
+        Object.keys(operation.responses)
+          .map((status) => `${key} ${status}`)
+          .filter((id) => !exercised.has(id) && !UNREACHABLE[id] && !/ 50[03]$/.test(id)),
+      );
+      expect(missing).to.deep.equal([]);
+    });
+  });
+
+  describe('responses match the declared schemas', () => {
+    for (const { key, operation } of operations) {
+      describe(key, () => {
+        for (const c of [...(CASES[key] ?? []), ...transportCases(key, Boolean(operation.requestBody))]) {
+          it(`answers ${c.status} as the document declares when ${c.when}`, async () => {
+            const res = await c.send(await buildFixture());
+            expect(res.status, `${key} when ${c.when}: ${res.text}`).to.equal(c.status);
+            expectConformant(key, res);
+          });
+        }
+      });
+    }
+
+    it(`answers ${SERVER_ERRORS_CHECKED_ON} 500 as the document declares when the database fails`, async () => {
+      const f = await buildFixture();
+      const res = await withFailingContactQueries(() => rest(f.key).get(`/contacts/${f.contact.id}`).then((r) => r));
+      expect(res.status).to.equal(500);
+      expect(res.body).to.deep.equal({ error: 'Internal server error' });
+      expectConformant(SERVER_ERRORS_CHECKED_ON, res);
+    });
+
+    it(`answers ${SERVER_ERRORS_CHECKED_ON} 503 as the document declares when the rate-limit store fails`, async () => {
+      const f = await buildFixture();
+      const app = createApp({
+        db: testDb(),
+        config: { rateLimitPerMinute: 100 },
+        logger: silentLogger,
+        rateLimitLog: new RedisSlidingLog({ sendCommand: () => Promise.reject(new Error('ECONNREFUSED')) }),
+      });
+      const res = await rest(f.key, app).get(`/contacts/${f.contact.id}`);
+      expect(res.status).to.equal(503);
+      expectConformant(SERVER_ERRORS_CHECKED_ON, res);
+    });
+  });
+});
