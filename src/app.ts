@@ -1,7 +1,7 @@
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
-import { requireApiKey, requireApiKeyForTrpc, resolveApiKey } from './http/api-key-auth';
+import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import { healthRoutes } from './http/health';
 import { requestId } from './http/request-id';
@@ -47,11 +47,13 @@ export function createApp({ db, config, logger, rateLimitLog }: AppDeps): Expres
       log: rateLimitLog ?? new MemorySlidingLog(),
     }),
   ];
-  // express.json accepts `application/json; charset=utf-8`, which the REST adapter alone does not.
-  const json = express.json({ limit: BODY_LIMIT });
+  // express.json accepts `application/json; charset=utf-8`, which the REST adapter alone does
+  // not. A GET's body is never read: its input is the path and the query.
+  const parseJson = express.json({ limit: BODY_LIMIT });
+  const json: RequestHandler = (req, res, next) => (req.method === 'GET' ? next() : parseJson(req, res, next));
 
   app.use('/api/v1', ...keyed, requireApiKey, json, restApi({ router: appRouter, db, logger }));
-  app.use('/trpc', ...keyed, requireApiKeyForTrpc, json, trpcApi({ router: appRouter, db, logger }));
+  app.use('/trpc', ...keyed, requireApiKey, json, trpcApi({ router: appRouter, db, logger }));
 
   app.use(notFound);
   app.use(errorHandler(logger));

@@ -2,10 +2,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TRPCClientError } from '@trpc/client';
 import { expect } from 'chai';
+import { createApp } from '../src/app';
 import { createRestClient } from '../src/client/rest-client';
 import { createServiceClient } from '../src/client/trpc-client';
 import type { AppRouter } from '../src/routers/app-router';
-import { testApp } from './support/app';
+import { silentLogger, testApp } from './support/app';
+import { testDb } from './support/db';
 import { buildSequence, buildTenant } from './support/factories';
 
 // The two typed clients shipped in src/client, end to end over HTTP against a real server:
@@ -87,6 +89,21 @@ describe('typed clients over HTTP', () => {
       const client = createServiceClient({ baseUrl, apiKey: `svc_${'0'.repeat(40)}` });
       const error = await expectTrpcError(client.contacts.create.mutate({ email: 'ada@example.com' }), 'UNAUTHORIZED', 'Invalid API key');
       expect(error.data?.httpStatus).to.equal(401);
+    });
+
+    it('surfaces the rate limit as a TOO_MANY_REQUESTS TRPCClientError', async () => {
+      const { key } = await buildTenant();
+      const limited = createApp({ db: testDb(), config: { rateLimitPerMinute: 1 }, logger: silentLogger }).listen(0, '127.0.0.1');
+      try {
+        await new Promise((resolve) => limited.once('listening', resolve));
+        const client = createServiceClient({ baseUrl: `http://127.0.0.1:${(limited.address() as AddressInfo).port}`, apiKey: key });
+        await expectTrpcError(client.contacts.get.query({ id: 'x' }), 'NOT_FOUND');
+        const error = await expectTrpcError(client.contacts.get.query({ id: 'x' }), 'TOO_MANY_REQUESTS', 'Rate limit exceeded');
+        expect(error.data?.httpStatus).to.equal(429);
+      } finally {
+        limited.closeAllConnections();
+        await new Promise((resolve) => limited.close(resolve));
+      }
     });
 
     it('surfaces an illegal run move as a CONFLICT TRPCClientError', async () => {

@@ -421,6 +421,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -631,6 +633,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -819,6 +823,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -937,25 +943,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the first problem; `details` lists each */
-            400: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "email: Invalid email address"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1058,25 +1050,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the first problem; `details` lists each */
-            400: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "email: Invalid email address"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1238,6 +1216,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1403,6 +1383,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1425,6 +1407,22 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Contact not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1533,6 +1531,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1699,6 +1699,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1865,6 +1867,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2070,6 +2074,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2261,6 +2267,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2528,6 +2536,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2712,6 +2722,8 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2849,25 +2861,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the message names the first problem; `details` lists each */
-            400: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "email: Invalid email address"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {

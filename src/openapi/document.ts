@@ -30,10 +30,10 @@ function errorResponse(description: string, example: string, schema: object = ER
   };
 }
 
-// Statuses every keyed operation can answer, whatever it does.
+// Statuses every keyed operation can answer, whatever it does. (401 carries the per-IP
+// failed-authentication limit's headers.)
 const COMMON_ERRORS = {
-  400: errorResponse('Invalid request: the message names the first problem; `details` lists each', 'email: Invalid email address', VALIDATION_ERROR_REF),
-  401: errorResponse('Missing, unknown, inactive or expired API key', 'Invalid API key', ERROR_REF, {}),
+  401: errorResponse('Missing, unknown, inactive or expired API key', 'Invalid API key'),
   429: errorResponse('Rate limit exceeded: retry after `Retry-After` seconds', 'Rate limit exceeded', ERROR_REF, {
     ...RATE_LIMIT_HEADERS,
     'Retry-After': { $ref: '#/components/headers/Retry-After' },
@@ -44,9 +44,23 @@ const COMMON_ERRORS = {
   }),
 };
 
-const BODY_ERRORS = {
-  413: errorResponse('Request body over 1 MiB', 'Request body too large (limit 1 MiB)'),
-  415: errorResponse('Body is not `application/json`', 'Content-Type must be application/json'),
+const INVALID = errorResponse(
+  'Invalid request: the message names the first problem; `details` lists each',
+  'email: Invalid email address',
+  VALIDATION_ERROR_REF,
+);
+const TOO_LARGE = errorResponse('Request body over 1 MiB', 'Request body too large (limit 1 MiB)');
+const NOT_JSON = errorResponse('Body is not `application/json`', 'Content-Type must be application/json');
+
+// What the body parser can answer, by method. A GET's body is never read, and its input is path
+// strings that cannot fail validation (a malformed id is a 404). A DELETE's body is read when
+// it is JSON and ignored otherwise: a wrong content type is never a 415.
+const BODY_ERRORS: Record<string, object> = {
+  GET: {},
+  DELETE: { 400: INVALID, 413: TOO_LARGE },
+  POST: { 400: INVALID, 413: TOO_LARGE, 415: NOT_JSON },
+  PUT: { 400: INVALID, 413: TOO_LARGE, 415: NOT_JSON },
+  PATCH: { 400: INVALID, 413: TOO_LARGE, 415: NOT_JSON },
 };
 
 export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
@@ -131,8 +145,7 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
     Object.fromEntries(
       Object.entries({
         ...COMMON_ERRORS,
-        // A DELETE body is read when it is JSON and ignored otherwise (then 400), never 415.
-        ...(operation.requestBody ? (meta.openapi?.method === 'DELETE' ? { 413: BODY_ERRORS[413] } : BODY_ERRORS) : {}),
+        ...BODY_ERRORS[meta.openapi!.method],
         ...Object.fromEntries(specific),
       }).sort(([a], [b]) => Number(a) - Number(b)),
     ),

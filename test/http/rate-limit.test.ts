@@ -19,6 +19,16 @@ const PER_KEY = 5;
 const PER_IP_FAILED_AUTH = 3;
 const UNAVAILABLE = { error: 'Rate limiting is unavailable; retry shortly' };
 
+// Fail closed: 503 with Retry-After, never a pass or a 500; `{ error }` on REST, tRPC's
+// envelope (SERVICE_UNAVAILABLE) on /trpc so that tRPC clients can read it.
+function expectUnavailable(res: request.Response) {
+  expect(res.status).to.equal(503);
+  expect(res.headers['retry-after'], 'Retry-After').to.match(/^[1-9]\d*$/);
+  if (!new URL(res.request.url).pathname.startsWith('/trpc/')) return void expect(res.body).to.deep.equal(UNAVAILABLE);
+  expect(res.body.error.message).to.equal(UNAVAILABLE.error);
+  expect(res.body.error.data).to.include({ code: 'SERVICE_UNAVAILABLE', httpStatus: 503 });
+}
+
 function limitedApp(rateLimitLog?: SlidingLog): Express {
   return createApp({
     db: testDb(),
@@ -43,9 +53,15 @@ async function times(n: number, send: () => request.Test): Promise<number[]> {
   return statuses;
 }
 
+// REST answers { error }; /trpc answers in tRPC's error envelope so its clients can read it.
 function expectRateLimited(res: request.Response) {
   expect(res.status).to.equal(429);
-  expect(res.body).to.deep.equal({ error: 'Rate limit exceeded' });
+  if (new URL(res.request.url).pathname.startsWith('/trpc/')) {
+    expect(res.body.error).to.deep.include({ code: -32029, message: 'Rate limit exceeded' });
+    expect(res.body.error.data).to.include({ code: 'TOO_MANY_REQUESTS', httpStatus: 429 });
+  } else {
+    expect(res.body).to.deep.equal({ error: 'Rate limit exceeded' });
+  }
   expect(res.headers['retry-after'], 'Retry-After').to.match(/^\d+$/);
   const seconds = Number(res.headers['retry-after']);
   expect(seconds).to.be.greaterThan(0).and.at.most(60);
@@ -140,6 +156,7 @@ describe('rate limits', () => {
 
       const sixth = await rest(app, key);
       expectRateLimited(sixth);
+      expect(sixth.body).to.deep.equal({ error: 'Rate limit exceeded' });
       expect(sixth.headers.ratelimit).to.match(/^"api-key"; /).and.include('r=0').and.include('t=');
       expect(sixth.headers['ratelimit-policy']).to.match(/^"api-key"; /).and.include('q=5').and.include('w=60');
     });
@@ -167,6 +184,28 @@ describe('rate limits', () => {
       expect(await times(2, () => trpc(app, key))).to.deep.equal([404, 404]);
       expectRateLimited(await trpc(app, key));
       expectRateLimited(await rest(app, key));
+    });
+
+    it('answers a limited tRPC call in tRPC\'s error envelope, one per call of a batch', async () => {
+      const { key } = await buildTenant();
+      await times(PER_KEY, () => rest(app, key));
+      const single = await trpc(app, key);
+      expectRateLimited(single);
+      expect(single.body).to.deep.equal({
+        error: {
+          code: -32029,
+          message: 'Rate limit exceeded',
+          data: { code: 'TOO_MANY_REQUESTS', httpStatus: 429, path: 'contacts.getByEmail', details: null },
+        },
+      });
+      const input = encodeURIComponent(JSON.stringify({ 0: { email: 'a@example.com' }, 1: { id: 'x' } }));
+      const batch = await request(app).get(`/trpc/contacts.getByEmail,contacts.get?batch=1&input=${input}`).set('x-api-key', key);
+      expect(batch.status).to.equal(429);
+      expect(batch.headers['retry-after']).to.match(/^\d+$/);
+      expect(batch.body.map((item: { error: { data: { code: string; path: string } } }) => [item.error.data.code, item.error.data.path])).to.deep.equal([
+        ['TOO_MANY_REQUESTS', 'contacts.getByEmail'],
+        ['TOO_MANY_REQUESTS', 'contacts.get'],
+      ]);
     });
 
     it('gives two accounts\' keys separate budgets', async () => {
@@ -253,10 +292,8 @@ describe('rate limits', () => {
       const broken = limitedApp(failing);
       const { key } = await buildTenant();
       for (const res of [await rest(broken, key), await trpc(broken, key)]) {
-        expect(res.status).to.equal(503);
-        expect(res.body).to.deep.equal(UNAVAILABLE);
-        expect(res.headers['retry-after']).to.match(/^[1-9]\d*$/);
-        expect(JSON.stringify(res.body)).to.not.include('ECONNREFUSED');
+        expectUnavailable(res);
+        expect(res.text).to.not.include('ECONNREFUSED');
       }
     });
   });
@@ -343,11 +380,7 @@ describe('rate limits', () => {
         spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'shutdown', 'nosave']);
         await exited;
 
-        for (const res of [await rest(app, key), await rest(app, key), await trpc(app, key)]) {
-          expect(res.status).to.equal(503);
-          expect(res.body).to.deep.equal(UNAVAILABLE);
-          expect(Number(res.headers['retry-after'])).to.be.greaterThan(0);
-        }
+        for (const res of [await rest(app, key), await rest(app, key), await trpc(app, key)]) expectUnavailable(res);
       });
     });
   });

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import '../express-types';
+import { sendError } from '../send-error';
 import { SlidingWindowStore, type SlidingLog } from './sliding-window-store';
 
 const MINUTE = 60_000;
@@ -11,9 +12,7 @@ export interface RateLimitSettings {
   log: SlidingLog;
 }
 
-const tooMany: RequestHandler = (_req, res) => {
-  res.status(429).json({ error: 'Rate limit exceeded' });
-};
+const tooMany: RequestHandler = (req, res) => sendError(req, res, 429, 'Rate limit exceeded');
 
 // Two limits, both after the key is resolved:
 // - per API key (its id, not the raw header, so random bogus keys get no fresh budgets),
