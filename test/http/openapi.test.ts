@@ -9,7 +9,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { RedisSlidingLog } from '../../src/http/rate-limit/redis-sliding-log';
 import { silentLogger, testApp } from '../support/app';
-import { testDb } from '../support/db';
+import { testDb, withFailingContactQueries } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
 
 // The published contract (GET /api/v1/openapi.json) against what the service really answers:
@@ -334,23 +334,6 @@ async function buildFixture(): Promise<Fixture> {
   const active = await buildSequence(accountId, 'active');
   const paused = await buildSequence(accountId, 'paused');
   return { key, accountId, contact, other, active, paused };
-}
-
-// Makes every SQL statement on the contacts table fail (the key lookup still works).
-async function withFailingContactQueries<T>(fn: () => Promise<T>): Promise<T> {
-  const { sequelize } = testDb();
-  const original = sequelize.query;
-  sequelize.query = function (this: typeof sequelize, ...args: Parameters<typeof original>) {
-    const [sql] = args;
-    const text = typeof sql === 'string' ? sql : ((sql as { query?: string }).query ?? '');
-    if (/contacts/i.test(text)) return Promise.reject(new Error('connection lost'));
-    return original.apply(this, args);
-  } as typeof original;
-  try {
-    return await fn();
-  } finally {
-    sequelize.query = original;
-  }
 }
 
 // The document is read once from disk so the case table can be built before the server runs;

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { openDatabase } from '../../src/db/database';
 import { api, silentLogger, testApp } from '../support/app';
-import { rebindModelsToTestDb, testDb } from '../support/db';
+import { rebindModelsToTestDb, testDb, withFailingContactQueries } from '../support/db';
 import { buildTenant } from '../support/factories';
 
 // What the HTTP layer itself answers, whatever the procedure: body parsing, routing, health,
@@ -12,24 +12,6 @@ import { buildTenant } from '../support/factories';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SECRET = 'connect ECONNREFUSED 10.1.2.3:3306 as svc_admin';
-
-// Makes every SQL statement that mentions the contacts table fail, the way a lost database
-// connection would; the API-key lookup still works, so the request reaches the service.
-async function withFailingContactQueries<T>(fn: () => Promise<T>): Promise<T> {
-  const { sequelize } = testDb();
-  const original = sequelize.query;
-  sequelize.query = function (this: typeof sequelize, ...args: Parameters<typeof original>) {
-    const [sql] = args;
-    const text = typeof sql === 'string' ? sql : (sql as { query?: string }).query ?? '';
-    if (/contacts/i.test(text)) return Promise.reject(new Error(SECRET));
-    return original.apply(this, args);
-  } as typeof original;
-  try {
-    return await fn();
-  } finally {
-    sequelize.query = original;
-  }
-}
 
 describe('HTTP transport', () => {
   describe('request bodies', () => {
@@ -142,7 +124,7 @@ describe('HTTP transport', () => {
   describe('unexpected failures', () => {
     it('answers a REST 500 with exactly { error: "Internal server error" }', async () => {
       const { key } = await buildTenant();
-      const res = await withFailingContactQueries(() => api(key).post('/contacts').send({ email: 'ada@example.com' }));
+      const res = await withFailingContactQueries(() => api(key).post('/contacts').send({ email: 'ada@example.com' }), SECRET);
       expect(res.status).to.equal(500);
       expect(res.body).to.deep.equal({ error: 'Internal server error' });
       expect(res.text).to.not.include('ECONNREFUSED');
@@ -150,8 +132,9 @@ describe('HTTP transport', () => {
 
     it('answers a tRPC 500 with the message "Internal server error" and no stack', async () => {
       const { key } = await buildTenant();
-      const res = await withFailingContactQueries(() =>
-        request(testApp()).post('/trpc/contacts.create').set('x-api-key', key).send({ email: 'ada@example.com' }),
+      const res = await withFailingContactQueries(
+        () => request(testApp()).post('/trpc/contacts.create').set('x-api-key', key).send({ email: 'ada@example.com' }),
+        SECRET,
       );
       expect(res.status).to.equal(500);
       expect(res.body.error.message).to.equal('Internal server error');
@@ -178,7 +161,7 @@ describe('HTTP transport', () => {
 
     it('serves normally again once the failure is gone', async () => {
       const { key } = await buildTenant();
-      await withFailingContactQueries(() => api(key).post('/contacts').send({ email: 'ada@example.com' }));
+      await withFailingContactQueries(() => api(key).post('/contacts').send({ email: 'ada@example.com' }), SECRET);
       const res = await api(key).post('/contacts').send({ email: 'ada@example.com' });
       expect(res.status).to.equal(201);
     });

@@ -60,3 +60,21 @@ export async function captureQueries<T>(fn: () => Promise<T>): Promise<{ result:
 export function rebindModelsToTestDb(): void {
   testDb().sequelize.addModels(MODELS);
 }
+
+// Makes every SQL statement that mentions the contacts table fail with `message`, the way a
+// lost connection would; the API-key lookup still works, so the request reaches the service.
+export async function withFailingContactQueries<T>(fn: () => Promise<T>, message = 'connection lost'): Promise<T> {
+  const { sequelize } = testDb();
+  const original = sequelize.query;
+  sequelize.query = function (this: typeof sequelize, ...args: Parameters<typeof original>) {
+    const [sql] = args;
+    const text = typeof sql === 'string' ? sql : ((sql as { query?: string }).query ?? '');
+    if (/contacts/i.test(text)) return Promise.reject(new Error(message));
+    return original.apply(this, args);
+  } as typeof original;
+  try {
+    return await fn();
+  } finally {
+    sequelize.query = original;
+  }
+}
