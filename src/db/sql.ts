@@ -1,8 +1,9 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from './database';
 
-// The few statements whose syntax differs between SQLite and MySQL/MariaDB. Everything else
-// is written once. (MariaDB rejects MySQL 8's `AS new` row alias, so VALUES(col) it is.)
+// Every raw statement goes through here: values are bound the same way on both dialects, and
+// the few statements whose syntax differs between SQLite and MySQL/MariaDB are written once.
+// (MariaDB rejects MySQL 8's `AS new` row alias, so VALUES(col) it is.)
 
 type Row = readonly unknown[];
 
@@ -63,7 +64,7 @@ export async function upsertRows(
 // A timestamp as a replacement in a raw query, milliseconds kept. Sequelize writes a Date
 // replacement for MySQL as 'YYYY-MM-DD HH:mm:ss' (it does not know the column is DATETIME(3)),
 // which would drop them; SQLite's form keeps them.
-export function sqlTimestamp(db: Database, date: Date): Date | string {
+function sqlTimestamp(db: Database, date: Date): Date | string {
   return db.dialect === 'sqlite' ? date : date.toISOString().slice(0, 23).replace('T', ' ');
 }
 

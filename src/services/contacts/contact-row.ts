@@ -52,8 +52,7 @@ export function stateFromRow(row: ContactRow): ContactState {
   };
 }
 
-// Timestamps as sqlTimestamp gives them.
-export function rowValues(id: string, accountId: string, state: ContactState, createdAt: unknown, updatedAt: unknown) {
+export function rowValues(id: string, accountId: string, state: ContactState, createdAt: Date, updatedAt: Date) {
   return [
     id,
     accountId,

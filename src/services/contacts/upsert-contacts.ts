@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { forUpdate, insertIgnoringConflicts, select, sqlTimestamp, upsertRows } from '../../db/sql';
+import { forUpdate, insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
 import type { ContactDto, ContactFields } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
 import { applyUpsert, assertWithinLimits, normalizeEmail, type ContactState } from './contact-state';
@@ -40,7 +40,6 @@ export async function upsertContacts(
   transaction: Transaction,
   now = new Date(),
 ): Promise<UpsertOutcome> {
-  const stamp = sqlTimestamp(db, now);
   const byEmail = groupByEmail(items);
   const emails = [...byEmail.keys()].sort();
   const proposedIds = new Map(emails.map((email) => [email, randomUUID()]));
@@ -50,7 +49,7 @@ export async function upsertContacts(
     db,
     'contacts',
     CONTACT_COLUMNS,
-    emails.map((email) => rowValues(proposedIds.get(email)!, accountId, freshStates.get(email)!.final, stamp, stamp)),
+    emails.map((email) => rowValues(proposedIds.get(email)!, accountId, freshStates.get(email)!.final, now, now)),
     transaction,
   );
 
@@ -72,7 +71,7 @@ export async function upsertContacts(
     const folded = created ? freshStates.get(email)! : foldItems(stateFromRow(row), byEmail.get(email)!);
     const createdAt = created ? now : row.created_at;
     if (created) inserted += 1;
-    else toUpdate.push(rowValues(row.id, accountId, folded.final, stamp, stamp));
+    else toUpdate.push(rowValues(row.id, accountId, folded.final, now, now));
     folded.steps.forEach(({ index, state }, step) => {
       assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
       results[index] = { contact: toContactDto(row.id, state, createdAt, now), created: created && step === 0 };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintError, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { sqlTimestamp } from '../../db/sql';
+import { execute } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { ConflictError } from '../../errors';
 import type { ContactDto } from '../../schemas/contact';
@@ -19,11 +19,13 @@ export async function insertContact(
 ): Promise<ContactDto> {
   const id = randomUUID();
   const now = new Date();
-  const values = rowValues(id, accountId, state, sqlTimestamp(db, now), sqlTimestamp(db, now));
+  const values = rowValues(id, accountId, state, now, now);
   try {
-    await db.sequelize.query(
+    await execute(
+      db,
       `INSERT INTO contacts (${CONTACT_COLUMNS.join(', ')}) VALUES (${values.map(() => '?').join(', ')})`,
-      { replacements: values, transaction },
+      values,
+      transaction,
     );
   } catch (error) {
     if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
@@ -56,9 +58,11 @@ export function modifyContact(
     assertWithinLimits(next);
     const now = new Date();
     try {
-      await db.sequelize.query(
+      await execute(
+        db,
         `UPDATE contacts SET ${UPDATABLE.map(([column]) => `${column} = ?`).join(', ')}, updated_at = ? WHERE id = ?`,
-        { replacements: [...UPDATABLE.map(([, read]) => read(next)), sqlTimestamp(db, now), row.id], transaction },
+        [...UPDATABLE.map(([, read]) => read(next)), now, row.id],
+        transaction,
       );
     } catch (error) {
       if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
