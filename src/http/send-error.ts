@@ -1,5 +1,6 @@
 import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { Request, Response } from 'express';
+import { decodeOrKeep } from '../url-decode';
 
 // Errors the HTTP layer answers itself, before any procedure runs (authentication, rate
 // limits, body parsing), in the shape each transport's clients read: { error } on REST, and
@@ -24,14 +25,6 @@ export function sendError(req: Request, res: Response, status: number, message: 
   const envelope = (path: string) => ({
     error: { code: TRPC_ERROR_CODES_BY_KEY[code], message, data: { code, httpStatus: status, path, details: null } },
   });
-  const paths = safeDecode(pathname.slice('/trpc/'.length)).split(',');
+  const paths = decodeOrKeep(pathname.slice('/trpc/'.length)).split(',');
   res.json(req.query.batch ? paths.map(envelope) : envelope(paths[0]));
-}
-
-function safeDecode(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
 }

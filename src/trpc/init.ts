@@ -3,6 +3,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { AppError } from '../errors';
 import type { Context } from './context';
 import { issueDetails, publicMessage, toTRPCError } from './errors';
+import { decodeOrKeep } from '../url-decode';
 
 // REST facts that trpc-to-openapi has no place for: the status of a success (it answers 200
 // to everything), and a second success status where the outcome decides (upsert: 200 or 201).
@@ -31,7 +32,6 @@ const t = initTRPC
   });
 
 export const router = t.router;
-export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 
 // Services throw AppErrors; here they become TRPCErrors with the matching code, once.
@@ -54,7 +54,7 @@ const restInput = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
       const raw = (await getRawInput()) as Record<string, unknown>;
       const input: Record<string, unknown> = isPlainObject(body) ? { ...body } : { ...raw };
       for (const name of names) {
-        if (typeof raw[name] === 'string') input[name] = safeDecode(raw[name] as string);
+        if (typeof raw[name] === 'string') input[name] = decodeOrKeep(raw[name] as string);
       }
       return input;
     },
@@ -63,14 +63,6 @@ const restInput = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function safeDecode(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
 }
 
 export const publicProcedure = t.procedure.use(mapAppErrors).use(restInput);
