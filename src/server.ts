@@ -3,7 +3,7 @@ import { createApp } from './app';
 import { loadConfig } from './config';
 import { openDatabase, prepareDatabase } from './db/database';
 import { migrateToLatest } from './db/migrator';
-import { seedDemoIfEmpty } from './db/demo-seed';
+import { seedDemoIfEmpty } from './services/demo-seed';
 import { connectRedis } from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
 import { createLogger } from './logger';

@@ -7,7 +7,7 @@ import request from 'supertest';
 import { createApp } from '../src/app';
 import { runCli } from '../src/cli/run-cli';
 import { openDatabase, type Database } from '../src/db/database';
-import { seedDemoIfEmpty } from '../src/db/demo-seed';
+import { seedDemoIfEmpty } from '../src/services/demo-seed';
 import { select } from '../src/db/sql';
 import { countAccounts } from '../src/services/accounts';
 import { listApiKeys } from '../src/services/api-keys';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { DataTypes } from 'sequelize';
-import type { Database } from './database';
-import { select } from './sql';
+import type { Database } from '../db/database';
+import { countAccounts } from './accounts';
 
 const SEEDER = path.resolve(__dirname, '..', '..', 'db', 'seeders', '20261121000000-demo-account.js');
 
@@ -13,8 +13,7 @@ interface DemoSeeder {
 // On the first start against an empty database, creates the demo account so that a new user
 // has a key to try at once. Returns what was created, or null when there were accounts already.
 export async function seedDemoIfEmpty(db: Database) {
-  const [{ count }] = await select<{ count: number | string }>(db, 'SELECT COUNT(*) AS count FROM accounts', []);
-  if (Number(count) > 0) return null;
+  if ((await countAccounts(db)) > 0) return null;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const seeder = require(SEEDER) as DemoSeeder;
   return seeder.up(db.sequelize.getQueryInterface(), DataTypes, { quiet: true });
