@@ -82,6 +82,35 @@ describe('the server process', function () {
     }
   });
 
+  it('serves concurrent writes on the embedded file database: one contact, one run, no 500', async () => {
+    const server = await startServer(`sqlite:${path.join(dir, 'concurrent.sqlite')}`);
+    try {
+      const key = /API key:\s+(svc_[0-9a-f]{40})/.exec(server.stdout())![1];
+      const sequence = /sequence:\s+([0-9a-f-]{36}) \(active\)/.exec(server.stdout())![1];
+      const base = `http://127.0.0.1:${server.port}/api/v1`;
+      const post = (route: string, body: unknown) =>
+        fetch(`${base}${route}`, {
+          method: 'POST',
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const responses = await Promise.all([
+        ...Array.from({ length: 20 }, (_, i) => post('/contacts/upsert', { email: 'race@example.com', customFields: { [`k${i}`]: i } })),
+        ...Array.from({ length: 20 }, () => post(`/sequences/${sequence}/trigger`, { contact: { email: 'race@example.com' } })),
+        ...Array.from({ length: 10 }, (_, i) => post('/contacts/batch', { contacts: [{ email: `b${i}@example.com` }, { email: 'race@example.com' }] })),
+      ]);
+      const statuses = responses.map((r) => r.status);
+      expect(statuses.filter((s) => s >= 500)).to.deep.equal([]);
+      const triggers = await Promise.all(responses.slice(20, 40).map((r) => r.json()));
+      expect(triggers.filter((t) => t.enrolled === true)).to.have.length(1);
+      const contact = await (await fetch(`${base}/contacts/by-email/race%40example.com`, { headers: { 'x-api-key': key } })).json();
+      expect(Object.keys(contact.contact.customFields)).to.have.length(20);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
   it('finishes in-flight requests on SIGTERM, then exits 0 and refuses new connections', async () => {
     const server = await startServer(`sqlite:${path.join(dir, 'drain.sqlite')}`);
     const key = /API key:\s+(svc_[0-9a-f]{40})/.exec(server.stdout())![1];

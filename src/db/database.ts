@@ -41,6 +41,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     const storage = sqliteStorage(url);
     if (storage !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(storage)), { recursive: true });
     sequelize = new Sequelize({ ...common, dialect: 'sqlite', storage });
+    if (storage !== ':memory:') shareOneWriterConnection(sequelize);
   } else if (url.startsWith('mysql://')) {
     dialect = 'mysql';
     sequelize = new Sequelize(url, {
@@ -65,6 +66,30 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       await Promise.allSettled(pending);
       await sequelize.close();
     },
+  };
+}
+
+interface SqliteConnectionManager {
+  getConnection(options?: { uuid?: string }): Promise<object>;
+  releaseConnection(connection: object): void;
+}
+
+// Sequelize opens, and closes, a new SQLite connection for every transaction on a file database
+// (and SQLite parses the schema again on each). withTransaction already runs a database's
+// transactions one at a time, so one long-lived writer connection serves them all; reads
+// outside transactions keep their own connection and, with WAL, never wait for the writer.
+function shareOneWriterConnection(sequelize: Sequelize) {
+  const manager = sequelize.connectionManager as unknown as SqliteConnectionManager;
+  const getConnection = manager.getConnection.bind(manager);
+  const releaseConnection = manager.releaseConnection.bind(manager);
+  let writer: object | undefined;
+  manager.getConnection = async (options = {}) => {
+    if (!options.uuid || options.uuid === 'default') return getConnection(options);
+    writer = await getConnection({ ...options, uuid: 'writer' });
+    return writer;
+  };
+  manager.releaseConnection = (connection) => {
+    if (connection !== writer) releaseConnection(connection);
   };
 }
 
