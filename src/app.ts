@@ -8,6 +8,7 @@ import { requestId } from './http/request-id';
 import { rateLimiters } from './http/rate-limit/limiters';
 import { MemorySlidingLog, type SlidingLog } from './http/rate-limit/sliding-window-store';
 import { restApi } from './http/rest-api';
+import { sendError } from './http/send-error';
 import { trpcApi } from './http/trpc-api';
 import type { Logger } from './logger';
 import { docsPage } from './openapi/docs-page';
@@ -51,8 +52,13 @@ export function createApp({ db, config, logger, rateLimitLog }: AppDeps): Expres
   // not. A GET's body is never read: its input is the path and the query.
   const parseJson = express.json({ limit: BODY_LIMIT });
   const json: RequestHandler = (req, res, next) => (req.method === 'GET' ? next() : parseJson(req, res, next));
+  const jsonObject: RequestHandler = (req, res, next) => {
+    const body = req.body as unknown;
+    if (body === undefined || (typeof body === 'object' && body !== null && !Array.isArray(body))) return next();
+    sendError(req, res, 400, 'Request body must be a JSON object');
+  };
 
-  app.use('/api/v1', ...keyed, requireApiKey, json, restApi({ router: appRouter, db, logger }));
+  app.use('/api/v1', ...keyed, requireApiKey, json, jsonObject, restApi({ router: appRouter, db, logger }));
   app.use('/trpc', ...keyed, requireApiKey, json, trpcApi({ router: appRouter, db, logger }));
 
   app.use(notFound);

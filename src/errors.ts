@@ -20,10 +20,6 @@ export class ValidationError extends AppError {
   }
 }
 
-export class AuthenticationError extends AppError {
-  readonly status = 401;
-}
-
 export class NotFoundError extends AppError {
   readonly status = 404;
   constructor(resource: string) {
@@ -33,4 +29,10 @@ export class NotFoundError extends AppError {
 
 export class ConflictError extends AppError {
   readonly status = 409;
+}
+
+// A backing service is down (the database, the shared rate-limit store): worth a retry.
+export class ServiceUnavailableError extends AppError {
+  readonly status = 503;
+  readonly retryAfterSeconds = 5;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Database } from '../db/database';
 import { SEQUENCE_STATUSES } from '../models/sequence';
+import { text } from '../schemas/text';
 import { createAccount, setMaxActiveRuns } from '../services/accounts';
 import { createApiKey, listApiKeys, setApiKeyActive } from '../services/api-keys';
 import { createSequence, listSequences, setSequenceStatus } from '../services/sequences/sequence-admin';
@@ -9,7 +10,7 @@ import { createSequence, listSequences, setSequenceStatus } from '../services/se
 // schema for its flags and a call to a service.
 
 const uuid = z.uuid('must be a UUID');
-const name = z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
+const name = text().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
 const limit = z.string().regex(/^\d{1,9}$/, 'must be a whole number').transform(Number);
 
 interface Command<S extends z.ZodType> {

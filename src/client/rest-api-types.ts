@@ -346,7 +346,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed).
+                     * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
                      * @example ada@example.com
                      */
                     email: string;
@@ -356,7 +356,7 @@ export interface operations {
                     /** @description Last name, at most 255 characters. */
                     lastName?: string | null;
                     /**
-                     * @description Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept.
+                     * @description Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept; at most 100 distinct.
                      * @example [
                      *       "vip",
                      *       "newsletter"
@@ -364,7 +364,7 @@ export interface operations {
                      */
                     tags?: string[];
                     /**
-                     * @description Free key-value pairs; values are any JSON. At most 100 keys and 16 KiB.
+                     * @description Free key-value pairs; values are any JSON. At most 100 keys, 16 KiB as JSON, and 16 levels of nesting.
                      * @example {
                      *       "plan": "pro",
                      *       "address": {
@@ -515,7 +515,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -524,7 +524,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -543,7 +543,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed).
+                     * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
                      * @example ada@example.com
                      */
                     email: string;
@@ -553,7 +553,7 @@ export interface operations {
                     /** @description Last name, at most 255 characters. */
                     lastName?: string | null;
                     /**
-                     * @description Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept.
+                     * @description Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept; at most 100 distinct.
                      * @example [
                      *       "vip",
                      *       "newsletter"
@@ -561,7 +561,7 @@ export interface operations {
                      */
                     tags?: string[];
                     /**
-                     * @description Free key-value pairs; values are any JSON. At most 100 keys and 16 KiB.
+                     * @description Free key-value pairs; values are any JSON. At most 100 keys, 16 KiB as JSON, and 16 levels of nesting.
                      * @example {
                      *       "plan": "pro",
                      *       "address": {
@@ -711,7 +711,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -720,7 +720,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -740,7 +740,7 @@ export interface operations {
                 "application/json": {
                     contacts: {
                         /**
-                         * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed).
+                         * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
                          * @example ada@example.com
                          */
                         email: string;
@@ -750,7 +750,7 @@ export interface operations {
                         /** @description Last name, at most 255 characters. */
                         lastName?: string | null;
                         /**
-                         * @description Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept.
+                         * @description Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept; at most 100 distinct.
                          * @example [
                          *       "vip",
                          *       "newsletter"
@@ -758,7 +758,7 @@ export interface operations {
                          */
                         tags?: string[];
                         /**
-                         * @description Free key-value pairs; values are any JSON. At most 100 keys and 16 KiB.
+                         * @description Free key-value pairs; values are any JSON. At most 100 keys, 16 KiB as JSON, and 16 levels of nesting.
                          * @example {
                          *       "plan": "pro",
                          *       "address": {
@@ -901,7 +901,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -910,7 +910,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1008,7 +1008,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1017,7 +1017,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1115,7 +1115,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1124,7 +1124,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1146,7 +1146,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed).
+                     * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
                      * @example ada@example.com
                      */
                     email?: string;
@@ -1326,7 +1326,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1335,7 +1335,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1461,7 +1461,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1470,7 +1470,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1625,7 +1625,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1634,7 +1634,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1793,7 +1793,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1802,7 +1802,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1945,7 +1945,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1954,7 +1954,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1978,7 +1978,7 @@ export interface operations {
                     /** @description The contact to upsert, by email. */
                     contact: {
                         /**
-                         * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed).
+                         * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
                          * @example ada@example.com
                          */
                         email: string;
@@ -1988,7 +1988,7 @@ export interface operations {
                         /** @description Last name, at most 255 characters. */
                         lastName?: string | null;
                         /**
-                         * @description Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept.
+                         * @description Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept; at most 100 distinct.
                          * @example [
                          *       "vip",
                          *       "newsletter"
@@ -1996,7 +1996,7 @@ export interface operations {
                          */
                         tags?: string[];
                         /**
-                         * @description Free key-value pairs; values are any JSON. At most 100 keys and 16 KiB.
+                         * @description Free key-value pairs; values are any JSON. At most 100 keys, 16 KiB as JSON, and 16 levels of nesting.
                          * @example {
                          *       "plan": "pro",
                          *       "address": {
@@ -2184,7 +2184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2193,7 +2193,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2377,7 +2377,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2386,7 +2386,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2408,7 +2408,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed).
+                     * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
                      * @example ada@example.com
                      */
                     email: string;
@@ -2418,7 +2418,7 @@ export interface operations {
                     /** @description Last name, at most 255 characters. */
                     lastName?: string | null;
                     /**
-                     * @description Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept.
+                     * @description Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept; at most 100 distinct.
                      * @example [
                      *       "vip",
                      *       "newsletter"
@@ -2426,7 +2426,7 @@ export interface operations {
                      */
                     tags?: string[];
                     /**
-                     * @description Free key-value pairs; values are any JSON. At most 100 keys and 16 KiB.
+                     * @description Free key-value pairs; values are any JSON. At most 100 keys, 16 KiB as JSON, and 16 levels of nesting.
                      * @example {
                      *       "plan": "pro",
                      *       "address": {
@@ -2646,7 +2646,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2655,7 +2655,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2816,7 +2816,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2825,7 +2825,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2926,7 +2926,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limiting is unavailable (its shared store is down); retry shortly */
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2935,7 +2935,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limiting is unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

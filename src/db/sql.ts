@@ -1,5 +1,6 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from './database';
+import { orUnavailable } from './unavailable';
 
 // Every raw statement goes through here: values are bound the same way on both dialects, and
 // the few statements whose syntax differs between SQLite and MySQL/MariaDB are written once.
@@ -25,7 +26,7 @@ export async function execute(
   replacements: readonly unknown[],
   transaction?: Transaction,
 ): Promise<void> {
-  await db.sequelize.query(sql, { replacements: bindable(db, replacements), transaction });
+  await orUnavailable(() => db.sequelize.query(sql, { replacements: bindable(db, replacements), transaction }));
 }
 
 // INSERT that leaves alone any row clashing with a unique index (and, on MySQL, locks it).
@@ -79,5 +80,7 @@ export async function select<T>(
   replacements: unknown[],
   transaction?: Transaction,
 ): Promise<T[]> {
-  return (await db.sequelize.query(sql, { replacements: bindable(db, replacements), transaction, type: 'SELECT' })) as T[];
+  return orUnavailable(
+    async () => (await db.sequelize.query(sql, { replacements: bindable(db, replacements), transaction, type: 'SELECT' })) as T[],
+  );
 }

@@ -1,5 +1,6 @@
 import { Transaction } from 'sequelize';
 import type { Database } from './database';
+import { orUnavailable } from './unavailable';
 
 export type TransactionFn<T> = (transaction: Transaction) => Promise<T>;
 
@@ -17,11 +18,11 @@ const DEADLOCK_RETRIES = 5;
 //   active runs would be counted, and a contact's active run looked for, in stale data, and
 //   concurrent enrollments would overshoot the account limit (CONTRACT.md "Sequence limit").
 export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Promise<T> {
-  if (db.dialect === 'sqlite') return serialised(db, () => db.sequelize.transaction(fn));
+  if (db.dialect === 'sqlite') return serialised(db, () => orUnavailable(() => db.sequelize.transaction(fn)));
   const options = { isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED };
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await db.sequelize.transaction(options, fn);
+      return await orUnavailable(() => db.sequelize.transaction(options, fn));
     } catch (error) {
       if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error;
       await sleep(5 + Math.random() * 20 * attempt);

@@ -49,11 +49,14 @@ export function restApi({ router, db, logger }: RestApiDeps): RequestHandler {
     onError: ({ error, req }) => {
       const mapped = restErrorFor(error as TRPCError);
       errors.set(req as Request, mapped);
-      if (mapped.status >= 500) logger.error('request failed', { requestId: (req as Request).id, error });
+      if (mapped.status >= 500) logger.error('request failed', { requestId: (req as Request).id, error: error.cause ?? error });
     },
   });
 
   return (req, res, next) => {
+    // Media types are case-insensitive (RFC 9110); the adapter compares them as written.
+    const type = req.headers['content-type'];
+    if (type) req.headers['content-type'] = type.toLowerCase();
     replaceErrorBody(req, res, errors);
     handler(req, res, next).catch(next);
   };
@@ -78,6 +81,7 @@ function replaceErrorBody(req: Request, res: Response, errors: WeakMap<Request, 
       return end(...args);
     }
     res.statusCode = mapped.status;
+    if (mapped.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(mapped.retryAfterSeconds));
     return end(JSON.stringify(mapped.body));
   }) as Response['end'];
 }

@@ -4,6 +4,7 @@ import type { Database } from '../db/database';
 import type { Logger } from '../logger';
 import type { AppRouter } from '../routers/app-router';
 import { newHttpMeta, type Context } from '../trpc/context';
+import { retryAfterSeconds } from '../trpc/errors';
 import './express-types';
 
 export function trpcApi({ router, db, logger }: { router: AppRouter; db: Database; logger: Logger }): RequestHandler {
@@ -20,9 +21,13 @@ export function trpcApi({ router, db, logger }: { router: AppRouter; db: Databas
         http: newHttpMeta(),
       };
     },
+    responseMeta: ({ errors }) => {
+      const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);
+      return retryAfter === undefined ? {} : { headers: { 'Retry-After': String(retryAfter) } };
+    },
     onError: ({ error, req }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR') {
-        logger.error('request failed', { requestId: (req as Request).id, error });
+      if (error.code === 'INTERNAL_SERVER_ERROR' || error.code === 'SERVICE_UNAVAILABLE') {
+        logger.error('request failed', { requestId: (req as Request).id, error: error.cause ?? error });
       }
     },
   });

@@ -39,7 +39,7 @@ const COMMON_ERRORS = {
     'Retry-After': { $ref: '#/components/headers/Retry-After' },
   }),
   500: errorResponse('Unexpected failure; details are logged, never returned', 'Internal server error'),
-  503: errorResponse('Rate limiting is unavailable (its shared store is down); retry shortly', 'Rate limiting is unavailable; retry shortly', ERROR_REF, {
+  503: errorResponse('The database or the rate-limit store is unavailable; retry after `Retry-After` seconds', 'Database unavailable; retry shortly', ERROR_REF, {
     'Retry-After': { $ref: '#/components/headers/Retry-After' },
   }),
 };
@@ -69,7 +69,8 @@ export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
     version: '1.0.0',
     description:
       'Keep contacts in sync and enroll them in automated sequences. Every request needs an API key in the ' +
-      '`x-api-key` header. Requests are limited to 120 per rolling minute per key; see the `RateLimit` headers.',
+      '`x-api-key` header. Requests are limited per key per rolling minute (120 unless configured otherwise); ' +
+      'the `RateLimit-Policy` header of every response gives the limit in force.',
     baseUrl: '/api/v1',
     securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
   });

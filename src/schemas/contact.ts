@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isEmailAddress, jsonProblem, MAX_JSON_DEPTH, text } from './text';
 
 // The API's contact contract (SPEC.md 2.1, CONTRACT.md "Contacts"), shared by every procedure.
 
@@ -6,46 +7,59 @@ export const MAX_TAGS = 100;
 export const MAX_CUSTOM_FIELD_KEYS = 100;
 export const MAX_CUSTOM_FIELDS_BYTES = 16 * 1024;
 
+// The request array may repeat tags (they collapse); this bounds the work before they do.
+const MAX_TAGS_IN_REQUEST = 1000;
+
 export const emailSchema = z
   .string()
   .trim()
   .min(1, 'Email is required')
   .max(254, 'Email must be at most 254 characters')
-  .pipe(z.email('Invalid email address'))
-  .describe('Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed).')
+  .refine(isEmailAddress, 'Invalid email address')
+  .describe(
+    'Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). ' +
+      'Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.',
+  )
   .meta({ example: 'ada@example.com' });
 
-export const phoneSchema = z
-  .string()
+export const phoneSchema = text()
   .trim()
   .min(3, 'Phone must be at least 3 characters')
   .max(32, 'Phone must be at most 32 characters')
   .describe('Phone number, 3 to 32 characters.')
   .meta({ example: '+447700900123' });
 
-export const nameSchema = z.string().max(255, 'Must be at most 255 characters');
+export const nameSchema = text().max(255, 'Must be at most 255 characters');
 
-export const tagSchema = z
-  .string()
+export const tagSchema = text()
   .trim()
   .min(1, 'A tag must not be empty')
   .max(64, 'A tag must be at most 64 characters');
 
 export const tagsSchema = z
   .array(tagSchema)
-  .max(MAX_TAGS, `At most ${MAX_TAGS} tags`)
-  .describe('Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept.')
+  .max(MAX_TAGS_IN_REQUEST, `At most ${MAX_TAGS_IN_REQUEST} tags in one request`)
+  .refine((tags) => new Set(tags).size <= MAX_TAGS, `A contact can have at most ${MAX_TAGS} tags`)
+  .describe(
+    `Tags; each trimmed, 1 to 64 characters. Duplicates collapse, first occurrence kept; at most ${MAX_TAGS} distinct.`,
+  )
   .meta({ example: ['vip', 'newsletter'] });
 
 export const customFieldsSchema = z
   .record(z.string(), z.unknown())
-  .refine((value) => Object.keys(value).length <= MAX_CUSTOM_FIELD_KEYS, {
-    message: `At most ${MAX_CUSTOM_FIELD_KEYS} custom fields`,
+  .superRefine((value, ctx) => {
+    // Depth first: the size check serialises the value, which a deep enough one would not survive.
+    const problem = jsonProblem(value);
+    if (problem) return void ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+    if (Object.keys(value).length > MAX_CUSTOM_FIELD_KEYS) {
+      ctx.addIssue({ code: 'custom', message: `At most ${MAX_CUSTOM_FIELD_KEYS} custom fields` });
+    } else if (Buffer.byteLength(JSON.stringify(value)) > MAX_CUSTOM_FIELDS_BYTES) {
+      ctx.addIssue({ code: 'custom', message: 'Custom fields must be at most 16 KiB as JSON' });
+    }
   })
-  .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_CUSTOM_FIELDS_BYTES, {
-    message: 'Custom fields must be at most 16 KiB as JSON',
-  })
-  .describe('Free key-value pairs; values are any JSON. At most 100 keys and 16 KiB.')
+  .describe(
+    `Free key-value pairs; values are any JSON. At most 100 keys, 16 KiB as JSON, and ${MAX_JSON_DEPTH} levels of nesting.`,
+  )
   .meta({ example: { plan: 'pro', address: { city: 'Leeds' } } });
 
 export const subscriptionStatusSchema = z.enum(['subscribed', 'unsubscribed']);

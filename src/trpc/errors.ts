@@ -1,16 +1,14 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import { AppError, ValidationError, type IssueDetail } from '../errors';
+import { AppError, ServiceUnavailableError, ValidationError, type IssueDetail } from '../errors';
 
 // The single mapping from what went wrong to what a client sees, for both transports.
 
 const CODE_FOR_STATUS: Record<number, TRPCError['code']> = {
   400: 'BAD_REQUEST',
-  401: 'UNAUTHORIZED',
   404: 'NOT_FOUND',
   409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  429: 'TOO_MANY_REQUESTS',
+  503: 'SERVICE_UNAVAILABLE',
 };
 
 export function toTRPCError(error: AppError): TRPCError {
@@ -35,7 +33,6 @@ export function issueDetails(error: TRPCError): IssueDetail[] | undefined {
 
 const FIXED_MESSAGES: Partial<Record<TRPCError['code'], string>> = {
   PARSE_ERROR: 'Malformed JSON body',
-  PAYLOAD_TOO_LARGE: 'Request body too large',
   UNSUPPORTED_MEDIA_TYPE: 'Content-Type must be application/json',
   INTERNAL_SERVER_ERROR: 'Internal server error',
 };
@@ -43,10 +40,18 @@ const FIXED_MESSAGES: Partial<Record<TRPCError['code'], string>> = {
 export interface RestError {
   status: number;
   body: { error: string; details?: IssueDetail[] };
+  retryAfterSeconds?: number;
+}
+
+// Seconds a client should wait before retrying, when the failure is worth a retry.
+export function retryAfterSeconds(error: TRPCError): number | undefined {
+  return error.cause instanceof ServiceUnavailableError ? error.cause.retryAfterSeconds : undefined;
 }
 
 export function restErrorFor(error: TRPCError): RestError {
   const status = getHTTPStatusCodeFromError(error);
+  const retryAfter = retryAfterSeconds(error);
+  if (retryAfter !== undefined) return { status: 503, body: { error: error.message }, retryAfterSeconds: retryAfter };
   if (status >= 500) return { status: 500, body: { error: 'Internal server error' } };
   const details = issueDetails(error);
   if (details && !(error.cause instanceof ValidationError)) {

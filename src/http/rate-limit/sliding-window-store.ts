@@ -1,4 +1,5 @@
 import type { IncrementResponse, Options, Store } from 'express-rate-limit';
+import { ServiceUnavailableError } from '../../errors';
 
 // A rolling window (CONTRACT.md "Rate limits": 120 requests per rolling minute), where
 // express-rate-limit's own stores count fixed windows. A sliding log: each accepted request's
@@ -16,9 +17,9 @@ export interface SlidingLog {
   readonly shared: boolean;
 }
 
-export class RateLimitUnavailableError extends Error {
+export class RateLimitUnavailableError extends ServiceUnavailableError {
   constructor(cause: unknown) {
-    super('Rate limit store unavailable', { cause });
+    super('Rate limiting is unavailable; retry shortly', { cause });
   }
 }
 

@@ -76,6 +76,12 @@ export function mergeUpsert(current: ContactState, fields: ContactFields): Conta
   };
 }
 
+// Whether a change leaves the contact as it was. Such a write is skipped, so updatedAt moves
+// only when the contact does, and a retried request changes nothing.
+export function sameState(a: ContactState, b: ContactState): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
 export function applyUpsert(current: ContactState | null, fields: ContactFields): ContactState {
   return current ? mergeUpsert(current, fields) : newContactState(fields);
 }

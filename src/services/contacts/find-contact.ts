@@ -3,6 +3,7 @@ import type { Database } from '../../db/database';
 import { forUpdate, select } from '../../db/sql';
 import { NotFoundError } from '../../errors';
 import type { ContactDto } from '../../schemas/contact';
+import { isStorableText } from '../../schemas/text';
 import { normalizeId } from '../ids';
 import { CONTACT_SELECT, contactFromRow, type ContactRow } from './contact-row';
 import { normalizeEmail } from './contact-state';
@@ -15,6 +16,8 @@ export async function getContactByEmail(
   db: Database,
   input: { accountId: string; email: string },
 ): Promise<ContactDto> {
+  // No stored email holds such characters; and SQLite could not even be asked.
+  if (!isStorableText(input.email)) throw new NotFoundError('Contact');
   const [row] = await select<ContactRow>(db, `${CONTACT_SELECT} WHERE account_id = ? AND email_normalized = ?`, [
     input.accountId,
     normalizeEmail(input.email),

@@ -4,7 +4,7 @@ import type { Database } from '../../db/database';
 import { forUpdate, insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
 import type { ContactDto, ContactFields } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
-import { applyUpsert, assertWithinLimits, normalizeEmail, type ContactState } from './contact-state';
+import { applyUpsert, assertWithinLimits, normalizeEmail, sameState, type ContactState } from './contact-state';
 
 export interface UpsertOutcome {
   // One per item, in request order: the contact as that item left it.
@@ -29,7 +29,7 @@ const UPDATED_ON_UPSERT = [
 //      exist. The database decides who creates a contact, so concurrent upserts of one email
 //      create it once.
 //   2. SELECT the rows, locked: a row carrying the id we proposed is one we created.
-//   3. Write the merged state of the others in one multi-row upsert.
+//   3. Write the merged state of the others in one multi-row upsert (those it changes).
 // Items with the same email apply in order. Rows are written sorted by email: concurrent
 // batches that lock in the same order do not deadlock each other.
 // Runs inside the caller's transaction, so a limit broken by a merge undoes it all.
@@ -38,8 +38,8 @@ export async function upsertContacts(
   accountId: string,
   items: readonly ContactFields[],
   transaction: Transaction,
-  now = new Date(),
 ): Promise<UpsertOutcome> {
+  const now = new Date();
   const byEmail = groupByEmail(items);
   const emails = [...byEmail.keys()].sort();
   const proposedIds = new Map(emails.map((email) => [email, randomUUID()]));
@@ -68,13 +68,16 @@ export async function upsertContacts(
     const row = rowByEmail.get(email);
     if (!row) throw new Error(`upsert lost the row for an email of account ${accountId}`);
     const created = row.id === proposedIds.get(email);
-    const folded = created ? freshStates.get(email)! : foldItems(stateFromRow(row), byEmail.get(email)!);
+    const current = created ? null : stateFromRow(row);
+    const folded = current ? foldItems(current, byEmail.get(email)!) : freshStates.get(email)!;
+    const changed = !current || !sameState(current, folded.final);
     const createdAt = created ? now : row.created_at;
+    const updatedAt = changed ? now : row.updated_at;
     if (created) inserted += 1;
-    else toUpdate.push(rowValues(row.id, accountId, folded.final, now, now));
+    else if (changed) toUpdate.push(rowValues(row.id, accountId, folded.final, now, now));
     folded.steps.forEach(({ index, state }, step) => {
       assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
-      results[index] = { contact: toContactDto(row.id, state, createdAt, now), created: created && step === 0 };
+      results[index] = { contact: toContactDto(row.id, state, createdAt, updatedAt), created: created && step === 0 };
     });
   }
 

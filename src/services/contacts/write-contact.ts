@@ -6,7 +6,7 @@ import { withTransaction } from '../../db/transaction';
 import { ConflictError } from '../../errors';
 import type { ContactDto } from '../../schemas/contact';
 import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
-import { assertWithinLimits, type ContactState } from './contact-state';
+import { assertWithinLimits, sameState, type ContactState } from './contact-state';
 import { findContactRow } from './find-contact';
 
 const EMAIL_TAKEN = 'A contact with this email already exists';
@@ -54,8 +54,10 @@ export function modifyContact(
 ): Promise<ContactDto> {
   return withTransaction(db, async (transaction) => {
     const row = await findContactRow(db, input, transaction);
-    const next = change(stateFromRow(row));
+    const current = stateFromRow(row);
+    const next = change(current);
     assertWithinLimits(next);
+    if (sameState(current, next)) return toContactDto(row.id, current, row.created_at, row.updated_at);
     const now = new Date();
     try {
       await execute(

@@ -1,0 +1,30 @@
+import { ConnectionError } from 'sequelize';
+import { ServiceUnavailableError } from '../errors';
+
+// Errors that mean "the database is not there" rather than "this statement is wrong": no
+// connection to be had, or one lost mid-statement. They become a 503, which clients retry.
+const LOST_CONNECTION_CODES = new Set([
+  'PROTOCOL_CONNECTION_LOST',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+]);
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof ConnectionError) return true;
+  const { parent, original } = (error ?? {}) as { parent?: { code?: unknown }; original?: { code?: unknown } };
+  const code = parent?.code ?? original?.code;
+  return typeof code === 'string' && LOST_CONNECTION_CODES.has(code);
+}
+
+export async function orUnavailable<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isDatabaseUnavailable(error)) throw new ServiceUnavailableError('Database unavailable; retry shortly', { cause: error });
+    throw error;
+  }
+}
