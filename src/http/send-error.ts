@@ -4,8 +4,8 @@ import { decodeOrKeep } from '../url-decode';
 
 // Errors the HTTP layer answers itself, before any procedure runs (authentication, rate
 // limits, body parsing), in the shape each transport's clients read: { error } on REST, and
-// tRPC's error envelope on /trpc, one per call of a batch (`/trpc/a,b?batch=1`). Given
-// { error }, a tRPC client reports "Unable to transform response from server".
+// tRPC's error envelope on /trpc (which takes one call per request). Given { error }, a tRPC
+// client reports "Unable to transform response from server".
 
 const TRPC_CODE_FOR_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: 'PARSE_ERROR',
@@ -22,9 +22,8 @@ export function sendError(req: Request, res: Response, status: number, message: 
   const pathname = req.originalUrl.split('?')[0];
   if (!pathname.startsWith('/trpc/')) return void res.json({ error: message });
   const code = TRPC_CODE_FOR_STATUS[status] ?? 'INTERNAL_SERVER_ERROR';
-  const envelope = (path: string) => ({
+  const path = decodeOrKeep(pathname.slice('/trpc/'.length));
+  res.json({
     error: { code: TRPC_ERROR_CODES_BY_KEY[code], message, data: { code, httpStatus: status, path, details: null } },
   });
-  const paths = decodeOrKeep(pathname.slice('/trpc/'.length)).split(',');
-  res.json(req.query.batch ? paths.map(envelope) : envelope(paths[0]));
 }

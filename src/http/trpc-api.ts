@@ -10,6 +10,9 @@ import './express-types';
 export function trpcApi({ router, db, logger }: { router: AppRouter; db: Database; logger: Logger }): RequestHandler {
   return createExpressMiddleware({
     router,
+    // One call per HTTP request: the rate limit counts requests, and a batch would let one
+    // request carry any number of calls (and open that many transactions at once).
+    allowBatching: false,
     createContext: ({ req }): Context => {
       const request = req as Request;
       return {
