@@ -3,6 +3,7 @@ import { createApp } from './app';
 import { loadConfig } from './config';
 import { openDatabase, prepareDatabase } from './db/database';
 import { migrateToLatest } from './db/migrator';
+import { countAccounts } from './services/accounts';
 import { seedDemoIfEmpty } from './services/demo-seed';
 import { connectRedis } from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
@@ -16,7 +17,11 @@ async function main() {
   const applied = await migrateToLatest(db, logger);
   if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
 
-  const demo = await seedDemoIfEmpty(db);
+  // The embedded database is for trying the service: it gets a demo key at once. A server
+  // database gets no key nobody asked for (it would sit in production logs); its first start
+  // says how to make one.
+  const demo = db.dialect === 'sqlite' ? await seedDemoIfEmpty(db) : null;
+  const needsFirstKey = !demo && (await countAccounts(db)) === 0;
   // With REDIS_URL, every instance counts against one shared limit. Unreachable at start-up is
   // a configuration error: the service refuses to start rather than run with a different limit.
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
@@ -32,6 +37,7 @@ async function main() {
   logger.info('listening', { host: config.host, port, database: db.dialect, rateLimits: redis ? 'redis' : 'memory' });
 
   if (demo) printWelcome(port, demo);
+  if (needsFirstKey) printFirstSteps();
 
   shutdownOn(['SIGTERM', 'SIGINT'], server, async () => {
     await db.close();
@@ -74,6 +80,19 @@ function printWelcome(port: number, demo: { key: string; accountId: string; sequ
       `    -d '{"contact":{"email":"ada@example.com"}}'`,
       '',
       `Docs: http://localhost:${port}/docs   More keys and accounts: npm run cli -- --help`,
+      '',
+    ].join('\n'),
+  );
+}
+
+function printFirstSteps() {
+  process.stdout.write(
+    [
+      '',
+      'The database has no accounts yet. Create one, an API key and a sequence with the admin command line:',
+      '  npm run cli -- account:create --name "My company"',
+      '  npm run cli -- key:create --account <account id> --name "First integration"   (prints the key, once)',
+      '  npm run cli -- sequence:create --account <account id> --name "Welcome" --status active',
       '',
     ].join('\n'),
   );

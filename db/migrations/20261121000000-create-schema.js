@@ -62,8 +62,10 @@ module.exports = {
       phone: { type: Sequelize.STRING(32), allowNull: true },
       first_name: { type: Sequelize.STRING(255), allowNull: true },
       last_name: { type: Sequelize.STRING(255), allowNull: true },
-      tags: { type: Sequelize.JSON, allowNull: false },
-      custom_fields: { type: Sequelize.JSON, allowNull: false },
+      // JSON as text, written by the service: MySQL 8's native JSON would reorder object keys
+      // (customFields would not read back as written), and MariaDB's JSON is text anyway.
+      tags: { type: Sequelize.TEXT, allowNull: false },
+      custom_fields: { type: Sequelize.TEXT, allowNull: false },
       email_subscription_status: { type: Sequelize.STRING(16), allowNull: false, defaultValue: 'subscribed' },
       whatsapp_subscription_status: { type: Sequelize.STRING(16), allowNull: false, defaultValue: 'subscribed' },
       ...timestamps(Sequelize),
@@ -96,7 +98,6 @@ module.exports = {
     await queryInterface.addIndex('sequence_runs', ['sequence_id', 'contact_id', 'created_at', 'id'], {
       name: 'sequence_runs_latest',
     });
-    await queryInterface.addIndex('sequence_runs', ['contact_id'], { name: 'sequence_runs_contact_id' });
 
     // At most one active run per (contact, sequence), enforced by the database so that it holds
     // under any concurrency. MySQL/MariaDB have no partial indexes: a stored generated column
@@ -105,6 +106,8 @@ module.exports = {
       await queryInterface.sequelize.query(
         `CREATE UNIQUE INDEX sequence_runs_one_active ON sequence_runs (contact_id, sequence_id) WHERE status IN ${ACTIVE}`,
       );
+      // Deleting a contact cascades to its runs; MySQL has the unique index above for that.
+      await queryInterface.addIndex('sequence_runs', ['contact_id'], { name: 'sequence_runs_contact_id' });
       await queryInterface.sequelize.query(
         `CREATE INDEX sequence_runs_account_active ON sequence_runs (account_id) WHERE status IN ${ACTIVE}`,
       );
@@ -133,10 +136,19 @@ module.exports = {
       ...timestamps(Sequelize),
     }, tableOptions);
     await queryInterface.addIndex('enrollments', ['sequence_id'], { name: 'enrollments_sequence_id' });
+
+    // One row per account with a run limit, locked while an enrollment counts and starts runs.
+    // Not the accounts row itself: every insert into contacts, runs and enrollments takes a
+    // shared lock on that through its foreign key, and would deadlock with the counter.
+    await queryInterface.createTable(
+      'run_limit_locks',
+      { id: { type: Sequelize.UUID, primaryKey: true, allowNull: false } },
+      tableOptions,
+    );
   },
 
   async down(queryInterface) {
-    for (const table of ['enrollments', 'sequence_runs', 'sequences', 'contacts', 'api_keys', 'accounts']) {
+    for (const table of ['run_limit_locks', 'enrollments', 'sequence_runs', 'sequences', 'contacts', 'api_keys', 'accounts']) {
       await queryInterface.dropTable(table);
     }
   },

@@ -49,6 +49,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       dialect: 'mysql',
       dialectOptions: { charset: 'utf8mb4' },
       pool: { max: 10, min: 0, idle: 10_000, acquire: 30_000 },
+      hooks: { afterConnect: (connection) => prepareMysqlSession(connection as MysqlConnection) },
     });
   } else {
     throw new Error('DATABASE_URL must start with sqlite: or mysql://');
@@ -91,6 +92,25 @@ function shareOneWriterConnection(sequelize: Sequelize) {
   manager.releaseConnection = (connection) => {
     if (connection !== writer) releaseConnection(connection);
   };
+}
+
+interface MysqlConnection {
+  query(sql: string, callback: (error: Error | null) => void): void;
+}
+
+// Once per connection, not per transaction:
+// - READ COMMITTED, so that a read made after taking a lock sees what the lock's previous
+//   holder committed. Under REPEATABLE READ (the server default) plain reads come from a
+//   snapshot taken at the transaction's first read, before the lock was granted: the account's
+//   active runs would be counted, and a contact's active run looked for, in stale data, and
+//   concurrent enrollments would overshoot the account limit (CONTRACT.md "Sequence limit").
+// - No NO_BACKSLASH_ESCAPES: Sequelize escapes values with backslashes, which that mode would
+//   read as text.
+async function prepareMysqlSession(connection: MysqlConnection) {
+  const run = (sql: string) =>
+    new Promise<void>((resolve, reject) => connection.query(sql, (error) => (error ? reject(error) : resolve())));
+  await run('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+  await run("SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')");
 }
 
 function sqliteStorage(url: string): string {

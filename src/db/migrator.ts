@@ -43,6 +43,29 @@ export function createMigrator(db: Database, logger?: Logger) {
 }
 
 export async function migrateToLatest(db: Database, logger?: Logger): Promise<string[]> {
-  const applied = await createMigrator(db, logger).up();
-  return applied.map((migration) => migration.name);
+  return withMigrationLock(db, async () => {
+    const applied = await createMigrator(db, logger).up();
+    return applied.map((migration) => migration.name);
+  });
+}
+
+const LOCK = "'contact-service:migrations'";
+
+// Several instances starting at once on MySQL take turns; the later ones find nothing to do.
+// GET_LOCK belongs to a connection: a transaction holds one for the lock's lifetime while the
+// migrations run on others. (SQLite needs none: one writer, one process starting it.)
+async function withMigrationLock<T>(db: Database, fn: () => Promise<T>): Promise<T> {
+  if (db.dialect !== 'mysql') return fn();
+  return db.sequelize.transaction(async (transaction) => {
+    const [row] = (await db.sequelize.query(`SELECT GET_LOCK(${LOCK}, 120) AS acquired`, {
+      type: 'SELECT',
+      transaction,
+    })) as Array<{ acquired: number | string | null }>;
+    if (Number(row?.acquired) !== 1) throw new Error('Another instance held the migration lock for 120 s');
+    try {
+      return await fn();
+    } finally {
+      await db.sequelize.query(`SELECT RELEASE_LOCK(${LOCK})`, { transaction });
+    }
+  });
 }

@@ -69,9 +69,15 @@ function sqlTimestamp(db: Database, date: Date): Date | string {
   return db.dialect === 'sqlite' ? date : date.toISOString().slice(0, 23).replace('T', ' ');
 }
 
-// Row lock for the rest of the transaction on MySQL; SQLite needs none (one writer at a time).
+// Row locks for the rest of the transaction on MySQL; SQLite needs none (one writer at a time).
 export function forUpdate(db: Database): string {
   return db.dialect === 'sqlite' ? '' : ' FOR UPDATE';
+}
+
+// Shared: the rows cannot change or go while the transaction relies on them. (MySQL 8's
+// FOR SHARE is not MariaDB's; LOCK IN SHARE MODE is both's.)
+export function forShare(db: Database): string {
+  return db.dialect === 'sqlite' ? '' : ' LOCK IN SHARE MODE';
 }
 
 export async function select<T>(

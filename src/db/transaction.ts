@@ -1,4 +1,4 @@
-import { Transaction } from 'sequelize';
+import type { Transaction } from 'sequelize';
 import type { Database } from './database';
 import { orUnavailable } from './unavailable';
 
@@ -11,18 +11,14 @@ const DEADLOCK_RETRIES = 5;
 //   concurrent transactions interleave and fail. Transactions are queued, one at a time, per
 //   database.
 // - MySQL: a deadlock (1213) rolls back the whole transaction, so the whole function is run
-//   again, after a short random wait; never a single statement inside it.
-// - MySQL: READ COMMITTED, so that a read made after taking a lock sees what the lock's previous
-//   holder committed. Under REPEATABLE READ (the server default) plain reads come from a
-//   snapshot taken at the transaction's first read, before the lock was granted: the account's
-//   active runs would be counted, and a contact's active run looked for, in stale data, and
-//   concurrent enrollments would overshoot the account limit (CONTRACT.md "Sequence limit").
+//   again, after a short random wait; never a single statement inside it. (A lock-wait
+//   timeout is not retried: it has already waited long, and waiting again would double it.)
+//   Transactions are READ COMMITTED, set on each connection (src/db/database.ts).
 export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Promise<T> {
   if (db.dialect === 'sqlite') return serialised(db, () => orUnavailable(() => db.sequelize.transaction(fn)));
-  const options = { isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED };
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await orUnavailable(() => db.sequelize.transaction(options, fn));
+      return await orUnavailable(() => db.sequelize.transaction(fn));
     } catch (error) {
       if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error;
       await sleep(5 + Math.random() * 20 * attempt);
@@ -41,8 +37,7 @@ function serialised<T>(db: Database, fn: () => Promise<T>): Promise<T> {
 }
 
 export function isDeadlock(error: unknown): boolean {
-  const code = mysqlErrno(error);
-  return code === 1213 || code === 1205;
+  return mysqlErrno(error) === 1213;
 }
 
 export function mysqlErrno(error: unknown): number | undefined {

@@ -29,11 +29,13 @@ export class Contact extends Model {
   @Column({ type: DataType.STRING(255), allowNull: true })
   declare lastName: string | null;
 
-  @Column({ type: DataType.JSON, allowNull: false })
-  declare tags: string[];
+  // JSON text (see the migration): a string[] as written by the service.
+  @Column({ type: DataType.TEXT, allowNull: false })
+  declare tags: string;
 
-  @Column({ type: DataType.JSON, allowNull: false })
-  declare customFields: Record<string, unknown>;
+  // JSON text: an object as written by the service.
+  @Column({ type: DataType.TEXT, allowNull: false })
+  declare customFields: string;
 
   @Column({ type: DataType.STRING(16), allowNull: false, defaultValue: 'subscribed' })
   declare emailSubscriptionStatus: SubscriptionStatus;

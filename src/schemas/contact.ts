@@ -10,12 +10,20 @@ export const MAX_CUSTOM_FIELDS_BYTES = 16 * 1024;
 // The request array may repeat tags (they collapse); this bounds the work before they do.
 const MAX_TAGS_IN_REQUEST = 1000;
 
+// The key a contact is unique on, per account: canonical Unicode form (so a composed and a
+// decomposed é are one address), then lower case.
+export function normalizeEmail(email: string): string {
+  return email.trim().normalize('NFC').toLowerCase();
+}
+
 export const emailSchema = z
   .string()
   .trim()
   .min(1, 'Email is required')
   .max(254, 'Email must be at most 254 characters')
   .refine(isEmailAddress, 'Invalid email address')
+  // Lower-casing can lengthen a string (İ becomes i̇): the stored key must fit too.
+  .refine((email) => normalizeEmail(email).length <= 254, 'Email must be at most 254 characters')
   .describe(
     'Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). ' +
       'Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.',

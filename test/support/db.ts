@@ -6,7 +6,7 @@ import { MODELS } from '../../src/models';
 // before every test. TEST_DATABASE_URL picks it: SQLite in memory by default, MariaDB in CI.
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'sqlite::memory:';
 
-const TABLES_CHILD_FIRST = ['enrollments', 'sequence_runs', 'sequences', 'contacts', 'api_keys', 'accounts'];
+const TABLES_CHILD_FIRST = ['run_limit_locks', 'enrollments', 'sequence_runs', 'sequences', 'contacts', 'api_keys', 'accounts'];
 
 let db: Database | undefined;
 const queryListeners = new Set<(sql: string) => void>();
@@ -22,8 +22,8 @@ export async function openTestDb(): Promise<Database> {
   if (db.dialect === 'mysql') {
     // A fresh schema each run, from the migrations, as production gets it.
     await db.sequelize.query('SET FOREIGN_KEY_CHECKS = 0');
-    // The migration log is `sequelize_meta` here (models are defined underscored), not
-    // sequelize-cli's `SequelizeMeta`: drop both, or a second run finds no tables to migrate.
+    // The migration ledger too (and the name an early version used), or a second run on the
+    // same database would find no tables and nothing to migrate.
     for (const table of [...TABLES_CHILD_FIRST, 'SequelizeMeta', 'sequelize_meta']) {
       await db.sequelize.query(`DROP TABLE IF EXISTS ${table}`);
     }

@@ -1,11 +1,11 @@
 import type { Database } from '../../db/database';
 import { withTransaction } from '../../db/transaction';
 import { NotFoundError } from '../../errors';
-import type { ContactDto, ContactFields, ContactUpdate } from '../../schemas/contact';
+import { type ContactDto, type ContactFields, type ContactUpdate, normalizeEmail } from '../../schemas/contact';
 import type { SubscriptionStatus } from '../../models/contact';
 import { Contact } from '../../models';
 import { normalizeId } from '../ids';
-import { assertWithinLimits, newContactState, normalizeEmail, uniqueTags } from './contact-state';
+import { assertWithinLimits, newContactState, uniqueTags } from './contact-state';
 import { upsertContacts } from './upsert-contacts';
 import { insertContact, modifyContact } from './write-contact';
 

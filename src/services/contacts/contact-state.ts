@@ -4,6 +4,7 @@ import {
   MAX_CUSTOM_FIELD_KEYS,
   MAX_CUSTOM_FIELDS_BYTES,
   MAX_TAGS,
+  normalizeEmail,
   type ContactFields,
 } from '../../schemas/contact';
 
@@ -22,10 +23,6 @@ export interface ContactState {
   customFields: CustomFields;
   emailSubscriptionStatus: SubscriptionStatus;
   whatsappSubscriptionStatus: SubscriptionStatus;
-}
-
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
 }
 
 // Duplicates collapse; the first occurrence's position is kept.

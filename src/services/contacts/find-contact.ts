@@ -2,11 +2,10 @@ import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { forUpdate, select } from '../../db/sql';
 import { NotFoundError } from '../../errors';
-import type { ContactDto } from '../../schemas/contact';
+import { type ContactDto, normalizeEmail } from '../../schemas/contact';
 import { isStorableText } from '../../schemas/text';
 import { normalizeId } from '../ids';
 import { CONTACT_SELECT, contactFromRow, type ContactRow } from './contact-row';
-import { normalizeEmail } from './contact-state';
 
 export async function getContact(db: Database, input: { accountId: string; id: string }): Promise<ContactDto> {
   return contactFromRow(await findContactRow(db, input));

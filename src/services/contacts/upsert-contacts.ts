@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { forUpdate, insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
-import type { ContactDto, ContactFields } from '../../schemas/contact';
+import { type ContactDto, type ContactFields, normalizeEmail } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
-import { applyUpsert, assertWithinLimits, normalizeEmail, sameState, type ContactState } from './contact-state';
+import { applyUpsert, assertWithinLimits, sameState, type ContactState } from './contact-state';
 
 export interface UpsertOutcome {
   // One per item, in request order: the contact as that item left it.

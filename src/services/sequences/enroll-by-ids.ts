@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database';
-import { select } from '../../db/sql';
+import { forShare, select } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { Enrollment } from '../../models';
 import type { EnrollmentDto } from '../../schemas/sequence';
@@ -26,9 +26,11 @@ export function enrollByIds(
     const sequenceId = await requireSequence(db, { ...input, mustBeActive: true }, transaction);
     const capacity = await remainingRunCapacity(db, accountId, transaction);
 
+    // Shared locks: a contact deleted between this read and its run's insert would break the
+    // run's foreign key.
     const found = await select<{ id: string }>(
       db,
-      'SELECT id FROM contacts WHERE account_id = ? AND id IN (?)',
+      `SELECT id FROM contacts WHERE account_id = ? AND id IN (?)${forShare(db)}`,
       [accountId, ids],
       transaction,
     );

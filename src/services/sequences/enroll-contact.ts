@@ -15,8 +15,8 @@ export function enrollContact(
   const { accountId } = input;
   return withTransaction(db, async (transaction) => {
     const sequenceId = await requireSequence(db, { ...input, mustBeActive: true }, transaction);
-    // The account lock (limited accounts only) comes before the contact's row lock: the same
-    // order as enroll-by-ids, so the two cannot deadlock each other.
+    // Locks in the order every enrollment takes them: the sequence (shared), the account's run
+    // limit (limited accounts only), then the contact.
     const capacity = await remainingRunCapacity(db, accountId, transaction);
     const { results } = await upsertContacts(db, accountId, [input.contact], transaction);
     const contactId = results[0].contact.id;

@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { select } from '../../db/sql';
+import { forShare, select } from '../../db/sql';
 import { ConflictError, NotFoundError } from '../../errors';
 import { normalizeId } from '../ids';
 
@@ -15,7 +15,8 @@ export async function requireSequence(
   const [sequence] = id
     ? await select<{ id: string; status: string }>(
         db,
-        'SELECT id, status FROM sequences WHERE id = ? AND account_id = ?',
+        // Enrolling, the status must stay `active` until the runs are in: a shared lock.
+        `SELECT id, status FROM sequences WHERE id = ? AND account_id = ?${input.mustBeActive && transaction ? forShare(db) : ''}`,
         [id, input.accountId],
         transaction,
       )

@@ -2,13 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { toIso, toIsoOrNull } from '../../db/rows';
-import { forUpdate, insertIgnoringConflicts, select } from '../../db/sql';
+import { insertIgnoringConflicts, select } from '../../db/sql';
 import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../models/sequence-run';
 import type { RunDto } from '../../schemas/sequence';
 
 // Sequence runs: how they are written and read, set-based.
 
-export const ACTIVE_STATUSES_SQL = `(${ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+const ACTIVE_STATUSES_SQL = `(${ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+
+// "The run is active", in the form each database's indexes serve: the generated active_flag
+// on MySQL (its indexes hold that column, not the status), the partial indexes' own
+// predicate on SQLite.
+export function activeRun(db: Database): string {
+  return db.dialect === 'sqlite' ? `status IN ${ACTIVE_STATUSES_SQL}` : 'active_flag = 1';
+}
 
 const RUN_COLUMNS = [
   'id',
@@ -57,7 +64,7 @@ export async function contactsWithActiveRun(
   if (contactIds.length === 0) return new Set();
   const rows = await select<{ contact_id: string }>(
     db,
-    `SELECT contact_id FROM sequence_runs WHERE sequence_id = ? AND contact_id IN (?) AND status IN ${ACTIVE_STATUSES_SQL}`,
+    `SELECT contact_id FROM sequence_runs WHERE sequence_id = ? AND contact_id IN (?) AND ${activeRun(db)}`,
     [sequenceId, contactIds],
     transaction,
   );
@@ -103,37 +110,35 @@ export async function startRuns(
 }
 
 // How many more active runs the account may start now; null when it has no limit.
-// A limited account's row is locked for the rest of the transaction, so concurrent
-// enrollments in that account take turns and the limit holds under any concurrency. (The count
-// after the lock sees the runs the previous holder committed because transactions are READ
-// COMMITTED on MySQL: see withTransaction.)
+// A limited account's enrollments take turns on its run_limit_locks row (MySQL; SQLite has
+// one writer anyway), so the count below cannot be raced and the limit holds under any
+// concurrency. The count reads what the previous holder committed: transactions are READ
+// COMMITTED on MySQL (src/db/database.ts).
 export async function remainingRunCapacity(
   db: Database,
   accountId: string,
   transaction: Transaction,
 ): Promise<{ remaining: number; limit: number } | null> {
-  const [unlocked] = await select<{ max_active_runs: number | null }>(
-    db,
-    'SELECT max_active_runs FROM accounts WHERE id = ?',
-    [accountId],
-    transaction,
-  );
-  if (unlocked?.max_active_runs === null || unlocked?.max_active_runs === undefined) return null;
-  // Read again under the lock (SQLite needs no lock: it has one writer at a time).
-  const lock = forUpdate(db);
-  const [account] = lock
-    ? await select<{ max_active_runs: number | null }>(
-        db,
-        `SELECT max_active_runs FROM accounts WHERE id = ?${lock}`,
-        [accountId],
-        transaction,
-      )
-    : [unlocked];
-  const limit = account?.max_active_runs;
-  if (limit === null || limit === undefined) return null;
+  const readLimit = async () => {
+    const [account] = await select<{ max_active_runs: number | null }>(
+      db,
+      'SELECT max_active_runs FROM accounts WHERE id = ?',
+      [accountId],
+      transaction,
+    );
+    return account?.max_active_runs ?? null;
+  };
+  let limit = await readLimit();
+  if (limit === null) return null;
+  if (db.dialect !== 'sqlite') {
+    await insertIgnoringConflicts(db, 'run_limit_locks', ['id'], [[accountId]], transaction);
+    // Again under the lock: an administrator may have changed it meanwhile.
+    limit = await readLimit();
+    if (limit === null) return null;
+  }
   const [{ active }] = await select<{ active: number | string }>(
     db,
-    `SELECT COUNT(*) AS active FROM sequence_runs WHERE account_id = ? AND status IN ${ACTIVE_STATUSES_SQL}`,
+    `SELECT COUNT(*) AS active FROM sequence_runs WHERE account_id = ? AND ${activeRun(db)}`,
     [accountId],
     transaction,
   );

@@ -2,7 +2,7 @@ import type { Database } from '../../db/database';
 import { execute, forUpdate, select } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { requireSequence } from './find-sequence';
-import { ACTIVE_STATUSES_SQL } from './runs';
+import { activeRun } from './runs';
 
 // Cancels every active run of the given contacts in the sequence, whatever the sequence's
 // status. Lists the contacts whose run was cancelled, in request order; others are skipped.
@@ -16,7 +16,7 @@ export function unenroll(
     const runs = await select<{ id: string; contact_id: string }>(
       db,
       `SELECT id, contact_id FROM sequence_runs
-        WHERE sequence_id = ? AND account_id = ? AND contact_id IN (?) AND status IN ${ACTIVE_STATUSES_SQL}${forUpdate(db)}`,
+        WHERE sequence_id = ? AND account_id = ? AND contact_id IN (?) AND ${activeRun(db)}${forUpdate(db)}`,
       [sequenceId, input.accountId, ids],
       transaction,
     );
