@@ -1,16 +1,15 @@
 'use strict';
 
-// sequelize-cli's view of the database: DATABASE_URL as the service reads it (src/config.ts),
-// the embedded SQLite file when it is unset.
-const url = process.env.DATABASE_URL || 'sqlite:data/service.sqlite';
+// sequelize-cli's view of the database: the service's own configuration (src/config.ts), so
+// DATABASE_URL and its default mean the same to both.
+require('tsx/cjs');
+const { loadConfig } = require('../src/config.ts');
+const { parseDatabaseUrl } = require('../src/db/database-url.ts');
 
-function fromUrl(value) {
-  if (value.startsWith('sqlite:')) {
-    const storage = value.slice('sqlite:'.length).replace(/^\/\//, '') || ':memory:';
-    return { dialect: 'sqlite', storage };
-  }
-  return { url: value, dialect: 'mysql', timezone: '+00:00', dialectOptions: { charset: 'utf8mb4' } };
-}
+const target = parseDatabaseUrl(loadConfig().databaseUrl);
+const config =
+  target.dialect === 'sqlite'
+    ? { dialect: 'sqlite', storage: target.storage }
+    : { dialect: 'mysql', url: target.url, timezone: '+00:00', dialectOptions: { charset: 'utf8mb4' } };
 
-const config = fromUrl(url);
 module.exports = { development: config, test: config, production: config };

@@ -4,6 +4,7 @@ import 'reflect-metadata';
 import { Sequelize } from 'sequelize-typescript';
 import type { Logger } from '../logger';
 import { MODELS } from '../models';
+import { parseDatabaseUrl } from './database-url';
 
 export type Dialect = 'sqlite' | 'mysql';
 
@@ -34,25 +35,22 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     define: { underscored: true },
   };
 
+  const target = parseDatabaseUrl(url);
+  const dialect: Dialect = target.dialect;
   let sequelize: Sequelize;
-  let dialect: Dialect;
-  if (url.startsWith('sqlite:')) {
-    dialect = 'sqlite';
-    const storage = sqliteStorage(url);
+  if (target.dialect === 'sqlite') {
+    const { storage } = target;
     if (storage !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(storage)), { recursive: true });
     sequelize = new Sequelize({ ...common, dialect: 'sqlite', storage });
     if (storage !== ':memory:') shareOneWriterConnection(sequelize);
-  } else if (url.startsWith('mysql://')) {
-    dialect = 'mysql';
-    sequelize = new Sequelize(url, {
+  } else {
+    sequelize = new Sequelize(target.url, {
       ...common,
       dialect: 'mysql',
       dialectOptions: { charset: 'utf8mb4' },
       pool: { max: 10, min: 0, idle: 10_000, acquire: 30_000 },
       hooks: { afterConnect: (connection) => prepareMysqlSession(connection as MysqlConnection) },
     });
-  } else {
-    throw new Error('DATABASE_URL must start with sqlite: or mysql://');
   }
 
   const pending = new Set<Promise<unknown>>();
@@ -111,12 +109,6 @@ async function prepareMysqlSession(connection: MysqlConnection) {
     new Promise<void>((resolve, reject) => connection.query(sql, (error) => (error ? reject(error) : resolve())));
   await run('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
   await run("SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')");
-}
-
-function sqliteStorage(url: string): string {
-  const rest = url.slice('sqlite:'.length).replace(/^\/\//, '');
-  if (rest === '' || rest === ':memory:') return ':memory:';
-  return rest;
 }
 
 // Write-ahead logging lets reads proceed while a write transaction is open; it is a property

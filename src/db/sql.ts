@@ -8,9 +8,12 @@ import { orUnavailable } from './unavailable';
 
 type Row = readonly unknown[];
 
-function valuesClause(columns: readonly string[], rows: readonly Row[]) {
+function insertStatement(table: string, columns: readonly string[], rows: readonly Row[]) {
   const tuple = `(${columns.map(() => '?').join(', ')})`;
-  return { sql: rows.map(() => tuple).join(', '), replacements: rows.flat() };
+  return {
+    sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}`,
+    replacements: rows.flat(),
+  };
 }
 
 // Every raw statement's values pass through here, so that timestamps keep their milliseconds
@@ -29,6 +32,19 @@ export async function execute(
   await orUnavailable(() => db.sequelize.query(sql, { replacements: bindable(db, replacements), transaction }));
 }
 
+// A multi-row INSERT; a unique-index clash fails it (UniqueConstraintError).
+export async function insertRows(
+  db: Database,
+  table: string,
+  columns: readonly string[],
+  rows: readonly Row[],
+  transaction: Transaction,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const insert = insertStatement(table, columns, rows);
+  await execute(db, insert.sql, insert.replacements, transaction);
+}
+
 // INSERT that leaves alone any row clashing with a unique index (and, on MySQL, locks it).
 export async function insertIgnoringConflicts(
   db: Database,
@@ -38,9 +54,9 @@ export async function insertIgnoringConflicts(
   transaction: Transaction,
 ): Promise<void> {
   if (rows.length === 0) return;
-  const values = valuesClause(columns, rows);
+  const insert = insertStatement(table, columns, rows);
   const onConflict = db.dialect === 'sqlite' ? 'ON CONFLICT DO NOTHING' : 'ON DUPLICATE KEY UPDATE id = id';
-  await execute(db, `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.sql} ${onConflict}`, values.replacements, transaction);
+  await execute(db, `${insert.sql} ${onConflict}`, insert.replacements, transaction);
 }
 
 // INSERT, or UPDATE the listed columns of the row that clashes on conflictColumns.
@@ -54,12 +70,12 @@ export async function upsertRows(
   transaction: Transaction,
 ): Promise<void> {
   if (rows.length === 0) return;
-  const values = valuesClause(columns, rows);
+  const insert = insertStatement(table, columns, rows);
   const onConflict =
     db.dialect === 'sqlite'
       ? `ON CONFLICT (${conflictColumns.join(', ')}) DO UPDATE SET ${updateColumns.map((c) => `${c} = excluded.${c}`).join(', ')}`
       : `ON DUPLICATE KEY UPDATE ${updateColumns.map((c) => `${c} = VALUES(${c})`).join(', ')}`;
-  await execute(db, `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.sql} ${onConflict}`, values.replacements, transaction);
+  await execute(db, `${insert.sql} ${onConflict}`, insert.replacements, transaction);
 }
 
 // A timestamp as a replacement in a raw query, milliseconds kept. Sequelize writes a Date

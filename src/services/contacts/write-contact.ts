@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintError, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute } from '../../db/sql';
+import { execute, insertRows } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { ConflictError } from '../../errors';
 import type { ContactDto } from '../../schemas/contact';
@@ -19,14 +19,8 @@ export async function insertContact(
 ): Promise<ContactDto> {
   const id = randomUUID();
   const now = new Date();
-  const values = rowValues(id, accountId, state, now, now);
   try {
-    await execute(
-      db,
-      `INSERT INTO contacts (${CONTACT_COLUMNS.join(', ')}) VALUES (${values.map(() => '?').join(', ')})`,
-      values,
-      transaction,
-    );
+    await insertRows(db, 'contacts', CONTACT_COLUMNS, [rowValues(id, accountId, state, now, now)], transaction);
   } catch (error) {
     if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
     throw error;
