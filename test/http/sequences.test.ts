@@ -209,7 +209,7 @@ describe('Sequences API (REST)', () => {
       expect(res.status).to.equal(202);
       expect(res.body).to.have.all.keys('enrolled', 'reason', 'message', 'contactId');
       expect(res.body).to.include({ enrolled: false, reason: 'sequence_limit_reached' });
-      expect(res.body.message).to.be.a('string').that.is.not.empty;
+      expect(res.body.message).to.equal('The account has reached its limit of active runs (1)');
       const contact = await api(key).get(`/contacts/${res.body.contactId}`);
       expect(contact.status).to.equal(200);
       expect(contact.body.contact).to.include({ email: 'second@example.com', firstName: 'Second' });

@@ -27,7 +27,7 @@ export function enrollContact(
       return {
         enrolled: false,
         reason: 'sequence_limit_reached',
-        message: `The account has reached its limit of ${capacity.limit} active runs`,
+        message: `The account has reached its limit of active runs (${capacity.limit})`,
         contactId,
       };
     }
