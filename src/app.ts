@@ -9,6 +9,7 @@ import { rateLimiters } from './http/rate-limit/limiters';
 import { MemorySlidingLog, type SlidingLog } from './http/rate-limit/sliding-window-store';
 import { restApi } from './http/rest-api';
 import { sendError } from './http/send-error';
+import { nestsDeeperThan } from './schemas/text';
 import { trpcApi } from './http/trpc-api';
 import type { Logger } from './logger';
 import { docsPage } from './openapi/docs-page';
@@ -24,6 +25,7 @@ export interface AppDeps {
 }
 
 export const BODY_LIMIT = '1mb';
+const MAX_BODY_DEPTH = 32;
 
 export function createApp({ db, config, logger, rateLimitLog }: AppDeps): Express {
   const app = express();
@@ -52,14 +54,21 @@ export function createApp({ db, config, logger, rateLimitLog }: AppDeps): Expres
   // not. A GET's body is never read: its input is the path and the query.
   const parseJson = express.json({ limit: BODY_LIMIT });
   const json: RequestHandler = (req, res, next) => (req.method === 'GET' ? next() : parseJson(req, res, next));
+  // Deeper than anything the API takes (customFields inside a batch item is 20 levels), and
+  // shallow enough for the recursive code downstream: tRPC serialises the input before any
+  // validation runs.
+  const shallowJson: RequestHandler = (req, res, next) =>
+    nestsDeeperThan(req.body, MAX_BODY_DEPTH)
+      ? sendError(req, res, 400, `Request body is nested deeper than ${MAX_BODY_DEPTH} levels`)
+      : next();
   const jsonObject: RequestHandler = (req, res, next) => {
     const body = req.body as unknown;
     if (body === undefined || (typeof body === 'object' && body !== null && !Array.isArray(body))) return next();
     sendError(req, res, 400, 'Request body must be a JSON object');
   };
 
-  app.use('/api/v1', ...keyed, requireApiKey, json, jsonObject, restApi({ router: appRouter, db, logger }));
-  app.use('/trpc', ...keyed, requireApiKey, json, trpcApi({ router: appRouter, db, logger }));
+  app.use('/api/v1', ...keyed, requireApiKey, json, shallowJson, jsonObject, restApi({ router: appRouter, db, logger }));
+  app.use('/trpc', ...keyed, requireApiKey, json, shallowJson, trpcApi({ router: appRouter, db, logger }));
 
   app.use(notFound);
   app.use(errorHandler(logger));

@@ -24,10 +24,24 @@ const EMAIL = new RegExp(`^${ATEXT}+(?:\\.${ATEXT}+)*@(?:${LABEL}\\.)+(?:\\p{L}{
 
 export function isEmailAddress(value: string): boolean {
   const at = value.lastIndexOf('@');
-  return at > 0 && at <= 64 && EMAIL.test(value);
+  // Judged in the canonical form the key uses (a decomposed é is a letter and a combining mark).
+  return at > 0 && at <= 64 && EMAIL.test(value.normalize('NFC'));
 }
 
 export const MAX_JSON_DEPTH = 16;
+
+// Whether a parsed JSON value nests objects and arrays deeper than `limit`. Iterative: the
+// point is to refuse values that recursive code (JSON.stringify among it) would choke on.
+export function nestsDeeperThan(root: unknown, limit: number): boolean {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 1 }];
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(value)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
+}
 
 // The first problem in a JSON value (depth, or a key or string that is not storable text), as
 // a path and a message; null when there is none. Iterative, so no input can exhaust the stack.

@@ -5,11 +5,12 @@ import { randomUUID } from 'node:crypto';
 import Ajv2020 from 'ajv/dist/2020';
 import { expect } from 'chai';
 import type { Express } from 'express';
+import { ConnectionRefusedError } from 'sequelize';
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import { RedisSlidingLog } from '../../src/http/rate-limit/redis-sliding-log';
 import { silentLogger, testApp } from '../support/app';
-import { testDb, withFailingContactQueries } from '../support/db';
+import { testDb, withFailingContactQueries, withFailingStatements } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
 
 // The published contract (GET /api/v1/openapi.json) against what the service really answers:
@@ -446,6 +447,19 @@ describe('OpenAPI document', () => {
       const res = await withFailingContactQueries(() => rest(f.key).get(`/contacts/${f.contact.id}`).then((r) => r));
       expect(res.status).to.equal(500);
       expect(res.body).to.deep.equal({ error: 'Internal server error' });
+      expectConformant(SERVER_ERRORS_CHECKED_ON, res);
+    });
+
+    it(`answers ${SERVER_ERRORS_CHECKED_ON} 503 as the document declares when the database is unavailable`, async () => {
+      const f = await buildFixture();
+      // A lost connection on the contact's own statements; the key lookup still works.
+      const refused = () => new ConnectionRefusedError(new Error('connect ECONNREFUSED 10.0.0.1:3306'));
+      const res = await withFailingStatements({ scope: 'contacts', failure: refused }, () =>
+        rest(f.key).get(`/contacts/${f.contact.id}`).then((r) => r),
+      );
+      expect(res.status).to.equal(503);
+      expect(res.body).to.deep.equal({ error: 'Database unavailable; retry shortly' });
+      expect(res.headers['retry-after']).to.equal('5');
       expectConformant(SERVER_ERRORS_CHECKED_ON, res);
     });
 

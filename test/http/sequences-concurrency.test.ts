@@ -193,4 +193,86 @@ describe('Sequences API under concurrency', function () {
       else expect(run.completedAt).to.equal(null);
     }
   });
+
+  it('never starts a run for a deleted contact when 50 deletes race two enrolls of the same ids', async () => {
+    const { key, accountId, sequenceId } = await setup();
+    const ids = await manyContacts(accountId, 50);
+    const enroll = () => api(key).post(`/sequences/${sequenceId}/enroll`).send({ contactIds: ids });
+    const [first, ...rest] = await Promise.all([
+      enroll(),
+      ...ids.map((id) => api(key).delete(`/contacts/${id}`)),
+      enroll(),
+    ]);
+    const enrolls = [first, rest[rest.length - 1]];
+    const deletes = rest.slice(0, -1);
+    const responses = [...enrolls, ...deletes];
+
+    expectNoServerErrors(responses);
+    expect(responses.filter((res) => ![201, 204, 404].includes(res.status)).map((res) => `${res.status} ${res.text}`)).to.deep.equal([]);
+    expect(enrolls.map((res) => res.status)).to.deep.equal([201, 201]);
+    // Each contact is deleted once; a delete's 204 is the contact's end.
+    expect(deletes.map((res) => res.status)).to.deep.equal(Array(50).fill(204));
+    for (const { body } of enrolls) {
+      expect(body.summary.processed).to.equal(50);
+      expect(body.summary.successful + body.summary.failed + body.summary.skipped).to.equal(50);
+    }
+
+    expect(await countRows('contacts', accountId)).to.equal(0);
+    const [{ n }] = (await testDb().sequelize.query(
+      `SELECT COUNT(*) AS n FROM sequence_runs r LEFT JOIN contacts c ON c.id = r.contact_id
+        WHERE r.account_id = ? AND c.id IS NULL`,
+      { replacements: [accountId], type: 'SELECT' },
+    )) as Array<{ n: number | string }>;
+    expect(Number(n), 'runs whose contact is gone').to.equal(0);
+    expect(await storedRuns({ accountId })).to.deep.equal([]);
+  });
+
+  it('holds an account limit of 20 under parallel triggers, overlapping batch upserts and enrolls by ids', async () => {
+    const { key, accountId, sequenceId } = await setup({ maxActiveRuns: 20 });
+    const ids = await manyContacts(accountId, 40);
+    const email = (i: number) => `parallel-${String(i).padStart(4, '0')}@example.com`;
+    const enrollBodies = [ids.slice(0, 20), ids.slice(10, 30), ids.slice(20, 40), [...ids].reverse()];
+    const batchEmails = Array.from({ length: 25 }, (_, i) => email(25 + i));
+    const batches = [batchEmails, [...batchEmails].reverse(), batchEmails.slice(10), batchEmails.slice(0, 15).reverse()];
+
+    const [enrolls, triggers, upserts] = await Promise.all([
+      Promise.all(enrollBodies.map((contactIds) => api(key).post(`/sequences/${sequenceId}/enroll`).send({ contactIds }))),
+      Promise.all(
+        Array.from({ length: 15 }, (_, i) =>
+          api(key).post(`/sequences/${sequenceId}/trigger`).send({ contact: { email: email(30 + i), tags: [`t${i}`] } }),
+        ),
+      ),
+      Promise.all(
+        batches.map((emails, b) =>
+          api(key)
+            .post('/contacts/batch')
+            .send({ contacts: emails.map((e) => ({ email: e, customFields: { [`batch${b}`]: true } })) }),
+        ),
+      ),
+    ]);
+
+    expectNoServerErrors([...enrolls, ...triggers, ...upserts]);
+    expect(enrolls.map((res) => res.status)).to.deep.equal([201, 201, 201, 201]);
+    expect(triggers.map((res) => res.status)).to.deep.equal(Array(15).fill(202));
+    expect(upserts.map((res) => res.status)).to.deep.equal([201, 201, 201, 201]);
+
+    const runs = await storedRuns({ accountId });
+    const active = runs.filter((run) => ['pending', 'running', 'paused'].includes(run.status));
+    // 45 distinct contacts asked for a run, so the limit is reached exactly, never passed.
+    expect(active).to.have.length(20);
+    expect(runs).to.have.length(20);
+    for (const [contactId, count] of activeRunsPerContact(runs)) expect(count, contactId).to.equal(1);
+    const answeredEnrolled =
+      enrolls.reduce((sum, res) => sum + res.body.summary.successful, 0) + triggers.filter((res) => res.body.enrolled === true).length;
+    expect(answeredEnrolled).to.equal(20);
+    for (const res of triggers.filter((r) => r.body.enrolled === false)) {
+      expect(res.body.reason).to.be.oneOf(['sequence_limit_reached', 'active_run_exists']);
+    }
+    // Every upsert stood, limit or not: 40 + 10 new contacts; one in all four batches and a
+    // trigger carries all of their changes.
+    expect(await countRows('contacts', accountId)).to.equal(50);
+    const { body } = await api(key).get(`/contacts/by-email/${encodeURIComponent(email(35))}`);
+    expect(body.contact.customFields).to.deep.equal({ batch0: true, batch1: true, batch2: true, batch3: true });
+    expect(body.contact.tags).to.deep.equal(['t5']);
+  });
 });

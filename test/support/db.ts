@@ -64,12 +64,21 @@ export function rebindModelsToTestDb(): void {
 // Makes every SQL statement that mentions the contacts table fail with `message`, the way a
 // lost connection would; the API-key lookup still works, so the request reaches the service.
 export async function withFailingContactQueries<T>(fn: () => Promise<T>, message = 'connection lost'): Promise<T> {
+  return withFailingStatements({ scope: 'contacts', failure: () => new Error(message) }, fn);
+}
+
+// Makes SQL statements reject with `failure()`: those that mention the contacts table, or all
+// of them (the API-key lookup too). The stub is removed when fn settles.
+export async function withFailingStatements<T>(
+  options: { scope: 'contacts' | 'all'; failure: () => Error },
+  fn: () => Promise<T>,
+): Promise<T> {
   const { sequelize } = testDb();
   const original = sequelize.query;
   sequelize.query = function (this: typeof sequelize, ...args: Parameters<typeof original>) {
     const [sql] = args;
     const text = typeof sql === 'string' ? sql : ((sql as { query?: string }).query ?? '');
-    if (/contacts/i.test(text)) return Promise.reject(new Error(message));
+    if (options.scope === 'all' || /contacts/i.test(text)) return Promise.reject(options.failure());
     return original.apply(this, args);
   } as typeof original;
   try {
