@@ -8,12 +8,20 @@ import { orUnavailable } from './unavailable';
 
 type Row = readonly unknown[];
 
-function insertStatement(table: string, columns: readonly string[], rows: readonly Row[]) {
+// INSERT of rows, followed by `onConflict` (what to do with a row that clashes with a unique
+// index). Nothing to insert, nothing sent.
+async function insert(
+  db: Database,
+  table: string,
+  columns: readonly string[],
+  rows: readonly Row[],
+  onConflict: string,
+  transaction: Transaction,
+): Promise<void> {
+  if (rows.length === 0) return;
   const tuple = `(${columns.map(() => '?').join(', ')})`;
-  return {
-    sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}`,
-    replacements: rows.flat(),
-  };
+  const values = rows.map(() => tuple).join(', ');
+  await execute(db, `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values}${onConflict}`, rows.flat(), transaction);
 }
 
 // Every raw statement's values pass through here, so that timestamps keep their milliseconds
@@ -40,9 +48,7 @@ export async function insertRows(
   rows: readonly Row[],
   transaction: Transaction,
 ): Promise<void> {
-  if (rows.length === 0) return;
-  const insert = insertStatement(table, columns, rows);
-  await execute(db, insert.sql, insert.replacements, transaction);
+  await insert(db, table, columns, rows, '', transaction);
 }
 
 // INSERT that leaves alone any row clashing with a unique index (and, on MySQL, locks it).
@@ -53,10 +59,8 @@ export async function insertIgnoringConflicts(
   rows: readonly Row[],
   transaction: Transaction,
 ): Promise<void> {
-  if (rows.length === 0) return;
-  const insert = insertStatement(table, columns, rows);
-  const onConflict = db.dialect === 'sqlite' ? 'ON CONFLICT DO NOTHING' : 'ON DUPLICATE KEY UPDATE id = id';
-  await execute(db, `${insert.sql} ${onConflict}`, insert.replacements, transaction);
+  const onConflict = db.dialect === 'sqlite' ? ' ON CONFLICT DO NOTHING' : ' ON DUPLICATE KEY UPDATE id = id';
+  await insert(db, table, columns, rows, onConflict, transaction);
 }
 
 // INSERT, or UPDATE the listed columns of the row that clashes on conflictColumns.
@@ -69,13 +73,11 @@ export async function upsertRows(
   updateColumns: readonly string[],
   transaction: Transaction,
 ): Promise<void> {
-  if (rows.length === 0) return;
-  const insert = insertStatement(table, columns, rows);
   const onConflict =
     db.dialect === 'sqlite'
-      ? `ON CONFLICT (${conflictColumns.join(', ')}) DO UPDATE SET ${updateColumns.map((c) => `${c} = excluded.${c}`).join(', ')}`
-      : `ON DUPLICATE KEY UPDATE ${updateColumns.map((c) => `${c} = VALUES(${c})`).join(', ')}`;
-  await execute(db, `${insert.sql} ${onConflict}`, insert.replacements, transaction);
+      ? ` ON CONFLICT (${conflictColumns.join(', ')}) DO UPDATE SET ${updateColumns.map((c) => `${c} = excluded.${c}`).join(', ')}`
+      : ` ON DUPLICATE KEY UPDATE ${updateColumns.map((c) => `${c} = VALUES(${c})`).join(', ')}`;
+  await insert(db, table, columns, rows, onConflict, transaction);
 }
 
 // A timestamp as a replacement in a raw query, milliseconds kept. Sequelize writes a Date
