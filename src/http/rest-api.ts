@@ -4,10 +4,11 @@ import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import type { Database } from '../db/database';
 import type { Logger } from '../logger';
 import type { AppRouter } from '../routers/app-router';
-import { newHttpMeta, type Context } from '../trpc/context';
+import type { Context } from '../trpc/context';
 import { restErrorFor, type RestError } from '../trpc/errors';
 import type { ApiMeta } from '../trpc/init';
 import './express-types';
+import { requestContext } from './request-context';
 
 interface RestApiDeps {
   router: AppRouter;
@@ -28,18 +29,7 @@ export function restApi({ router, db, logger }: RestApiDeps): RequestHandler {
 
   const handler = createOpenApiNodeHttpHandler({
     router,
-    createContext: ({ req }): Context => {
-      const request = req as Request;
-      return {
-        db,
-        logger,
-        requestId: request.id,
-        transport: 'rest',
-        authenticate: async () => request.auth ?? { ok: false, message: 'Missing x-api-key header' },
-        http: newHttpMeta(),
-        restDeleteBody: request.method === 'DELETE' ? request.body : undefined,
-      };
-    },
+    createContext: ({ req }) => requestContext(req as Request, { db, logger }, 'rest'),
     responseMeta: ({ ctx, paths, errors: failures }) => {
       if (failures.length > 0) return {};
       const http = (ctx as Context | undefined)?.http;

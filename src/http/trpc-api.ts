@@ -3,9 +3,9 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { Database } from '../db/database';
 import type { Logger } from '../logger';
 import type { AppRouter } from '../routers/app-router';
-import { newHttpMeta, type Context } from '../trpc/context';
 import { retryAfterSeconds } from '../trpc/errors';
 import './express-types';
+import { requestContext } from './request-context';
 
 export function trpcApi({ router, db, logger }: { router: AppRouter; db: Database; logger: Logger }): RequestHandler {
   return createExpressMiddleware({
@@ -13,17 +13,7 @@ export function trpcApi({ router, db, logger }: { router: AppRouter; db: Databas
     // One call per HTTP request: the rate limit counts requests, and a batch would let one
     // request carry any number of calls (and open that many transactions at once).
     allowBatching: false,
-    createContext: ({ req }): Context => {
-      const request = req as Request;
-      return {
-        db,
-        logger,
-        requestId: request.id,
-        transport: 'trpc',
-        authenticate: async () => request.auth ?? { ok: false, message: 'Missing x-api-key header' },
-        http: newHttpMeta(),
-      };
-    },
+    createContext: ({ req }) => requestContext(req as Request, { db, logger }, 'trpc'),
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);
       return retryAfter === undefined ? {} : { headers: { 'Retry-After': String(retryAfter) } };

@@ -1,0 +1,20 @@
+import type { Request } from 'express';
+import type { Database } from '../db/database';
+import type { Logger } from '../logger';
+import { AUTH_MESSAGES } from '../services/api-keys';
+import { newHttpMeta, type Context } from '../trpc/context';
+import './express-types';
+
+// The procedures' context for an HTTP request, on either transport. The key was resolved
+// before (resolveApiKey), once, for the rate limiter too.
+export function requestContext(req: Request, deps: { db: Database; logger: Logger }, transport: 'rest' | 'trpc'): Context {
+  return {
+    db: deps.db,
+    logger: deps.logger,
+    requestId: req.id,
+    transport,
+    authenticate: async () => req.auth ?? { ok: false, message: AUTH_MESSAGES.missing },
+    http: newHttpMeta(),
+    restDeleteBody: transport === 'rest' && req.method === 'DELETE' ? req.body : undefined,
+  };
+}
