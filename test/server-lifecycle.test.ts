@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { countAccounts } from '../src/services/accounts';
+import { TEST_DATABASE_URL, testDb } from './support/db';
 
 // The real entry point (src/server.ts) in a child process, as `npm start` runs it.
 
@@ -13,11 +15,15 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-function startServer(databaseUrl: string): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join('src', 'server.ts')], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', REDIS_URL: '' },
+function spawnServer(databaseUrl: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', path.join('src', 'server.ts')], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', REDIS_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+function startServer(databaseUrl: string): Promise<Started> {
+  const child = spawnServer(databaseUrl);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
@@ -105,6 +111,34 @@ describe('the server process', function () {
       expect(triggers.filter((t) => t.enrolled === true)).to.have.length(1);
       const contact = await (await fetch(`${base}/contacts/by-email/race%40example.com`, { headers: { 'x-api-key': key } })).json();
       expect(Object.keys(contact.contact.customFields)).to.have.length(20);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  it('refuses to start, saying why, when REDIS_URL is set but Redis does not answer', async () => {
+    // Port 1 on loopback: nothing listens there.
+    const child = spawnServer(`sqlite:${path.join(dir, 'redis.sqlite')}`, { REDIS_URL: 'redis://127.0.0.1:1' });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).to.equal(1);
+    expect(stderr).to.include('REDIS_URL is set but Redis did not answer');
+    expect(stderr).not.to.include('"msg":"listening"');
+  });
+
+  it('creates no key on a server database: the first start prints the CLI steps instead', async function () {
+    if (!TEST_DATABASE_URL.startsWith('mysql://')) {
+      return this.skip(); // the embedded database gets the demo key (tested above); TEST_DATABASE_URL picks MariaDB
+    }
+    // The root hook emptied the test database: no accounts.
+    const server = await startServer(TEST_DATABASE_URL);
+    try {
+      expect(server.stdout()).to.include('The database has no accounts yet');
+      expect(server.stdout()).to.include('npm run cli -- account:create');
+      expect(server.stdout()).not.to.match(/svc_[0-9a-f]{40}/);
+      expect(await countAccounts(testDb())).to.equal(0);
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;
