@@ -2,9 +2,17 @@
 
 // sequelize-cli's view of the database: the service's own configuration (src/config.ts), so
 // DATABASE_URL and its default mean the same to both.
-require('tsx/cjs');
-const { loadConfig } = require('../src/config.ts');
-const { parseDatabaseUrl } = require('../src/db/database-url.ts');
+// The sources through tsx where it is installed (development); the compiled build elsewhere.
+const fromSources = (() => {
+  try {
+    require('tsx/cjs');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const { loadConfig } = require(fromSources ? '../src/config.ts' : '../dist/config.js');
+const { parseDatabaseUrl } = require(fromSources ? '../src/db/database-url.ts' : '../dist/db/database-url.js');
 
 const target = parseDatabaseUrl(loadConfig().databaseUrl);
 const config =

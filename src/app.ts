@@ -3,6 +3,7 @@ import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
+import type { Lifecycle } from './http/graceful-shutdown';
 import { healthRoutes } from './http/health';
 import { jsonBody, requireJsonObject } from './http/json-body';
 import { requestId } from './http/request-id';
@@ -21,15 +22,17 @@ export interface AppDeps {
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
   rateLimitLog?: SlidingLog;
+  // The server's shutdown state, for /readyz (src/server.ts); absent in tests that need none.
+  lifecycle?: Lifecycle;
 }
 
-export function createApp({ db, config, logger, rateLimitLog }: AppDeps): Express {
+export function createApp({ db, config, logger, rateLimitLog, lifecycle }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(requestId);
 
-  app.use(healthRoutes(db, logger));
+  app.use(healthRoutes(db, logger, lifecycle));
 
   // Public: the contract and its reference page need no key.
   const document = buildOpenApiDocument(appRouter);

@@ -20,6 +20,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   AUTH_FAILURE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(DEFAULT_AUTH_FAILURE_LIMIT),
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(25),
   REDIS_URL: z
     .string()
     .trim()
@@ -38,6 +39,8 @@ export interface Config {
   // Requests with a missing or bad key, per client IP.
   authFailureLimitPerMinute: number;
   redisUrl?: string;
+  // How long in-flight requests may run after SIGTERM/SIGINT before the process gives up on them.
+  shutdownTimeoutMs: number;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -59,5 +62,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
     authFailureLimitPerMinute: values.AUTH_FAILURE_LIMIT_PER_MINUTE,
     redisUrl: values.REDIS_URL,
+    shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
   };
 }

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { openDatabase, prepareDatabase } from './db/database';
@@ -7,7 +7,8 @@ import { countAccounts } from './services/accounts';
 import { seedDemoIfEmpty } from './services/demo-seed';
 import { connectRedis } from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
-import { createLogger } from './logger';
+import { DrainableServer } from './http/graceful-shutdown';
+import { createLogger, type Logger } from './logger';
 
 async function main() {
   const config = loadConfig();
@@ -26,41 +27,86 @@ async function main() {
   // a configuration error: the service refuses to start rather than run with a different limit.
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
   const rateLimitLog = redis ? new RedisSlidingLog(redis) : undefined;
-  const app = createApp({ db, config, logger, rateLimitLog });
-  const server = app.listen(config.port, config.host);
+  // The server exists before the app so that the app's /readyz can read its shutdown state.
+  const server = createServer();
+  const drainable = new DrainableServer(server);
+  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable }));
+  server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info('listening', { host: config.host, port, database: db.dialect, rateLimits: redis ? 'redis' : 'memory' });
+  logger.info('listening', {
+    host: config.host,
+    port,
+    pid: process.pid,
+    database: db.dialect,
+    rateLimits: redis ? 'redis' : 'memory',
+  });
 
   if (demo) printWelcome(port, demo);
   if (needsFirstKey) printFirstSteps();
 
-  shutdownOn(['SIGTERM', 'SIGINT'], server, async () => {
-    await db.close();
-    await redis?.close();
-    logger.info('stopped');
+  stopOnSignals(drainable, {
+    timeoutMs: config.shutdownTimeoutMs,
+    logger,
+    // Only once no request can use them any more.
+    release: async () => {
+      await db.close();
+      await redis?.close();
+    },
   });
 }
 
-// Stop accepting, let in-flight requests finish, then close the pool. A second signal, or
-// ten seconds, ends the process regardless.
-function shutdownOn(signals: NodeJS.Signals[], server: Server, cleanup: () => Promise<void>) {
-  let stopping = false;
-  const stop = () => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    setTimeout(() => process.exit(1), 10_000).unref();
-    server.close(async () => {
-      await cleanup();
-      process.exit(0);
-    });
-    server.closeIdleConnections();
+interface StopOptions {
+  timeoutMs: number;
+  logger: Logger;
+  release: () => Promise<void>;
+}
+
+// SIGTERM or SIGINT: /readyz turns 503, new connections are refused, requests in progress run
+// to completion (up to timeoutMs), then the database pool and Redis close and the process
+// exits 0. Past the timeout, or on a second signal a second or more after the first, the
+// requests still running are cut off and the exit code is 1. (A signal repeated within the
+// second is the same request: npm relays to the server the SIGINT a terminal's Ctrl-C has
+// already sent it.)
+function stopOnSignals(drainable: DrainableServer, { timeoutMs, logger, release }: StopOptions) {
+  let firstSignalAt: number | undefined;
+  const stop = async (signal: NodeJS.Signals) => {
+    const now = Date.now();
+    if (firstSignalAt !== undefined) {
+      if (now - firstSignalAt < 1_000) return;
+      logger.warn('second signal: stopping now', { signal, inFlight: drainable.inFlight });
+      drainable.destroyAll();
+      process.exit(1);
+    }
+    firstSignalAt = now;
+    logger.info('stopping', { signal, inFlight: drainable.inFlight, timeoutMs });
+    const drained = await drainable.drain({ timeoutMs });
+    if (!drained) {
+      logger.error('shutdown timed out: closing the connections still in progress', { inFlight: drainable.inFlight });
+      drainable.destroyAll();
+    }
+    let exitCode = drained ? 0 : 1;
+    try {
+      // A frozen database must not hold the process forever either.
+      await withTimeout(release(), 5_000, 'closing the database and Redis took over 5 s');
+    } catch (error) {
+      logger.error('closing the database or Redis failed', { error });
+      exitCode = 1;
+    }
+    logger.info('stopped', { exitCode, ms: Date.now() - now });
+    process.exit(exitCode);
   };
-  for (const signal of signals) process.on(signal, stop);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, (received) => void stop(received));
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 function printWelcome(port: number, demo: { key: string; accountId: string; sequenceId: string }) {

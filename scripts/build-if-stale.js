@@ -1,0 +1,38 @@
+'use strict';
+// `npm start` runs this first: it builds dist/ when it is missing or older than any source, so
+// a fresh clone needs only `npm install` and `npm start`, and the server itself always starts
+// as plain `node dist/server.js`. Nothing to do costs a directory walk, not a compile.
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const stamp = path.join(root, 'dist', '.build-stamp');
+const inputs = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+
+function newestMtime(file) {
+  const stat = fs.statSync(file);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs; // a deleted file changes its directory's mtime
+  for (const entry of fs.readdirSync(file)) newest = Math.max(newest, newestMtime(path.join(file, entry)));
+  return newest;
+}
+
+function builtAt() {
+  try {
+    return fs.statSync(stamp).mtimeMs;
+  } catch {
+    return -1;
+  }
+}
+
+// A deployed build (the container image) ships dist/ without the sources: nothing to compare.
+if (!fs.existsSync(path.join(root, 'src'))) process.exit(0);
+
+const sourcesAt = Math.max(...inputs.map((input) => newestMtime(path.join(root, input))));
+if (builtAt() >= sourcesAt) process.exit(0);
+
+process.stderr.write('dist/ is missing or older than the sources: building (npm run build)\n');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const result = spawnSync(npm, ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' });
+process.exit(result.status ?? 1);
