@@ -1,47 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { countAccounts } from '../src/services/accounts';
 import { TEST_DATABASE_URL, testDb } from './support/db';
+import { spawnServer, startServer } from './support/server-process';
 
-// The real entry point (src/server.ts) in a child process, as `npm start` runs it.
-
-interface Started {
-  child: ChildProcess;
-  port: number;
-  stdout: () => string;
-  exited: Promise<number | null>;
-}
-
-function spawnServer(databaseUrl: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', path.join('src', 'server.ts')], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', REDIS_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-function startServer(databaseUrl: string): Promise<Started> {
-  const child = spawnServer(databaseUrl);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 60_000);
-    child.stderr!.on('data', (chunk) => {
-      stderr += chunk;
-      const match = /"msg":"listening".*?"port":(\d+)/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        // The welcome text follows the listening line; give stdout a moment to arrive.
-        setTimeout(() => resolve({ child, port: Number(match[1]), stdout: () => stdout, exited }), 200);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-  });
-}
+// The real entry point (dist/server.js) in a child process, as `npm start` runs it.
 
 describe('the server process', function () {
   this.timeout(120_000);

@@ -1,0 +1,83 @@
+import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import path from 'node:path';
+
+// The real server in a child process, as it runs in production: `node dist/server.js`.
+
+export const REPO = path.resolve(__dirname, '..', '..');
+
+let built = false;
+
+// `npm test` builds first; a single test file run by hand gets the build it needs here.
+export function ensureBuilt(): void {
+  if (built) return;
+  const result = spawnSync(process.execPath, [path.join(REPO, 'scripts', 'build-if-stale.js')], { cwd: REPO, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`build failed: ${result.stderr}`);
+  built = true;
+}
+
+export interface StartedServer {
+  child: ChildProcess;
+  port: number;
+  pid: number;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+export function serverEnv(databaseUrl: string, env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', REDIS_URL: '', ...env };
+}
+
+export function spawnServer(databaseUrl: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
+  ensureBuilt();
+  return spawn(process.execPath, [path.join(REPO, 'dist', 'server.js')], {
+    cwd: REPO,
+    env: serverEnv(databaseUrl, env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+// Waits for the server's "listening" log line, which names its port and pid.
+export function whenListening(child: ChildProcess, timeoutMs = 60_000): Promise<StartedServer> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), timeoutMs);
+    const onExit = (code: number | null) => reject(new Error(`server exited with ${code}: ${stderr}`));
+    child.stderr!.on('data', (chunk) => {
+      stderr += chunk;
+      const line = stderr.split('\n').find((text) => text.includes('"msg":"listening"'));
+      if (!line) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      const { port, pid } = JSON.parse(line) as { port: number; pid: number };
+      // The welcome text follows the listening line; give stdout a moment to arrive.
+      setTimeout(() => resolve({ child, port, pid, stdout: () => stdout, stderr: () => stderr, exited }), 200);
+    });
+    child.once('exit', onExit);
+  });
+}
+
+export function startServer(databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<StartedServer> {
+  return whenListening(spawnServer(databaseUrl, env));
+}
+
+export function demoKey(server: StartedServer): { key: string; sequenceId: string } {
+  const key = /API key:\s+(svc_[0-9a-f]{40})/.exec(server.stdout())?.[1];
+  const sequenceId = /sequence:\s+([0-9a-f-]{36}) \(active\)/.exec(server.stdout())?.[1];
+  if (!key || !sequenceId) throw new Error(`no demo key in the server's output: ${server.stdout()}`);
+  return { key, sequenceId };
+}
+
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export type { SpawnOptions };
