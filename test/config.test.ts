@@ -35,6 +35,13 @@ describe('configuration', () => {
       expect(config.redisUrl).to.equal(undefined);
     });
 
+    it('gives requests in progress 25 s to finish on shutdown, and takes SHUTDOWN_TIMEOUT_SECONDS', () => {
+      expect(loadConfig({}).shutdownTimeoutMs).to.equal(25_000);
+      expect(loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: '2.5' }).shutdownTimeoutMs).to.equal(2_500);
+      expect(loadError({ SHUTDOWN_TIMEOUT_SECONDS: '0' }).message).to.include('SHUTDOWN_TIMEOUT_SECONDS');
+      expect(loadError({ SHUTDOWN_TIMEOUT_SECONDS: 'soon' }).message).to.include('SHUTDOWN_TIMEOUT_SECONDS');
+    });
+
     it('reads only the environment it is given', () => {
       const saved = process.env.PORT;
       process.env.PORT = '4567';
