@@ -3,7 +3,7 @@ import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
-import { healthRoutes } from './http/health';
+import { healthRoutes, readinessDependencies } from './http/health';
 import { jsonBody, requireJsonObject } from './http/json-body';
 import { requestId } from './http/request-id';
 import { rateLimiters } from './http/rate-limit/limiters';
@@ -29,7 +29,7 @@ export function createApp({ db, config, logger, rateLimitLog }: AppDeps): Expres
   app.set('trust proxy', false);
   app.use(requestId);
 
-  app.use(healthRoutes(db, logger));
+  app.use(healthRoutes(readinessDependencies(db, rateLimitLog), logger));
 
   // Public: the contract and its reference page need no key.
   const document = buildOpenApiDocument(appRouter);

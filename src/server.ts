@@ -7,12 +7,13 @@ import { countAccounts } from './services/accounts';
 import { seedDemoIfEmpty } from './services/demo-seed';
 import { connectRedis } from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
+import { applyServerTimeouts } from './http/server-timeouts';
 import { createLogger } from './logger';
 
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const db = openDatabase(config.databaseUrl, { logger });
+  const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
   await prepareDatabase(db);
   const applied = await migrateToLatest(db, logger);
   if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
@@ -28,6 +29,7 @@ async function main() {
   const rateLimitLog = redis ? new RedisSlidingLog(redis) : undefined;
   const app = createApp({ db, config, logger, rateLimitLog });
   const server = app.listen(config.port, config.host);
+  applyServerTimeouts(server, config.httpTimeouts);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
