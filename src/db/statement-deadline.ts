@@ -1,3 +1,5 @@
+import { EventEmitter } from 'node:events';
+
 // A deadline on every statement sent over one mysql2 connection.
 //
 // Sequelize passes no timeout to mysql2, so a server that accepts a statement and never
@@ -9,9 +11,11 @@
 //
 // Here the clock starts at the call. When it runs out, the caller gets an error at once and
 // the connection is closed for good: Sequelize's pool sees it as invalid and makes a new one,
-// the ROLLBACK of an open transaction fails at once (the server rolls the transaction back
-// when it finds the connection closed), and a reply that arrives late is dropped with the
-// socket instead of being read as the answer to a later statement.
+// and a reply that arrives late is dropped with the socket instead of being read as the
+// answer to a later statement. The transaction it was in is over: the server rolls back a
+// connection's open transaction when it finds the connection gone, so the ROLLBACK Sequelize
+// then sends is answered as done (sent, it would fail, and Sequelize would print a warning
+// that the connection is "in an undetermined state").
 
 export class StatementTimeoutError extends Error {
   // The code mysql2 gives its own query timeout; src/db/unavailable.ts maps it to a 503.
@@ -35,7 +39,9 @@ export interface MysqlStatementConnection {
 
 // timeoutMs() is read at each call; undefined sends the statement without a deadline.
 export function boundStatements(connection: MysqlStatementConnection, timeoutMs: () => number | undefined): void {
+  let abandoned = false;
   const abandon = () => {
+    abandoned = true;
     connection.destroy();
     // destroy() only half-closes; a frozen server would keep the socket open until it wakes.
     connection.stream?.destroy();
@@ -44,9 +50,15 @@ export function boundStatements(connection: MysqlStatementConnection, timeoutMs:
     const send = connection[method].bind(connection);
     connection[method] = (...args: unknown[]) => {
       const callback = args.at(-1);
-      const ms = timeoutMs();
       // Sequelize always passes a callback; anything else is sent as it is.
-      if (typeof callback !== 'function' || ms === undefined) return send(...args);
+      if (typeof callback !== 'function') return send(...args);
+      if (abandoned && isRollback(args[0])) {
+        process.nextTick(callback as Callback, null, {});
+        // Sequelize sets a listener limit on what query() returns.
+        return new EventEmitter();
+      }
+      const ms = timeoutMs();
+      if (ms === undefined) return send(...args);
       let answered = false;
       const timer = setTimeout(() => {
         answered = true;
@@ -61,4 +73,9 @@ export function boundStatements(connection: MysqlStatementConnection, timeoutMs:
       });
     };
   }
+}
+
+function isRollback(statement: unknown): boolean {
+  const sql = typeof statement === 'string' ? statement : (statement as { sql?: unknown } | undefined)?.sql;
+  return typeof sql === 'string' && /^\s*ROLLBACK\b/i.test(sql);
 }
