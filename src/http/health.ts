@@ -20,7 +20,7 @@ export function readinessDependencies(db: Database, rateLimitLog?: SlidingLog): 
 
 // A load balancer's probe gives up after a few seconds: answer before it does, whatever the
 // dependencies do.
-export const READINESS_TIMEOUT_MS = 1_000;
+const READINESS_TIMEOUT_MS = 1_000;
 
 export function healthRoutes(dependencies: Dependency[], logger: Logger): Router {
   const routes = Router();
