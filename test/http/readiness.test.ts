@@ -39,7 +39,7 @@ describe('GET /readyz', () => {
   it('names only the dependency that does not answer', async () => {
     const res = await readyz([
       { name: 'Database', check: async () => 1 },
-      { name: 'Redis', check: never },
+      { name: 'Redis', check: () => Promise.reject(new Error('Redis has not answered since a command timed out')) },
     ]);
     expect(res.status).to.equal(503);
     expect(res.body).to.deep.equal({ error: 'Redis unreachable' });

@@ -56,10 +56,6 @@ export class BoundedRedisClient {
     }
   }
 
-  async ping(): Promise<void> {
-    await this.sendCommand(['PING']);
-  }
-
   // Graceful (replies still owed are awaited), but never longer than a command may take.
   async close(): Promise<void> {
     const closing = this.client.close().catch(() => undefined);
@@ -75,13 +71,16 @@ export class BoundedRedisClient {
     if (this.silent) return;
     this.silent = true;
     this.logger.error('redis did not answer in time: rate limits answer 503 until it does', { timeoutMs: this.timeoutMs });
-    this.client.sendCommand(['PING']).then(
-      () => this.logger.info('redis answers again'),
-      // The connection dropped: node-redis reconnects, and fails commands at once meanwhile.
-      () => undefined,
-    ).finally(() => {
-      this.silent = false;
-    });
+    this.client
+      .sendCommand(['PING'])
+      .then(
+        () => this.logger.info('redis answers again'),
+        // The connection dropped: node-redis reconnects, and fails commands at once meanwhile.
+        () => undefined,
+      )
+      .finally(() => {
+        this.silent = false;
+      });
   }
 }
 
