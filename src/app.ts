@@ -4,7 +4,7 @@ import type { Database } from './db/database';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import type { Lifecycle } from './http/graceful-shutdown';
-import { healthRoutes } from './http/health';
+import { healthRoutes, readinessDependencies } from './http/health';
 import { jsonBody, requireJsonObject } from './http/json-body';
 import { requestId } from './http/request-id';
 import { rateLimiters } from './http/rate-limit/limiters';
@@ -32,7 +32,7 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle }: AppDe
   app.set('trust proxy', false);
   app.use(requestId);
 
-  app.use(healthRoutes(db, logger, lifecycle));
+  app.use(healthRoutes(readinessDependencies(db, rateLimitLog), logger, lifecycle));
 
   // Public: the contract and its reference page need no key.
   const document = buildOpenApiDocument(appRouter);

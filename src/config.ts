@@ -4,6 +4,22 @@ import { z } from 'zod';
 // The only place that reads process.env: everything else receives a Config.
 
 export const DEFAULT_AUTH_FAILURE_LIMIT = 30;
+
+export interface DatabaseTimeouts {
+  // Waiting for a pooled connection, or for a new one to be made.
+  acquireTimeoutMs: number;
+  // One statement, from the call until its last row.
+  queryTimeoutMs: number;
+}
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { acquireTimeoutMs: 3_000, queryTimeoutMs: 3_000 };
+
+export interface HttpTimeouts {
+  // Receiving a whole request, headers and body.
+  requestTimeoutMs: number;
+  // How long an idle keep-alive connection stays open.
+  keepAliveTimeoutMs: number;
+}
+
 const envSchema = z.object({
   DATABASE_URL: z
     .string()
@@ -26,6 +42,11 @@ const envSchema = z.object({
     .trim()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
     .optional(),
+  // Bounded waits (README "Timeouts"): a dependency that does not answer costs a request seconds.
+  DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_DATABASE_TIMEOUTS.acquireTimeoutMs),
+  DB_QUERY_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_DATABASE_TIMEOUTS.queryTimeoutMs),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
+  KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -41,6 +62,8 @@ export interface Config {
   redisUrl?: string;
   // How long in-flight requests may run after SIGTERM/SIGINT before the process gives up on them.
   shutdownTimeoutMs: number;
+  databaseTimeouts: DatabaseTimeouts;
+  httpTimeouts: HttpTimeouts;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -63,5 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailureLimitPerMinute: values.AUTH_FAILURE_LIMIT_PER_MINUTE,
     redisUrl: values.REDIS_URL,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    databaseTimeouts: { acquireTimeoutMs: values.DB_ACQUIRE_TIMEOUT_MS, queryTimeoutMs: values.DB_QUERY_TIMEOUT_MS },
+    httpTimeouts: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS },
   };
 }

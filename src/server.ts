@@ -8,12 +8,13 @@ import { seedDemoIfEmpty } from './services/demo-seed';
 import { connectRedis } from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
 import { DrainableServer } from './http/graceful-shutdown';
+import { applyServerTimeouts } from './http/server-timeouts';
 import { createLogger, type Logger } from './logger';
 
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const db = openDatabase(config.databaseUrl, { logger });
+  const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
   await prepareDatabase(db);
   const applied = await migrateToLatest(db, logger);
   if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
@@ -29,6 +30,7 @@ async function main() {
   const rateLimitLog = redis ? new RedisSlidingLog(redis) : undefined;
   // The server exists before the app so that the app's /readyz can read its shutdown state.
   const server = createServer();
+  applyServerTimeouts(server, config.httpTimeouts);
   const drainable = new DrainableServer(server);
   server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable }));
   server.listen(config.port, config.host);

@@ -2,9 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import 'reflect-metadata';
 import { Sequelize } from 'sequelize-typescript';
+import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from '../config';
 import type { Logger } from '../logger';
 import { MODELS } from '../models';
 import { parseDatabaseUrl } from './database-url';
+import { boundStatements, type MysqlStatementConnection } from './statement-deadline';
 
 export type Dialect = 'sqlite' | 'mysql';
 
@@ -13,6 +15,10 @@ export interface Database {
   dialect: Dialect;
   // Work a request does not wait for (a key's last-used time); close() lets it finish first.
   inBackground(task: Promise<unknown>): void;
+  // Runs fn with no deadline on statements (DatabaseOptions.timeouts): migrations are not
+  // requests, and may rightly take long (an ALTER of a big table, waiting for another
+  // instance's migration lock).
+  withoutStatementDeadline<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -20,6 +26,9 @@ export interface DatabaseOptions {
   logger?: Logger;
   // Called with every SQL statement; tests use it to count statements.
   onQuery?: (sql: string) => void;
+  // How long a request may wait for a connection and for each statement (MySQL; an embedded
+  // SQLite file cannot stop answering).
+  timeouts?: DatabaseTimeouts;
 }
 
 export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
@@ -35,6 +44,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     define: { underscored: true },
   };
 
+  let unbounded = 0;
   const target = parseDatabaseUrl(url);
   const dialect: Dialect = target.dialect;
   let sequelize: Sequelize;
@@ -44,12 +54,19 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     sequelize = new Sequelize({ ...common, dialect: 'sqlite', storage });
     if (storage !== ':memory:') shareOneWriterConnection(sequelize);
   } else {
+    const { acquireTimeoutMs, queryTimeoutMs } = options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS;
     sequelize = new Sequelize(target.url, {
       ...common,
       dialect: 'mysql',
-      dialectOptions: { charset: 'utf8mb4' },
-      pool: { max: 10, min: 0, idle: 10_000, acquire: 30_000 },
-      hooks: { afterConnect: (connection) => prepareMysqlSession(connection as MysqlConnection) },
+      // A new connection counts against the same wait as a pooled one.
+      dialectOptions: { charset: 'utf8mb4', connectTimeout: acquireTimeoutMs },
+      pool: { max: 10, min: 0, idle: 10_000, acquire: acquireTimeoutMs },
+      hooks: {
+        afterConnect: (connection) => {
+          boundStatements(connection as MysqlStatementConnection, () => (unbounded > 0 ? undefined : queryTimeoutMs));
+          return prepareMysqlSession(connection as MysqlConnection);
+        },
+      },
     });
   }
 
@@ -60,6 +77,14 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     inBackground(task) {
       const settled = task.catch((error) => options.logger?.warn('background write failed', { error })).finally(() => pending.delete(settled));
       pending.add(settled);
+    },
+    async withoutStatementDeadline(fn) {
+      unbounded += 1;
+      try {
+        return await fn();
+      } finally {
+        unbounded -= 1;
+      }
     },
     async close() {
       await Promise.allSettled(pending);

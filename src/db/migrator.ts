@@ -43,10 +43,12 @@ export function createMigrator(db: Database, logger?: Logger) {
 }
 
 export async function migrateToLatest(db: Database, logger?: Logger): Promise<string[]> {
-  return withMigrationLock(db, async () => {
-    const applied = await createMigrator(db, logger).up();
-    return applied.map((migration) => migration.name);
-  });
+  return db.withoutStatementDeadline(() =>
+    withMigrationLock(db, async () => {
+      const applied = await createMigrator(db, logger).up();
+      return applied.map((migration) => migration.name);
+    }),
+  );
 }
 
 const LOCK = "'contact-service:migrations'";

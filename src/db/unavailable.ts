@@ -2,8 +2,10 @@ import { ConnectionError } from 'sequelize';
 import { ServiceUnavailableError } from '../errors';
 
 // Errors that mean "the database is not there" rather than "this statement is wrong": no
-// connection to be had, or one lost mid-statement. They become a 503, which clients retry.
+// connection to be had, one lost mid-statement, or no answer in time (src/db/statement-deadline.ts).
+// They become a 503, which clients retry.
 const LOST_CONNECTION_CODES = new Set([
+  'PROTOCOL_SEQUENCE_TIMEOUT',
   'PROTOCOL_CONNECTION_LOST',
   'ECONNRESET',
   'ECONNREFUSED',

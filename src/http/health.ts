@@ -2,24 +2,57 @@ import { Router } from 'express';
 import type { Database } from '../db/database';
 import type { Logger } from '../logger';
 import type { Lifecycle } from './graceful-shutdown';
+import { RedisSlidingLog } from './rate-limit/redis-sliding-log';
+import type { SlidingLog } from './rate-limit/sliding-window-store';
 
-export function healthRoutes(db: Database, logger: Logger, lifecycle?: Lifecycle): Router {
+// A backing service /readyz waits for, named as its 503 names it ("Database unreachable").
+export interface Dependency {
+  name: string;
+  check(): Promise<unknown>;
+}
+
+// What /readyz waits for: the database, and Redis when the rate limits are kept there (the
+// service answers 503 to every keyed request without it: README, "Rate limits").
+export function readinessDependencies(db: Database, rateLimitLog?: SlidingLog): Dependency[] {
+  const dependencies: Dependency[] = [{ name: 'Database', check: () => db.sequelize.query('SELECT 1') }];
+  if (rateLimitLog instanceof RedisSlidingLog) dependencies.push({ name: 'Redis', check: () => rateLimitLog.ping() });
+  return dependencies;
+}
+
+// A load balancer's probe gives up after a few seconds: answer before it does, whatever the
+// dependencies do.
+const READINESS_TIMEOUT_MS = 1_000;
+
+export function healthRoutes(dependencies: Dependency[], logger: Logger, lifecycle?: Lifecycle): Router {
   const routes = Router();
   // The process is up and serving.
   routes.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  // The database answers: a load balancer sends traffic only while this is 200.
+  // Every dependency answers: a load balancer sends traffic only while this is 200.
   routes.get('/readyz', async (_req, res) => {
     // Stopping: out of the load balancer's rotation at once, while in-flight requests finish.
     if (lifecycle?.stopping) return void res.status(503).json({ error: 'Shutting down' });
-    try {
-      await db.sequelize.query('SELECT 1');
-      res.json({ status: 'ready' });
-    } catch (error) {
-      logger.warn('readiness check failed', { error });
-      res.status(503).json({ error: 'Database unreachable' });
-    }
+    const results = await Promise.all(dependencies.map((dependency) => answers(dependency, logger)));
+    const down = dependencies.filter((_, i) => !results[i]).map((dependency) => dependency.name);
+    if (down.length === 0) return void res.json({ status: 'ready' });
+    res.status(503).json({ error: `${down.join(' and ')} unreachable` });
   });
   return routes;
+}
+
+async function answers(dependency: Dependency, logger: Logger): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${READINESS_TIMEOUT_MS} ms`)), READINESS_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([dependency.check(), timeout]);
+    return true;
+  } catch (error) {
+    logger.warn('readiness check failed', { dependency: dependency.name, error });
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }

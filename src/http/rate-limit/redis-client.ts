@@ -1,9 +1,11 @@
 import { createClient } from 'redis';
 import type { Logger } from '../../logger';
+import { BoundedRedisClient } from './bounded-redis-client';
 
 // Commands fail at once while Redis is away (no offline queue), so a request is answered
-// (503) instead of waiting; the client keeps reconnecting in the background.
-export async function connectRedis(url: string, logger: Logger) {
+// (503) instead of waiting; the client keeps reconnecting in the background. While it is
+// connected but silent, commands fail after a deadline (BoundedRedisClient).
+export async function connectRedis(url: string, logger: Logger, options: { commandTimeoutMs?: number } = {}) {
   const client = createClient({
     url,
     disableOfflineQueue: true,
@@ -25,7 +27,7 @@ export async function connectRedis(url: string, logger: Logger) {
     client.destroy();
     throw error;
   }
-  return client;
+  return new BoundedRedisClient(client, logger, options.commandTimeoutMs);
 }
 
 function redacted(url: string) {

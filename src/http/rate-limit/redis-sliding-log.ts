@@ -52,4 +52,9 @@ export class RedisSlidingLog implements SlidingLog {
   async reset(key: string) {
     await this.redis.sendCommand(['DEL', key]);
   }
+
+  // For /readyz: the shared store answers.
+  async ping() {
+    await this.redis.sendCommand(['PING']);
+  }
 }
