@@ -25,6 +25,13 @@ const envSchema = z.object({
     .trim()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
     .optional(),
+  METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
+  METRICS_PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, 'must be a port number')
+    .transform(Number)
+    .pipe(z.number().max(65535, 'must be a port number'))
+    .optional(),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -38,6 +45,9 @@ export interface Config {
   // Requests with a missing or bad key, per client IP.
   authFailureLimitPerMinute: number;
   redisUrl?: string;
+  // GET /metrics: with a bearer token on the service's port, or on a port of its own.
+  metricsToken?: string;
+  metricsPort?: number;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -59,5 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
     authFailureLimitPerMinute: values.AUTH_FAILURE_LIMIT_PER_MINUTE,
     redisUrl: values.REDIS_URL,
+    metricsToken: values.METRICS_TOKEN,
+    metricsPort: values.METRICS_PORT,
   };
 }

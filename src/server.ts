@@ -7,7 +7,10 @@ import { countAccounts } from './services/accounts';
 import { seedDemoIfEmpty } from './services/demo-seed';
 import { connectRedis } from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
+import { startMetricsServer } from './http/metrics-server';
+import { LogThrottle } from './log-throttle';
 import { createLogger } from './logger';
+import { createMetrics } from './metrics';
 
 async function main() {
   const config = loadConfig();
@@ -15,7 +18,7 @@ async function main() {
   const db = openDatabase(config.databaseUrl, { logger });
   await prepareDatabase(db);
   const applied = await migrateToLatest(db, logger);
-  if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
+  if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
   // The embedded database is for trying the service: it gets a demo key at once. A server
   // database gets no key nobody asked for (it would sit in production logs); its first start
@@ -24,9 +27,11 @@ async function main() {
   const needsFirstKey = !demo && (await countAccounts(db)) === 0;
   // With REDIS_URL, every instance counts against one shared limit. Unreachable at start-up is
   // a configuration error: the service refuses to start rather than run with a different limit.
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
+  const logThrottle = new LogThrottle();
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger, logThrottle) : undefined;
   const rateLimitLog = redis ? new RedisSlidingLog(redis) : undefined;
-  const app = createApp({ db, config, logger, rateLimitLog });
+  const metrics = config.metricsToken || config.metricsPort ? createMetrics(db) : undefined;
+  const app = createApp({ db, config, logger, rateLimitLog, metrics, logThrottle });
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -34,12 +39,17 @@ async function main() {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info('listening', { host: config.host, port, database: db.dialect, rateLimits: redis ? 'redis' : 'memory' });
+  const metricsServer = metrics && config.metricsPort
+    ? await startMetricsServer({ metrics, port: config.metricsPort, host: config.host, token: config.metricsToken })
+    : undefined;
+  // msg inside the object, so that it comes before port in the line (scripts grep for both).
+  logger.info({ msg: 'listening', host: config.host, port, database: db.dialect, rateLimits: redis ? 'redis' : 'memory', metricsPort: config.metricsPort });
 
   if (demo) printWelcome(port, demo);
   if (needsFirstKey) printFirstSteps();
 
   shutdownOn(['SIGTERM', 'SIGINT'], server, async () => {
+    metricsServer?.close();
     await db.close();
     await redis?.close();
     logger.info('stopped');
