@@ -10,8 +10,10 @@ import type { Dialect } from './database';
 // so the dialect is given. A literal that never closes hides everything after it.
 export function sqlTemplate(sql: string, dialect: Dialect): string {
   const backslashEscapes = dialect === 'mysql';
-  let out = '';
-  let i = 0;
+  // Sequelize's "Executing (<transaction id>): " prefix is kept as it is.
+  const prefix = /^Executing \([\w-]*\): /.exec(sql)?.[0] ?? '';
+  let out = prefix;
+  let i = prefix.length;
   while (i < sql.length) {
     const c = sql[i];
     if (c === "'" || c === '"') {
