@@ -11,7 +11,7 @@ describe('errors in log lines', () => {
     const { logger, records } = bufferLogger('info');
     const refused = new ConnectionRefusedError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:3306'), { code: 'ECONNREFUSED', errno: -111, syscall: 'connect' }));
     logger.error({ err: new ServiceUnavailableError('Database unavailable; retry shortly', { cause: refused }) }, 'failed');
-    const [{ err }] = records() as Array<{ err: Record<string, any> }>;
+    const [{ err }] = records() as unknown as Array<{ err: Record<string, any> }>;
     expect(err).to.include({ type: 'ServiceUnavailableError', message: 'Database unavailable; retry shortly' });
     expect(err.stack).to.match(/^Error: Database unavailable; retry shortly\n\s+at /);
     expect(err.cause).to.include({ type: 'ConnectionRefusedError', message: 'connect ECONNREFUSED 10.0.0.1:3306' });
@@ -28,7 +28,7 @@ describe('errors in log lines', () => {
     const error = new UniqueConstraintError({
       parent,
       fields: { email_normalized: 'ada@example.com' },
-      errors: [new ValidationErrorItem('email must be unique', 'unique violation', 'email', 'ada@example.com')],
+      errors: [new ValidationErrorItem('email must be unique', 'unique violation', 'email', 'ada@example.com', null as never, 'not_unique', 'unique', [])],
     } as unknown as ConstructorParameters<typeof UniqueConstraintError>[0]);
     logger.error({ err: error }, 'failed');
     expect(text()).to.not.include('ada@example.com');
@@ -41,7 +41,7 @@ describe('errors in log lines', () => {
     const { logger, records } = bufferLogger('info');
     const error = new AggregateError([new Error('connect ECONNREFUSED ::1:6379'), new Error('connect ECONNREFUSED 127.0.0.1:6379')], '');
     logger.error({ err: error }, 'failed');
-    const [{ err }] = records() as Array<{ err: { errors: Array<{ message: string }> } }>;
+    const [{ err }] = records() as unknown as Array<{ err: { errors: Array<{ message: string }> } }>;
     expect(err.errors.map((e) => e.message)).to.deep.equal(['connect ECONNREFUSED ::1:6379', 'connect ECONNREFUSED 127.0.0.1:6379']);
   });
 
