@@ -1,38 +1,51 @@
 import express, { type Express } from 'express';
 import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
+import { accessLog } from './http/access-log';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import type { Lifecycle } from './http/graceful-shutdown';
 import { healthRoutes, readinessDependencies } from './http/health';
 import { jsonBody, requireJsonObject } from './http/json-body';
-import { requestId } from './http/request-id';
+import { metricsEndpoint } from './http/metrics-endpoint';
+import { requestMetrics } from './http/request-metrics';
+import { routeTemplates } from './http/route-template';
 import { rateLimiters } from './http/rate-limit/limiters';
 import { MemorySlidingLog, type SlidingLog } from './http/rate-limit/sliding-window-store';
 import { restApi } from './http/rest-api';
 import { trpcApi } from './http/trpc-api';
+import { LogThrottle } from './log-throttle';
 import type { Logger } from './logger';
+import type { Metrics } from './metrics';
 import { docsPage } from './openapi/docs-page';
 import { buildOpenApiDocument } from './openapi/document';
 import { appRouter } from './routers/app-router';
 
 export interface AppDeps {
   db: Database;
-  config: Pick<Config, 'rateLimitPerMinute'> & Partial<Pick<Config, 'authFailureLimitPerMinute'>>;
+  config: Pick<Config, 'rateLimitPerMinute'> & Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort'>>;
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
   rateLimitLog?: SlidingLog;
   // The server's shutdown state, for /readyz (src/server.ts); absent in tests that need none.
   lifecycle?: Lifecycle;
+  // Given: requests are measured, and served at GET /metrics when config.metricsToken is set
+  // (and no METRICS_PORT: then src/http/metrics-server.ts serves them).
+  metrics?: Metrics;
+  // Shared with the Redis client, so that one outage is one line per 10 s.
+  logThrottle?: LogThrottle;
 }
 
-export function createApp({ db, config, logger, rateLimitLog, lifecycle }: AppDeps): Express {
+export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics, logThrottle = new LogThrottle() }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use(requestId);
+  const routeOf = routeTemplates(appRouter);
+  app.use(accessLog(logger, routeOf));
+  if (metrics) app.use(requestMetrics(metrics, routeOf));
+  if (metrics && config.metricsToken && !config.metricsPort) app.get('/metrics', metricsEndpoint(metrics, config.metricsToken));
 
-  app.use(healthRoutes(readinessDependencies(db, rateLimitLog), logger, lifecycle));
+  app.use(healthRoutes(readinessDependencies(db, rateLimitLog), logThrottle, lifecycle));
 
   // Public: the contract and its reference page need no key.
   const document = buildOpenApiDocument(appRouter);
@@ -51,10 +64,10 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle }: AppDe
   ];
   const json = jsonBody();
 
-  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, restApi({ router: appRouter, db, logger }));
-  app.use('/trpc', ...keyed, requireApiKey, ...json, trpcApi({ router: appRouter, db, logger }));
+  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, restApi({ router: appRouter, db, logThrottle }));
+  app.use('/trpc', ...keyed, requireApiKey, ...json, trpcApi({ router: appRouter, db, logThrottle }));
 
   app.use(notFound);
-  app.use(errorHandler(logger));
+  app.use(errorHandler(logThrottle));
   return app;
 }

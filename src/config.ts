@@ -47,6 +47,13 @@ const envSchema = z.object({
   DB_QUERY_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_DATABASE_TIMEOUTS.queryTimeoutMs),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
+  METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
+  METRICS_PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, 'must be a port number')
+    .transform(Number)
+    .pipe(z.number().max(65535, 'must be a port number'))
+    .optional(),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -64,6 +71,9 @@ export interface Config {
   shutdownTimeoutMs: number;
   databaseTimeouts: DatabaseTimeouts;
   httpTimeouts: HttpTimeouts;
+  // GET /metrics: with a bearer token on the service's port, or on a port of its own.
+  metricsToken?: string;
+  metricsPort?: number;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -88,5 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     databaseTimeouts: { acquireTimeoutMs: values.DB_ACQUIRE_TIMEOUT_MS, queryTimeoutMs: values.DB_QUERY_TIMEOUT_MS },
     httpTimeouts: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS },
+    metricsToken: values.METRICS_TOKEN,
+    metricsPort: values.METRICS_PORT,
   };
 }

@@ -8,8 +8,11 @@ import { seedDemoIfEmpty } from './services/demo-seed';
 import { connectRedis } from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
 import { DrainableServer } from './http/graceful-shutdown';
+import { startMetricsServer } from './http/metrics-server';
 import { applyServerTimeouts } from './http/server-timeouts';
+import { LogThrottle } from './log-throttle';
 import { createLogger, type Logger } from './logger';
+import { createMetrics } from './metrics';
 
 async function main() {
   const config = loadConfig();
@@ -17,7 +20,7 @@ async function main() {
   const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
   await prepareDatabase(db);
   const applied = await migrateToLatest(db, logger);
-  if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
+  if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
   // The embedded database is for trying the service: it gets a demo key at once. A server
   // database gets no key nobody asked for (it would sit in production logs); its first start
@@ -26,13 +29,15 @@ async function main() {
   const needsFirstKey = !demo && (await countAccounts(db)) === 0;
   // With REDIS_URL, every instance counts against one shared limit. Unreachable at start-up is
   // a configuration error: the service refuses to start rather than run with a different limit.
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
+  const logThrottle = new LogThrottle();
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger, logThrottle) : undefined;
   const rateLimitLog = redis ? new RedisSlidingLog(redis) : undefined;
+  const metrics = config.metricsToken || config.metricsPort ? createMetrics(db) : undefined;
   // The server exists before the app so that the app's /readyz can read its shutdown state.
   const server = createServer();
   applyServerTimeouts(server, config.httpTimeouts);
   const drainable = new DrainableServer(server);
-  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable }));
+  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle }));
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -40,12 +45,18 @@ async function main() {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info('listening', {
+  const metricsServer = metrics && config.metricsPort
+    ? await startMetricsServer({ metrics, port: config.metricsPort, host: config.host, token: config.metricsToken })
+    : undefined;
+  // msg inside the object, so that it comes before port in the line (scripts grep for both).
+  logger.info({
+    msg: 'listening',
     host: config.host,
     port,
     pid: process.pid,
     database: db.dialect,
     rateLimits: redis ? 'redis' : 'memory',
+    metricsPort: config.metricsPort,
   });
 
   if (demo) printWelcome(port, demo);
@@ -56,6 +67,7 @@ async function main() {
     logger,
     // Only once no request can use them any more.
     release: async () => {
+      metricsServer?.close();
       await db.close();
       await redis?.close();
     },
@@ -80,15 +92,15 @@ function stopOnSignals(drainable: DrainableServer, { timeoutMs, logger, release 
     const now = Date.now();
     if (firstSignalAt !== undefined) {
       if (now - firstSignalAt < 1_000) return;
-      logger.warn('second signal: stopping now', { signal, inFlight: drainable.inFlight });
+      logger.warn({ signal, inFlight: drainable.inFlight }, 'second signal: stopping now');
       drainable.destroyAll();
       process.exit(1);
     }
     firstSignalAt = now;
-    logger.info('stopping', { signal, inFlight: drainable.inFlight, timeoutMs });
+    logger.info({ signal, inFlight: drainable.inFlight, timeoutMs }, 'stopping');
     const drained = await drainable.drain({ timeoutMs });
     if (!drained) {
-      logger.error('shutdown timed out: closing the connections still in progress', { inFlight: drainable.inFlight });
+      logger.error({ inFlight: drainable.inFlight }, 'shutdown timed out: closing the connections still in progress');
       drainable.destroyAll();
     }
     let exitCode = drained ? 0 : 1;
@@ -96,10 +108,10 @@ function stopOnSignals(drainable: DrainableServer, { timeoutMs, logger, release 
       // A frozen database must not hold the process forever either.
       await withTimeout(release(), 5_000, 'closing the database and Redis took over 5 s');
     } catch (error) {
-      logger.error('closing the database or Redis failed', { error });
+      logger.error({ err: error }, 'closing the database or Redis failed');
       exitCode = 1;
     }
-    logger.info('stopped', { exitCode, ms: Date.now() - now });
+    logger.info({ exitCode, ms: Date.now() - now }, 'stopped');
     process.exit(exitCode);
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, (received) => void stop(received));

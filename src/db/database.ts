@@ -3,9 +3,11 @@ import path from 'node:path';
 import 'reflect-metadata';
 import { Sequelize } from 'sequelize-typescript';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from '../config';
+import { LogThrottle } from '../log-throttle';
 import type { Logger } from '../logger';
 import { MODELS } from '../models';
 import { parseDatabaseUrl } from './database-url';
+import { sqlTemplate } from './sql-template';
 import { boundStatements, type MysqlStatementConnection } from './statement-deadline';
 
 export type Dialect = 'sqlite' | 'mysql';
@@ -32,9 +34,13 @@ export interface DatabaseOptions {
 }
 
 export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
+  const target = parseDatabaseUrl(url);
+  const dialect: Dialect = target.dialect;
+  // The statement's shape only: Sequelize passes it with the values inlined (keys' hashes,
+  // contacts' personal data).
   const logging = (sql: string) => {
     options.onQuery?.(sql);
-    options.logger?.debug('sql', { sql });
+    if (options.logger?.isLevelEnabled('debug')) options.logger.debug({ sql: sqlTemplate(sql, dialect) }, 'sql');
   };
   const common = {
     logging,
@@ -45,8 +51,6 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   };
 
   let unbounded = 0;
-  const target = parseDatabaseUrl(url);
-  const dialect: Dialect = target.dialect;
   let sequelize: Sequelize;
   if (target.dialect === 'sqlite') {
     const { storage } = target;
@@ -71,11 +75,15 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   }
 
   const pending = new Set<Promise<unknown>>();
+  // A database that takes reads but refuses writes would fail this on every request.
+  const backgroundFailures = new LogThrottle();
   return {
     sequelize,
     dialect,
     inBackground(task) {
-      const settled = task.catch((error) => options.logger?.warn('background write failed', { error })).finally(() => pending.delete(settled));
+      const settled = task
+        .catch((error) => options.logger && backgroundFailures.log(options.logger, 'warn', 'background_write', { err: error }, 'background write failed'))
+        .finally(() => pending.delete(settled));
       pending.add(settled);
     },
     async withoutStatementDeadline(fn) {

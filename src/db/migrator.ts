@@ -33,10 +33,10 @@ export function createMigrator(db: Database, logger?: Logger) {
     context: queryInterface,
     logger: logger
       ? {
-          info: (event) => logger.info('migration', event),
-          warn: (event) => logger.warn('migration', event),
-          error: (event) => logger.error('migration', event),
-          debug: (event) => logger.debug('migration', event),
+          info: (event) => logger.info(event, 'migration'),
+          warn: (event) => logger.warn(event, 'migration'),
+          error: (event) => logger.error(event, 'migration'),
+          debug: (event) => logger.debug(event, 'migration'),
         }
       : undefined,
   });

@@ -20,10 +20,26 @@ export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Pr
     try {
       return await orUnavailable(() => db.sequelize.transaction(fn));
     } catch (error) {
+      if (isDeadlock(error)) transactionCounts(db).deadlocks += 1;
       if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error;
+      transactionCounts(db).retries += 1;
       await sleep(5 + Math.random() * 20 * attempt);
     }
   }
+}
+
+// Per database, for GET /metrics (src/metrics.ts reads them when scraped).
+export interface TransactionCounts {
+  retries: number;
+  deadlocks: number;
+}
+
+const counts = new WeakMap<Database, TransactionCounts>();
+
+export function transactionCounts(db: Database): TransactionCounts {
+  let tally = counts.get(db);
+  if (!tally) counts.set(db, (tally = { retries: 0, deadlocks: 0 }));
+  return tally;
 }
 
 const queues = new WeakMap<Database, Promise<unknown>>();

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import type { Logger } from '../logger';
+import type { LogThrottle } from '../log-throttle';
 import './express-types';
+import { reportUnavailable } from './report-unavailable';
 import { sendError } from './send-error';
 import { ServiceUnavailableError } from '../errors';
 
@@ -23,13 +24,13 @@ function parseFailure(body: string | undefined): string {
 }
 
 // Errors raised outside the procedures: the body parser's, and anything unexpected.
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+export function errorHandler(logThrottle: LogThrottle): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
     // The database or the rate-limit store is down (the limiter fails closed: README, "Rate
     // limits"). Raised here when it happens before a procedure runs: resolving the key, counting.
     if (error instanceof ServiceUnavailableError) {
-      logger.error(error.message, { requestId: req.id, cause: (error.cause as Error)?.message });
+      reportUnavailable(req, error, logThrottle);
       res.setHeader('Retry-After', String(error.retryAfterSeconds));
       return sendError(req, res, 503, error.message);
     }
@@ -42,7 +43,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return sendError(req, res, status, 'The request body could not be read (check Content-Encoding and Content-Length)');
     }
-    logger.error('unhandled error', { requestId: req.id, error });
+    req.log.error({ err: error }, 'unhandled error');
     sendError(req, res, 500, 'Internal server error');
   };
 }

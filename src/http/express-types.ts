@@ -5,6 +5,9 @@ declare module 'express-serve-static-core' {
     id: string;
     // Set by resolveApiKey on keyed routes.
     auth?: AuthResult;
+    // Why the request was refused, when it was: read by the access log and the metrics.
+    rateLimitedBy?: string;
+    unavailableCause?: string;
   }
 }
 

@@ -1,16 +1,16 @@
 import type { Request } from 'express';
 import type { Database } from '../db/database';
-import type { Logger } from '../logger';
 import { AUTH_MESSAGES } from '../services/api-keys';
 import { newHttpMeta, type Context } from '../trpc/context';
 import './express-types';
 
 // The procedures' context for an HTTP request, on either transport. The key was resolved
 // before (resolveApiKey), once, for the rate limiter too.
-export function requestContext(req: Request, deps: { db: Database; logger: Logger }, transport: 'rest' | 'trpc'): Context {
+export function requestContext(req: Request, deps: { db: Database }, transport: 'rest' | 'trpc'): Context {
   return {
     db: deps.db,
-    logger: deps.logger,
+    // Every line a procedure logs carries the request id.
+    logger: req.log,
     requestId: req.id,
     transport,
     authenticate: async () => req.auth ?? { ok: false, message: AUTH_MESSAGES.missing },

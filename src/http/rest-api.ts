@@ -2,18 +2,20 @@ import type { TRPCError } from '@trpc/server';
 import type { Request, RequestHandler, Response } from 'express';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import type { Database } from '../db/database';
-import type { Logger } from '../logger';
+import { ServiceUnavailableError } from '../errors';
+import type { LogThrottle } from '../log-throttle';
 import type { AppRouter } from '../routers/app-router';
 import type { Context } from '../trpc/context';
 import { restErrorFor, type RestError } from '../trpc/errors';
 import type { ApiMeta } from '../trpc/init';
 import './express-types';
+import { reportUnavailable } from './report-unavailable';
 import { requestContext } from './request-context';
 
 interface RestApiDeps {
   router: AppRouter;
   db: Database;
-  logger: Logger;
+  logThrottle: LogThrottle;
 }
 
 // The REST surface (/api/v1): the same procedures as /trpc, served by trpc-to-openapi, with
@@ -23,13 +25,13 @@ interface RestApiDeps {
 //   error is captured in onError and the body is replaced as the adapter writes it;
 // - a JSON body on DELETE (remove tags): the adapter reads DELETE input from the query only,
 //   so the body travels in the context to the restInput middleware (src/trpc/init.ts).
-export function restApi({ router, db, logger }: RestApiDeps): RequestHandler {
+export function restApi({ router, db, logThrottle }: RestApiDeps): RequestHandler {
   const successStatusByPath = successStatuses(router);
   const errors = new WeakMap<Request, RestError>();
 
   const handler = createOpenApiNodeHttpHandler({
     router,
-    createContext: ({ req }) => requestContext(req as Request, { db, logger }, 'rest'),
+    createContext: ({ req }) => requestContext(req as Request, { db }, 'rest'),
     responseMeta: ({ ctx, paths, errors: failures }) => {
       if (failures.length > 0) return {};
       const http = (ctx as Context | undefined)?.http;
@@ -39,7 +41,8 @@ export function restApi({ router, db, logger }: RestApiDeps): RequestHandler {
     onError: ({ error, req }) => {
       const mapped = restErrorFor(error as TRPCError);
       errors.set(req as Request, mapped);
-      if (mapped.status >= 500) logger.error('request failed', { requestId: (req as Request).id, error: error.cause ?? error });
+      if (error.cause instanceof ServiceUnavailableError) reportUnavailable(req as Request, error.cause, logThrottle);
+      else if (mapped.status >= 500) (req as Request).log.error({ err: error.cause ?? error }, 'request failed');
     },
   });
 

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import express from 'express';
 import request from 'supertest';
 import { healthRoutes, type Dependency } from '../../src/http/health';
+import { LogThrottle } from '../../src/log-throttle';
 import { silentLogger } from '../support/app';
 import { timed } from '../support/timing';
 
@@ -11,7 +12,13 @@ import { timed } from '../support/timing';
 const never = () => new Promise<never>(() => undefined);
 
 function readyz(dependencies: Dependency[]) {
-  return request(express().use(healthRoutes(dependencies, silentLogger))).get('/readyz');
+  const app = express()
+    .use((req, _res, next) => {
+      req.log = silentLogger; // the access log's per-request logger, in the app
+      next();
+    })
+    .use(healthRoutes(dependencies, new LogThrottle()));
+  return request(app).get('/readyz');
 }
 
 describe('GET /readyz', () => {

@@ -5,6 +5,7 @@ interface NodeRedisClient {
   sendCommand(args: string[]): Promise<unknown>;
   close(): Promise<unknown>;
   destroy(): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 500;
@@ -63,6 +64,12 @@ export class BoundedRedisClient {
     if (!waited) this.client.destroy();
   }
 
+  // The underlying client's events (connection errors while it reconnects).
+  on(event: 'error', listener: (error: Error) => void): this {
+    this.client.on(event, listener);
+    return this;
+  }
+
   destroy(): void {
     this.client.destroy();
   }
@@ -70,7 +77,7 @@ export class BoundedRedisClient {
   private waitForAnswer() {
     if (this.silent) return;
     this.silent = true;
-    this.logger.error('redis did not answer in time: rate limits answer 503 until it does', { timeoutMs: this.timeoutMs });
+    this.logger.error({ timeoutMs: this.timeoutMs }, 'redis did not answer in time: rate limits answer 503 until it does');
     this.client
       .sendCommand(['PING'])
       .then(

@@ -1,5 +1,5 @@
-import type { RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ipKeyGenerator, rateLimit, type Options } from 'express-rate-limit';
 import '../express-types';
 import { sendError } from '../send-error';
 import { SlidingWindowStore, type SlidingLog } from './sliding-window-store';
@@ -12,7 +12,11 @@ export interface RateLimitSettings {
   log: SlidingLog;
 }
 
-const tooMany: RequestHandler = (req, res) => sendError(req, res, 429, 'Rate limit exceeded');
+// Which limiter refused goes on the request, for the access log and the 429 counter.
+const tooMany = (req: Request, res: Response, _next: NextFunction, options: Options) => {
+  req.rateLimitedBy = String(options.identifier);
+  sendError(req, res, 429, 'Rate limit exceeded');
+};
 
 // Two limits, both after the key is resolved:
 // - per API key (its id, not the raw header, so random bogus keys get no fresh budgets),
