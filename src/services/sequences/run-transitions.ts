@@ -25,11 +25,22 @@ export function moveRun(
   db: Database,
   input: { accountId: string; runId: string; status: RunStatus },
 ): Promise<RunDto> {
+  const id = normalizeId(input.runId);
+  if (!id) return Promise.reject(new NotFoundError('Run'));
   return withTransaction(db, async (transaction) => {
-    const id = normalizeId(input.runId);
-    const [run] = id
-      ? await select<RunRow>(db, `${RUN_SELECT} WHERE id = ? AND account_id = ?${forUpdate(db)}`, [id, input.accountId], transaction)
-      : [];
+    // The run's contact is locked before the run, the order every writer of runs follows
+    // (README "Concurrency"): a move out of the active statuses rewrites the run's entry in the
+    // one-active-run index, and an enroll or unenroll of the contact could hold that entry
+    // while waiting for this run.
+    const [owner] = await select<{ contact_id: string }>(
+      db,
+      'SELECT contact_id FROM sequence_runs WHERE id = ? AND account_id = ?',
+      [id, input.accountId],
+      transaction,
+    );
+    if (!owner) throw new NotFoundError('Run');
+    await select(db, `SELECT id FROM contacts WHERE id = ?${forUpdate(db)}`, [owner.contact_id], transaction);
+    const [run] = await select<RunRow>(db, `${RUN_SELECT} WHERE id = ?${forUpdate(db)}`, [id], transaction);
     if (!run) throw new NotFoundError('Run');
     const from = run.status as RunStatus;
     if (!canMove(from, input.status)) throw new ConflictError(`A run cannot move from ${from} to ${input.status}`);
