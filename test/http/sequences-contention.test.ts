@@ -12,9 +12,9 @@ import { storedRuns } from '../support/sequence-rows';
 
 // Write contention across the operations that lock contacts and runs (issue 7): batch upserts,
 // enrolls of many ids, unenrolls, triggers, enroll-by-email and the runner's run transitions,
-// all at once on overlapping contacts of two sequences. Each takes its locks in the one order every writer follows
-// (README "Concurrency"), so none deadlocks: no request is retried, none answers 5xx, and
-// what is stored matches the answers.
+// all at once on overlapping contacts of two sequences. Each takes its locks in the one order
+// every writer follows (README "Concurrency and retries"), so none deadlocks: no request is
+// retried, none answers 5xx, and what is stored matches the answers.
 
 const ROUNDS = 10;
 const POOL_SIZE = 300;

@@ -5,11 +5,11 @@ import { forUpdate, select } from '../../db/sql';
 import { CONTACT_SELECT, type ContactRow } from './contact-row';
 
 // How a transaction locks contacts it knows by id: the same way, and in the same order, as
-// the upsert's INSERT locks them (README "Concurrency"). That INSERT locks a contact's entry
-// in the (account_id, email_normalized) index first and its row second, contacts in email
-// order. Locked by id instead, a row would come before its index entry (a delete or an
-// email change then waits for the entry while a batch holding the entry waits for the row),
-// and several contacts would come in id order: both deadlock with a concurrent batch.
+// the upsert's INSERT locks them (README "Concurrency and retries"). That INSERT locks a
+// contact's entry in the (account_id, email_normalized) index first and its row second,
+// contacts in email order. Locked by id instead, a row would come before its index entry (a
+// delete or an email change then waits for the entry while a batch holding the entry waits
+// for the row), and several contacts would come in id order: both deadlock with a batch.
 //
 // So the emails are read first (no lock), then the contacts locked through the index, in
 // email order. A contact whose email changed in between is looked up again; one deleted in

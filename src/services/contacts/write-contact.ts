@@ -5,9 +5,9 @@ import { execute, insertRows } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { ConflictError, NotFoundError } from '../../errors';
 import type { ContactDto } from '../../schemas/contact';
+import { normalizeId } from '../ids';
 import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
 import { assertWithinLimits, sameState, type ContactState } from './contact-state';
-import { normalizeId } from '../ids';
 import { lockContactRow } from './lock-contacts';
 
 const EMAIL_TAKEN = 'A contact with this email already exists';

@@ -4,6 +4,7 @@ import { withTransaction } from '../../db/transaction';
 import { ConflictError, NotFoundError } from '../../errors';
 import type { RunStatus } from '../../models/sequence-run';
 import type { RunDto } from '../../schemas/sequence';
+import { lockContactsById } from '../contacts/lock-contacts';
 import { normalizeId } from '../ids';
 import { isActive, RUN_SELECT, runFromRow, type RunRow } from './runs';
 
@@ -29,9 +30,10 @@ export function moveRun(
   if (!id) return Promise.reject(new NotFoundError('Run'));
   return withTransaction(db, async (transaction) => {
     // The run's contact is locked before the run, the order every writer of runs follows
-    // (README "Concurrency"): a move out of the active statuses rewrites the run's entry in the
-    // one-active-run index, and an enroll or unenroll of the contact could hold that entry
-    // while waiting for this run.
+    // (README "Concurrency and retries"). A move out of the active statuses rewrites the run's
+    // entry in the one-active-run index, which carries the run's foreign key: MySQL checks
+    // the key again and share-locks the contact. Holding the run, that lock would wait for an
+    // unenroll holding the contact and waiting for the run.
     const [owner] = await select<{ contact_id: string }>(
       db,
       'SELECT contact_id FROM sequence_runs WHERE id = ? AND account_id = ?',
@@ -39,7 +41,7 @@ export function moveRun(
       transaction,
     );
     if (!owner) throw new NotFoundError('Run');
-    await select(db, `SELECT id FROM contacts WHERE id = ?${forUpdate(db)}`, [owner.contact_id], transaction);
+    await lockContactsById(db, input.accountId, [owner.contact_id], transaction);
     const [run] = await select<RunRow>(db, `${RUN_SELECT} WHERE id = ?${forUpdate(db)}`, [id], transaction);
     if (!run) throw new NotFoundError('Run');
     const from = run.status as RunStatus;
