@@ -1,4 +1,5 @@
 import type { Transaction } from 'sequelize';
+import { ServiceUnavailableError } from '../errors';
 import type { Database } from './database';
 import { orUnavailable } from './unavailable';
 
@@ -14,6 +15,8 @@ const DEADLOCK_RETRIES = 5;
 //   again, after a short random wait; never a single statement inside it. (A lock-wait
 //   timeout is not retried: it has already waited long, and waiting again would double it.)
 //   Transactions are READ COMMITTED, set on each connection (src/db/database.ts).
+//   A deadlock still there after the last attempt, or a lock-wait timeout (1205), means a busy
+//   database, not a bug: ServiceUnavailableError (503, Retry-After); nothing was written.
 export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Promise<T> {
   if (db.dialect === 'sqlite') return serialised(db, () => orUnavailable(() => db.sequelize.transaction(fn)));
   for (let attempt = 1; ; attempt += 1) {
@@ -21,7 +24,7 @@ export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Pr
       return await orUnavailable(() => db.sequelize.transaction(fn));
     } catch (error) {
       if (isDeadlock(error)) transactionCounts(db).deadlocks += 1;
-      if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error;
+      if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw busyOr(error);
       transactionCounts(db).retries += 1;
       await sleep(5 + Math.random() * 20 * attempt);
     }
@@ -54,6 +57,14 @@ function serialised<T>(db: Database, fn: () => Promise<T>): Promise<T> {
 
 export function isDeadlock(error: unknown): boolean {
   return mysqlErrno(error) === 1213;
+}
+
+const LOCK_WAIT_TIMEOUT = 1205;
+
+function busyOr(error: unknown): unknown {
+  return isDeadlock(error) || mysqlErrno(error) === LOCK_WAIT_TIMEOUT
+    ? new ServiceUnavailableError('Database busy; retry shortly', { cause: error })
+    : error;
 }
 
 export function mysqlErrno(error: unknown): number | undefined {

@@ -9,7 +9,8 @@ import { buildAccount } from '../support/factories';
 
 // withTransaction, the one way the service writes: on MySQL a deadlock re-runs the whole
 // function and nothing else is retried; on SQLite transactions queue one at a time; a lost
-// connection becomes a ServiceUnavailableError (503). Mostly against fake databases, so each
+// connection, a deadlock that outlives its retries and a lock-wait timeout become a
+// ServiceUnavailableError (503). Mostly against fake databases, so each
 // rule is checked on its own, whatever the test database is.
 
 type TransactionFn = (transaction: unknown) => Promise<unknown>;
@@ -69,7 +70,6 @@ describe('withTransaction', () => {
     });
 
     const NOT_RETRIED: Array<[string, () => Error]> = [
-      ['a lock-wait timeout (1205)', () => mysqlError(1205, 'Lock wait timeout exceeded; try restarting transaction')],
       ['a duplicate key (1062)', () => mysqlError(1062, "Duplicate entry 'x' for key 'y'")],
       ['a plain Error', () => new Error('boom')],
     ];
@@ -88,7 +88,15 @@ describe('withTransaction', () => {
       });
     }
 
-    it('gives up after 5 attempts and throws the deadlock', async () => {
+    function expectBusy(thrown: unknown, cause: unknown) {
+      expect(thrown).to.be.instanceOf(ServiceUnavailableError);
+      expect((thrown as ServiceUnavailableError).message).to.equal('Database busy; retry shortly');
+      expect((thrown as ServiceUnavailableError).status).to.equal(503);
+      expect((thrown as ServiceUnavailableError).retryAfterSeconds).to.equal(5);
+      expect((thrown as Error).cause).to.equal(cause);
+    }
+
+    it('gives up after 5 attempts with ServiceUnavailableError "Database busy", the last deadlock as its cause', async () => {
       let calls = 0;
       const errors: Error[] = [];
       const thrown = await rejection(
@@ -100,7 +108,20 @@ describe('withTransaction', () => {
         }),
       );
       expect(calls).to.equal(5);
-      expect(thrown).to.equal(errors[4]);
+      expectBusy(thrown, errors[4]);
+    });
+
+    it('does not retry a lock-wait timeout (1205), and throws it as ServiceUnavailableError "Database busy"', async () => {
+      const timeout = mysqlError(1205, 'Lock wait timeout exceeded; try restarting transaction');
+      let calls = 0;
+      const thrown = await rejection(
+        withTransaction(fakeDatabase('mysql'), async () => {
+          calls += 1;
+          throw timeout;
+        }),
+      );
+      expect(calls).to.equal(1);
+      expectBusy(thrown, timeout);
     });
 
     it('maps a Sequelize ConnectionError from transaction() to ServiceUnavailableError, without retrying', async () => {

@@ -7,6 +7,7 @@ import { Contact } from '../../models';
 import { normalizeId } from '../ids';
 import { assertWithinLimits, newContactState, uniqueTags } from './contact-state';
 import { upsertContacts } from './upsert-contacts';
+import { lockContactsById } from './lock-contacts';
 import { insertContact, modifyContact } from './write-contact';
 
 // The Contacts API's operations (SPEC.md 4.1), each one transaction.
@@ -81,12 +82,15 @@ export function removeTags(
   return modifyContact(db, input, (current) => ({ ...current, tags: current.tags.filter((t) => !removed.has(t)) }));
 }
 
-// Permanent; the contact's runs go with it (ON DELETE CASCADE).
+// Permanent; the contact's runs go with it (ON DELETE CASCADE). Locked first as every
+// writer locks a contact: the delete removes its email index entry too.
 export async function deleteContact(db: Database, input: { accountId: string; id: string }): Promise<void> {
   const id = normalizeId(input.id);
   if (!id) throw new NotFoundError('Contact');
-  const deleted = await withTransaction(db, (transaction) =>
-    Contact.destroy({ where: { id, accountId: input.accountId }, transaction }),
-  );
+  const deleted = await withTransaction(db, async (transaction) => {
+    const locked = await lockContactsById(db, input.accountId, [id], transaction);
+    if (locked.size === 0) return 0;
+    return Contact.destroy({ where: { id, accountId: input.accountId }, transaction });
+  });
   if (deleted === 0) throw new NotFoundError('Contact');
 }

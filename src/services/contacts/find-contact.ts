@@ -1,6 +1,5 @@
-import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { forUpdate, select } from '../../db/sql';
+import { select } from '../../db/sql';
 import { NotFoundError } from '../../errors';
 import { type ContactDto, normalizeEmail } from '../../schemas/contact';
 import { isStorableText } from '../../schemas/text';
@@ -25,22 +24,11 @@ export async function getContactByEmail(
   return contactFromRow(row);
 }
 
-// The contact's row, locked for the rest of the transaction when one is given: the read in a
-// read-modify-write, so concurrent writers to one contact queue instead of losing updates.
-export async function findContactRow(
-  db: Database,
-  input: { accountId: string; id: string },
-  transaction?: Transaction,
-): Promise<ContactRow> {
+// The contact's row, as last committed. (A writer locks it with lockContactRow instead.)
+export async function findContactRow(db: Database, input: { accountId: string; id: string }): Promise<ContactRow> {
   const id = normalizeId(input.id);
   if (!id) throw new NotFoundError('Contact');
-  const lock = transaction ? forUpdate(db) : '';
-  const [row] = await select<ContactRow>(
-    db,
-    `${CONTACT_SELECT} WHERE id = ? AND account_id = ?${lock}`,
-    [id, input.accountId],
-    transaction,
-  );
+  const [row] = await select<ContactRow>(db, `${CONTACT_SELECT} WHERE id = ? AND account_id = ?`, [id, input.accountId]);
   if (!row) throw new NotFoundError('Contact');
   return row;
 }

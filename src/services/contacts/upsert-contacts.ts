@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { forUpdate, insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
+import { byIndexOrder } from '../../db/key-order';
+import { insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
 import { type ContactDto, type ContactFields, normalizeEmail } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
 import { applyUpsert, assertWithinLimits, sameState, type ContactState } from './contact-state';
@@ -25,13 +26,20 @@ const UPDATED_ON_UPSERT = [
 ];
 
 // Upserts items by email, set-based: three statements whatever the number of items.
-//   1. INSERT every email as a new contact, leaving alone (and, on MySQL, locking) those that
-//      exist. The database decides who creates a contact, so concurrent upserts of one email
-//      create it once.
-//   2. SELECT the rows, locked: a row carrying the id we proposed is one we created.
-//   3. Write the merged state of the others in one multi-row upsert (those it changes).
-// Items with the same email apply in order. Rows are written sorted by email: concurrent
-// batches that lock in the same order do not deadlock each other.
+//   1. INSERT every email as a new contact, leaving alone those that exist. The database
+//      decides who creates a contact, so concurrent upserts of one email create it once. On
+//      MySQL this one statement takes every lock the upsert needs: the rows it inserts, and an
+//      exclusive lock on each existing one (index entry and row), in email order.
+//   2. SELECT the rows, without locking: they are ours already, so this reads what was last
+//      committed. A row carrying the id we proposed is one we created. (A locking read here
+//      was the deadlock of issue 7: the optimizer may scan the account's whole email range,
+//      so it went back to the start of the order and waited for rows of other batches while
+//      holding its own.)
+//   3. Write the merged state of the others in one multi-row upsert (those it changes): rows
+//      already locked, so it waits for no one.
+// Items with the same email apply in order. Rows are inserted sorted by email, the one order
+// every contact writer locks in (README "Concurrency and retries"), so concurrent batches
+// queue instead of deadlocking.
 // Runs inside the caller's transaction, so a limit broken by a merge undoes it all.
 export async function upsertContacts(
   db: Database,
@@ -41,7 +49,7 @@ export async function upsertContacts(
 ): Promise<UpsertOutcome> {
   const now = new Date();
   const byEmail = groupByEmail(items);
-  const emails = [...byEmail.keys()].sort();
+  const emails = [...byEmail.keys()].sort(byIndexOrder);
   const proposedIds = new Map(emails.map((email) => [email, randomUUID()]));
 
   const freshStates = new Map(emails.map((email) => [email, foldItems(null, byEmail.get(email)!)]));
@@ -55,7 +63,7 @@ export async function upsertContacts(
 
   const rows = await select<ContactRow>(
     db,
-    `${CONTACT_SELECT} WHERE account_id = ? AND email_normalized IN (?)${forUpdate(db)}`,
+    `${CONTACT_SELECT} WHERE account_id = ? AND email_normalized IN (?)`,
     [accountId, emails],
     transaction,
   );

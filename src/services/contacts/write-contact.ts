@@ -3,11 +3,12 @@ import { UniqueConstraintError, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute, insertRows } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
-import { ConflictError } from '../../errors';
+import { ConflictError, NotFoundError } from '../../errors';
 import type { ContactDto } from '../../schemas/contact';
+import { normalizeId } from '../ids';
 import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
 import { assertWithinLimits, sameState, type ContactState } from './contact-state';
-import { findContactRow } from './find-contact';
+import { lockContactRow } from './lock-contacts';
 
 const EMAIL_TAKEN = 'A contact with this email already exists';
 
@@ -40,14 +41,18 @@ const UPDATABLE = [
   ['whatsapp_subscription_status', (s: ContactState) => s.whatsappSubscriptionStatus],
 ] as const;
 
-// Read-modify-write of one contact: the row is locked while `change` computes its new state.
+// Read-modify-write of one contact: the contact is locked while `change` computes its new
+// state, so concurrent writers to one contact queue instead of losing updates.
 export function modifyContact(
   db: Database,
   input: { accountId: string; id: string },
   change: (current: ContactState) => ContactState,
 ): Promise<ContactDto> {
+  const id = normalizeId(input.id);
+  if (!id) return Promise.reject(new NotFoundError('Contact'));
   return withTransaction(db, async (transaction) => {
-    const row = await findContactRow(db, input, transaction);
+    const row = await lockContactRow(db, { accountId: input.accountId, id }, transaction);
+    if (!row) throw new NotFoundError('Contact');
     const current = stateFromRow(row);
     const next = change(current);
     assertWithinLimits(next);

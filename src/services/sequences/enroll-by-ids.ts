@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database';
-import { forShare, select } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { Enrollment } from '../../models';
 import type { EnrollmentDto } from '../../schemas/sequence';
+import { lockContactsById } from '../contacts/lock-contacts';
 import { requireSequence } from './find-sequence';
 import { contactsWithActiveRun, remainingRunCapacity, startRuns } from './runs';
 
@@ -26,15 +26,9 @@ export function enrollByIds(
     const sequenceId = await requireSequence(db, { ...input, mustBeActive: true }, transaction);
     const capacity = await remainingRunCapacity(db, accountId, transaction);
 
-    // Shared locks: a contact deleted between this read and its run's insert would break the
-    // run's foreign key.
-    const found = await select<{ id: string }>(
-      db,
-      `SELECT id FROM contacts WHERE account_id = ? AND id IN (?)${forShare(db)}`,
-      [accountId, ids],
-      transaction,
-    );
-    const existing = new Set(found.map((row) => row.id));
+    // Locked, in email order: a contact deleted between this read and its run's insert would
+    // break the run's foreign key, and a concurrent unenroll or enroll of the same contact waits.
+    const existing = await lockContactsById(db, accountId, ids, transaction);
     const active = await contactsWithActiveRun(db, sequenceId, [...existing], transaction);
     const candidates = ids.filter((id) => existing.has(id) && !active.has(id));
     const allowed = capacity ? candidates.slice(0, capacity.remaining) : candidates;

@@ -4,6 +4,7 @@ import { withTransaction } from '../../db/transaction';
 import { ConflictError, NotFoundError } from '../../errors';
 import type { RunStatus } from '../../models/sequence-run';
 import type { RunDto } from '../../schemas/sequence';
+import { lockContactsById } from '../contacts/lock-contacts';
 import { normalizeId } from '../ids';
 import { isActive, RUN_SELECT, runFromRow, type RunRow } from './runs';
 
@@ -25,11 +26,23 @@ export function moveRun(
   db: Database,
   input: { accountId: string; runId: string; status: RunStatus },
 ): Promise<RunDto> {
+  const id = normalizeId(input.runId);
+  if (!id) return Promise.reject(new NotFoundError('Run'));
   return withTransaction(db, async (transaction) => {
-    const id = normalizeId(input.runId);
-    const [run] = id
-      ? await select<RunRow>(db, `${RUN_SELECT} WHERE id = ? AND account_id = ?${forUpdate(db)}`, [id, input.accountId], transaction)
-      : [];
+    // The run's contact is locked before the run, the order every writer of runs follows
+    // (README "Concurrency and retries"). A move out of the active statuses rewrites the run's
+    // entry in the one-active-run index, which carries the run's foreign key: MySQL checks
+    // the key again and share-locks the contact. Holding the run, that lock would wait for an
+    // unenroll holding the contact and waiting for the run.
+    const [owner] = await select<{ contact_id: string }>(
+      db,
+      'SELECT contact_id FROM sequence_runs WHERE id = ? AND account_id = ?',
+      [id, input.accountId],
+      transaction,
+    );
+    if (!owner) throw new NotFoundError('Run');
+    await lockContactsById(db, input.accountId, [owner.contact_id], transaction);
+    const [run] = await select<RunRow>(db, `${RUN_SELECT} WHERE id = ?${forUpdate(db)}`, [id], transaction);
     if (!run) throw new NotFoundError('Run');
     const from = run.status as RunStatus;
     if (!canMove(from, input.status)) throw new ConflictError(`A run cannot move from ${from} to ${input.status}`);

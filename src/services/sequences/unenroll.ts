@@ -1,6 +1,7 @@
 import type { Database } from '../../db/database';
 import { execute, forUpdate, select } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
+import { lockContactsById } from '../contacts/lock-contacts';
 import { requireSequence } from './find-sequence';
 import { activeRun } from './runs';
 
@@ -13,11 +14,17 @@ export function unenroll(
   const ids = [...new Set(input.contactIds.map((id) => id.toLowerCase()))];
   return withTransaction(db, async (transaction) => {
     const sequenceId = await requireSequence(db, { ...input, mustBeActive: false }, transaction);
+    // The contacts first, in email order, then their runs: the order every writer of runs
+    // takes them in. (Cancelling a run rewrites its entry in the one-active-run index, which
+    // carries the run's foreign key, so MySQL checks the key again and share-locks the
+    // contact: without the lock taken here, that would happen in run id order.)
+    const contacts = await lockContactsById(db, input.accountId, ids, transaction);
+    if (contacts.size === 0) return { cancelled: 0, contactIds: [] };
     const runs = await select<{ id: string; contact_id: string }>(
       db,
       `SELECT id, contact_id FROM sequence_runs
         WHERE sequence_id = ? AND account_id = ? AND contact_id IN (?) AND ${activeRun(db)}${forUpdate(db)}`,
-      [sequenceId, input.accountId, ids],
+      [sequenceId, input.accountId, [...contacts]],
       transaction,
     );
     if (runs.length > 0) {
