@@ -44,7 +44,7 @@ describe('typed clients over HTTP', () => {
 
   describe('tRPC client (createServiceClient)', () => {
     it('creates a contact, reads it back, triggers, reads the enrollment and moves the run', async () => {
-      const { key, accountId } = await buildTenant();
+      const { key, accountId } = await buildTenant({ kind: 'runner' });
       const sequence = await buildSequence(accountId, 'active');
       const foreign = await buildSequence((await buildTenant()).accountId, 'active');
       const client = createServiceClient({ baseUrl, apiKey: key });
@@ -107,7 +107,7 @@ describe('typed clients over HTTP', () => {
     });
 
     it('surfaces an illegal run move as a CONFLICT TRPCClientError', async () => {
-      const { key, accountId } = await buildTenant();
+      const { key, accountId } = await buildTenant({ kind: 'runner' });
       const sequence = await buildSequence(accountId, 'active');
       const client = createServiceClient({ baseUrl, apiKey: key });
       const outcome = await client.sequences.trigger.mutate({ id: sequence.id, contact: { email: 'ada@example.com' } });
