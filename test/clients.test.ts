@@ -114,6 +114,21 @@ describe('typed clients over HTTP', () => {
       if (!outcome.enrolled) throw new Error('expected an enrollment');
       await expectTrpcError(client.runs.transition.mutate({ runId: outcome.runId, status: 'completed' }), 'CONFLICT');
     });
+    it('surfaces runs.transition with an integration key as a FORBIDDEN TRPCClientError', async () => {
+      const { key, accountId } = await buildTenant();
+      const sequence = await buildSequence(accountId, 'active');
+      const client = createServiceClient({ baseUrl, apiKey: key });
+      const outcome = await client.sequences.trigger.mutate({ id: sequence.id, contact: { email: 'ada@example.com' } });
+      if (!outcome.enrolled) throw new Error('expected an enrollment');
+      const error = await expectTrpcError(
+        client.runs.transition.mutate({ runId: outcome.runId, status: 'running' }),
+        'FORBIDDEN',
+        'This API key may not call this procedure',
+      );
+      expect(error.data?.httpStatus).to.equal(403);
+      const status = await client.sequences.enrollmentStatus.query({ id: sequence.id, contactId: outcome.contactId });
+      expect(status.run).to.include({ id: outcome.runId, status: 'pending' });
+    });
   });
 
   describe('REST client (createRestClient)', () => {
