@@ -30,7 +30,12 @@ export class ApiKey extends Model {
   declare active: boolean;
 
   // The database refuses any other value too (a CHECK constraint).
-  @Column({ type: DataType.STRING(16), allowNull: false, defaultValue: 'integration', validate: { isIn: [API_KEY_KINDS] } })
+  @Column({
+    type: DataType.STRING(16),
+    allowNull: false,
+    defaultValue: 'integration',
+    validate: { isIn: [API_KEY_KINDS] },
+  })
   declare kind: ApiKeyKind;
 
   @Column({ type: DataType.DATE(3), allowNull: true })
