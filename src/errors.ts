@@ -20,6 +20,11 @@ export class ValidationError extends AppError {
   }
 }
 
+// Authenticated, but this key may not do this (an integration key on an internal procedure).
+export class ForbiddenError extends AppError {
+  readonly status = 403;
+}
+
 export class NotFoundError extends AppError {
   readonly status = 404;
   constructor(resource: string) {

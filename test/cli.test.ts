@@ -179,8 +179,35 @@ describe('admin command line', () => {
       const created = await ok('key:create', '--account', account.id, '--name', 'Zapier');
       expect(created.key).to.match(KEY);
       expect(created.id).to.match(UUID);
-      expect(created).to.include({ accountId: account.id, name: 'Zapier', active: true, expiresAt: null });
+      expect(created).to.include({ accountId: account.id, name: 'Zapier', kind: 'integration', active: true, expiresAt: null });
       expect(created.prefix).to.equal(created.key.slice(0, 8));
+    });
+
+    it('key:create --kind runner makes a key that may also move runs; an integration key may not', async () => {
+      const account = await ok('account:create', '--name', 'Acme');
+      const runner = await ok('key:create', '--account', account.id, '--name', 'runner', '--kind', 'runner');
+      const shop = await ok('key:create', '--account', account.id, '--name', 'shop', '--kind', 'integration');
+      expect(runner).to.include({ name: 'runner', kind: 'runner' });
+      expect(shop).to.include({ name: 'shop', kind: 'integration' });
+      const stored = await withFileDb((db) =>
+        select<{ id: string; kind: string }>(db, 'SELECT id, kind FROM api_keys ORDER BY name', []),
+      );
+      expect(stored).to.deep.equal([
+        { id: runner.id, kind: 'runner' },
+        { id: shop.id, kind: 'integration' },
+      ]);
+
+      // An unknown run: the runner key gets as far as looking for it, the integration key does not.
+      const move = (key: string) =>
+        withAppOnFile((app) =>
+          request(app).post('/trpc/runs.transition').set('x-api-key', key).send({ runId: randomUUID(), status: 'running' }),
+        );
+      const asRunner = await move(runner.key);
+      expect(asRunner.status).to.equal(404);
+      expect(asRunner.body.error.message).to.equal('Run not found');
+      const asShop = await move(shop.key);
+      expect(asShop.status).to.equal(403);
+      expect(asShop.body.error.message).to.equal('This API key may not call this procedure');
     });
 
     it('key:create makes a different key each time', async () => {
@@ -194,13 +221,16 @@ describe('admin command line', () => {
       const account = await ok('account:create', '--name', 'Acme');
       const other = await ok('account:create', '--name', 'Other');
       const first = await ok('key:create', '--account', account.id, '--name', 'one');
-      const second = await ok('key:create', '--account', account.id, '--name', 'two');
+      const second = await ok('key:create', '--account', account.id, '--name', 'two', '--kind', 'runner');
       await ok('key:create', '--account', other.id, '--name', 'theirs');
 
       const result = await cli('key:list', '--account', account.id);
       expect(result.code).to.equal(0);
       const listed = JSON.parse(result.stdout);
-      expect(listed.map((key: { id: string }) => key.id)).to.have.members([first.id, second.id]);
+      expect(listed.map((key: { id: string; kind: string }) => [key.id, key.kind])).to.have.deep.members([
+        [first.id, 'integration'],
+        [second.id, 'runner'],
+      ]);
       for (const key of listed) {
         expect(key).to.not.have.property('key');
         expect(key).to.not.have.property('keyHash');
@@ -370,6 +400,12 @@ describe('admin command line', () => {
         expect(await refused('account:update', '--id', accountId, '--max-active-runs', value)).to.include(
           '--max-active-runs',
         );
+      }
+    });
+
+    it('refuses a key kind that is not integration or runner', async () => {
+      for (const kind of ['admin', 'RUNNER', '']) {
+        expect(await refused('key:create', '--account', accountId, '--name', 'k2', '--kind', kind), kind).to.include('--kind');
       }
     });
 

@@ -44,7 +44,7 @@ describe('typed clients over HTTP', () => {
 
   describe('tRPC client (createServiceClient)', () => {
     it('creates a contact, reads it back, triggers, reads the enrollment and moves the run', async () => {
-      const { key, accountId } = await buildTenant();
+      const { key, accountId } = await buildTenant({ kind: 'runner' });
       const sequence = await buildSequence(accountId, 'active');
       const foreign = await buildSequence((await buildTenant()).accountId, 'active');
       const client = createServiceClient({ baseUrl, apiKey: key });
@@ -107,12 +107,27 @@ describe('typed clients over HTTP', () => {
     });
 
     it('surfaces an illegal run move as a CONFLICT TRPCClientError', async () => {
-      const { key, accountId } = await buildTenant();
+      const { key, accountId } = await buildTenant({ kind: 'runner' });
       const sequence = await buildSequence(accountId, 'active');
       const client = createServiceClient({ baseUrl, apiKey: key });
       const outcome = await client.sequences.trigger.mutate({ id: sequence.id, contact: { email: 'ada@example.com' } });
       if (!outcome.enrolled) throw new Error('expected an enrollment');
       await expectTrpcError(client.runs.transition.mutate({ runId: outcome.runId, status: 'completed' }), 'CONFLICT');
+    });
+    it('surfaces runs.transition with an integration key as a FORBIDDEN TRPCClientError', async () => {
+      const { key, accountId } = await buildTenant();
+      const sequence = await buildSequence(accountId, 'active');
+      const client = createServiceClient({ baseUrl, apiKey: key });
+      const outcome = await client.sequences.trigger.mutate({ id: sequence.id, contact: { email: 'ada@example.com' } });
+      if (!outcome.enrolled) throw new Error('expected an enrollment');
+      const error = await expectTrpcError(
+        client.runs.transition.mutate({ runId: outcome.runId, status: 'running' }),
+        'FORBIDDEN',
+        'This API key may not call this procedure',
+      );
+      expect(error.data?.httpStatus).to.equal(403);
+      const status = await client.sequences.enrollmentStatus.query({ id: sequence.id, contactId: outcome.contactId });
+      expect(status.run).to.include({ id: outcome.runId, status: 'pending' });
     });
   });
 

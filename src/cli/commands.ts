@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Database } from '../db/database';
+import { API_KEY_KINDS } from '../models/api-key';
 import { SEQUENCE_STATUSES } from '../models/sequence';
 import { text } from '../schemas/text';
 import { createAccount, setMaxActiveRuns } from '../services/accounts';
@@ -42,16 +43,18 @@ export const COMMANDS = {
       }),
   }),
   'key:create': command({
-    usage: '--account ID --name NAME [--expires-at ISO8601]',
+    usage: `--account ID --name NAME [--kind ${API_KEY_KINDS.join('|')}] [--expires-at ISO8601]`,
     flags: z.object({
       account: uuid,
       name,
+      kind: z.enum(API_KEY_KINDS).optional(),
       'expires-at': z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional(),
     }),
     run: (db, f) =>
       createApiKey(db, {
         accountId: f.account,
         name: f.name,
+        kind: f.kind,
         expiresAt: f['expires-at'] ? new Date(f['expires-at']) : null,
       }),
   }),

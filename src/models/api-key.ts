@@ -1,6 +1,11 @@
 import { Column, DataType, ForeignKey, Model, Table } from 'sequelize-typescript';
 import { Account } from './account';
 
+// integration: the public API of SPEC.md (a shop plugin, a CRM sync). runner: the internal
+// sequence runner, which may also call the internal procedures (runs.transition).
+export const API_KEY_KINDS = ['integration', 'runner'] as const;
+export type ApiKeyKind = (typeof API_KEY_KINDS)[number];
+
 @Table({ tableName: 'api_keys', underscored: true, timestamps: true })
 export class ApiKey extends Model {
   @Column({ type: DataType.UUID, primaryKey: true, defaultValue: DataType.UUIDV4 })
@@ -23,6 +28,15 @@ export class ApiKey extends Model {
 
   @Column({ type: DataType.BOOLEAN, allowNull: false, defaultValue: true })
   declare active: boolean;
+
+  // The database refuses any other value too (a CHECK constraint).
+  @Column({
+    type: DataType.STRING(16),
+    allowNull: false,
+    defaultValue: 'integration',
+    validate: { isIn: [API_KEY_KINDS] },
+  })
+  declare kind: ApiKeyKind;
 
   @Column({ type: DataType.DATE(3), allowNull: true })
   declare expiresAt: Date | null;

@@ -3,6 +3,7 @@ import type { Database } from '../db/database';
 import { select } from '../db/sql';
 import { toDate } from '../db/rows';
 import { Account, ApiKey } from '../models';
+import type { ApiKeyKind } from '../models/api-key';
 import { withTransaction } from '../db/transaction';
 import { NotFoundError } from '../errors';
 
@@ -22,6 +23,7 @@ export function hashApiKey(key: string): string {
 export interface AuthenticatedKey {
   keyId: string;
   accountId: string;
+  kind: ApiKeyKind;
 }
 
 export type AuthResult = { ok: true; key: AuthenticatedKey } | { ok: false; message: string };
@@ -36,6 +38,7 @@ export const AUTH_MESSAGES = {
 interface KeyRow {
   id: string;
   account_id: string;
+  kind: ApiKeyKind;
   active: unknown;
   expires_at: unknown;
   last_used_at: unknown;
@@ -54,7 +57,7 @@ export async function authenticateApiKey(
   if (!KEY_FORMAT.test(header)) return { ok: false, message: AUTH_MESSAGES.invalid };
   const [row] = await select<KeyRow>(
     db,
-    'SELECT id, account_id, active, expires_at, last_used_at FROM api_keys WHERE key_hash = ?',
+    'SELECT id, account_id, kind, active, expires_at, last_used_at FROM api_keys WHERE key_hash = ?',
     [hashApiKey(header)],
   );
   if (!row) return { ok: false, message: AUTH_MESSAGES.invalid };
@@ -67,7 +70,7 @@ export async function authenticateApiKey(
       withTransaction(db, (transaction) => ApiKey.update({ lastUsedAt: now }, { where: { id: row.id }, transaction })),
     );
   }
-  return { ok: true, key: { keyId: row.id, accountId: row.account_id } };
+  return { ok: true, key: { keyId: row.id, accountId: row.account_id, kind: row.kind } };
 }
 
 export interface ApiKeySummary {
@@ -75,6 +78,7 @@ export interface ApiKeySummary {
   accountId: string;
   name: string;
   prefix: string;
+  kind: ApiKeyKind;
   active: boolean;
   expiresAt: string | null;
   lastUsedAt: string | null;
@@ -87,6 +91,7 @@ function summarize(key: ApiKey): ApiKeySummary {
     accountId: key.accountId,
     name: key.name,
     prefix: key.keyPrefix,
+    kind: key.kind,
     active: Boolean(key.active),
     expiresAt: key.expiresAt ? key.expiresAt.toISOString() : null,
     lastUsedAt: key.lastUsedAt ? key.lastUsedAt.toISOString() : null,
@@ -96,7 +101,7 @@ function summarize(key: ApiKey): ApiKeySummary {
 
 export async function createApiKey(
   db: Database,
-  input: { accountId: string; name: string; expiresAt?: Date | null },
+  input: { accountId: string; name: string; kind?: ApiKeyKind; expiresAt?: Date | null },
 ): Promise<ApiKeySummary & { key: string }> {
   const key = generateApiKey();
   const created = await withTransaction(db, async (transaction) => {
@@ -109,6 +114,7 @@ export async function createApiKey(
         name: input.name,
         keyHash: hashApiKey(key),
         keyPrefix: key.slice(0, 8),
+        kind: input.kind ?? 'integration',
         active: true,
         expiresAt: input.expiresAt ?? null,
       },

@@ -6,6 +6,7 @@ import { AppError, ServiceUnavailableError, ValidationError, type IssueDetail } 
 
 const CODE_FOR_STATUS: Record<number, TRPCError['code']> = {
   400: 'BAD_REQUEST',
+  403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   409: 'CONFLICT',
   503: 'SERVICE_UNAVAILABLE',

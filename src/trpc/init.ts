@@ -1,6 +1,6 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { AppError } from '../errors';
+import { AppError, ForbiddenError } from '../errors';
 import type { Context } from './context';
 import { issueDetails, publicMessage, toTRPCError } from './errors';
 import { decodeOrKeep } from '../url-decode';
@@ -71,5 +71,13 @@ export const publicProcedure = t.procedure.use(mapAppErrors).use(restInput);
 export const accountProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const auth = await ctx.authenticate();
   if (!auth.ok) throw new TRPCError({ code: 'UNAUTHORIZED', message: auth.message });
-  return next({ ctx: { accountId: auth.key.accountId, keyId: auth.key.keyId } });
+  return next({ ctx: { accountId: auth.key.accountId, keyId: auth.key.keyId, keyKind: auth.key.kind } });
+});
+
+// Internal procedures, for the sequence runner: integration keys (shop plugins, CRM syncs) get
+// 403. Checked after authentication (401 first) and before input validation, so an
+// integration key learns nothing about the procedure's input from its errors.
+export const runnerProcedure = accountProcedure.use(async ({ ctx, next }) => {
+  if (ctx.keyKind !== 'runner') throw new ForbiddenError('This API key may not call this procedure');
+  return next();
 });

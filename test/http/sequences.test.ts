@@ -18,8 +18,9 @@ import { trpcRejection } from '../support/trpc';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const NOT_ACTIVE: SequenceStatus[] = ['draft', 'paused', 'archived'];
 
-// An active sequence of a fresh account, and the account's key.
-async function setup(options: { maxActiveRuns?: number | null } = {}) {
+// An active sequence of a fresh account, and the account's key (a runner key where the test
+// moves runs as the sequence runner does).
+async function setup(options: Parameters<typeof buildTenant>[0] = {}) {
   const tenant = await buildTenant(options);
   const sequence = await buildSequence(tenant.accountId, 'active');
   return { ...tenant, sequenceId: sequence.id };
@@ -621,7 +622,7 @@ describe('Sequences API (REST)', () => {
     });
 
     it('cancels running and paused runs as well as pending ones', async () => {
-      const { key, accountId, sequenceId } = await setup();
+      const { key, accountId, sequenceId } = await setup({ kind: 'runner' });
       const [pending, running, paused] = await contactIds(accountId, 3);
       await enroll(key, sequenceId, [pending, running, paused]);
       const runId = async (contactId: string) => (await storedRuns({ contactId }))[0].id;
@@ -638,7 +639,7 @@ describe('Sequences API (REST)', () => {
     });
 
     it('skips runs that are already completed, failed or cancelled, leaving them as they were', async () => {
-      const { key, accountId, sequenceId } = await setup();
+      const { key, accountId, sequenceId } = await setup({ kind: 'runner' });
       const [completed, failed, cancelled] = await contactIds(accountId, 3);
       await enroll(key, sequenceId, [completed, failed, cancelled]);
       const runId = async (contactId: string) => (await storedRuns({ contactId }))[0].id;
@@ -758,7 +759,7 @@ describe('Sequences API (REST)', () => {
     });
 
     it('answers enrolled with the run while the latest run is active', async () => {
-      const { key, sequenceId } = await setup();
+      const { key, sequenceId } = await setup({ kind: 'runner' });
       const { body } = await trigger(key, sequenceId, { email: 'a@example.com' });
       await caller(key).runs.transition({ runId: body.runId, status: 'running' });
 
@@ -795,7 +796,7 @@ describe('Sequences API (REST)', () => {
     });
 
     it('answers not enrolled with the run once the runner completes it', async () => {
-      const { key, sequenceId } = await setup();
+      const { key, sequenceId } = await setup({ kind: 'runner' });
       const { body } = await trigger(key, sequenceId, { email: 'a@example.com' });
       await caller(key).runs.transition({ runId: body.runId, status: 'running' });
       const { run } = await caller(key).runs.transition({ runId: body.runId, status: 'completed' });

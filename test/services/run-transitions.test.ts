@@ -11,7 +11,7 @@ import { storedRuns } from '../support/sequence-rows';
 import { trpcRejection } from '../support/trpc';
 
 // The internal run lifecycle (CONTRACT.md "Runs"), through createCaller as the sequence runner
-// would call it over tRPC. The table of moves is written out here, not imported, so that a
+// would call it over tRPC, with a runner key (test/procedures/key-kinds.test.ts has the others). The table of moves is written out here, not imported, so that a
 // change to the code's table shows up as a failing test.
 
 type Status = 'pending' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled';
@@ -37,7 +37,7 @@ const PATH_TO: Record<Status, Status[]> = {
 };
 
 async function runIn(status: Status) {
-  const tenant = await buildTenant();
+  const tenant = await buildTenant({ kind: 'runner' });
   const sequence = await buildSequence(tenant.accountId, 'active');
   const outcome = await caller(tenant.key).sequences.trigger({ id: sequence.id, contact: { email: 'runner@example.com' } });
   if (!outcome.enrolled) throw new Error(`setup: not enrolled (${outcome.reason})`);
@@ -92,7 +92,7 @@ describe('run transitions (runs.transition, internal tRPC)', () => {
 
   it('answers NOT_FOUND (404) for an unknown, a malformed or another account\'s run id', async () => {
     const { runId, contactId, run } = await runIn('pending');
-    const other = await buildTenant();
+    const other = await buildTenant({ kind: 'runner' });
     for (const id of [randomUUID(), 'not-a-uuid', runId]) {
       const error = await trpcRejection(caller(other.key).runs.transition({ runId: id, status: 'running' }));
       expect(error.code, id).to.equal('NOT_FOUND');

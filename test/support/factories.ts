@@ -2,6 +2,7 @@ import { createAccount } from '../../src/services/accounts';
 import { createApiKey, setApiKeyActive } from '../../src/services/api-keys';
 import { createContact } from '../../src/services/contacts/contact-operations';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
+import type { ApiKeyKind } from '../../src/models/api-key';
 import type { SequenceStatus } from '../../src/models/sequence';
 import type { ContactFields } from '../../src/schemas/contact';
 import { testDb } from './db';
@@ -15,17 +16,23 @@ export async function buildAccount(options: { maxActiveRuns?: number | null; nam
 
 export async function buildApiKey(
   accountId: string,
-  options: { active?: boolean; expiresAt?: Date | null; name?: string } = {},
+  options: { active?: boolean; expiresAt?: Date | null; name?: string; kind?: ApiKeyKind } = {},
 ) {
-  const key = await createApiKey(testDb(), { accountId, name: options.name ?? 'test key', expiresAt: options.expiresAt });
+  const key = await createApiKey(testDb(), {
+    accountId,
+    name: options.name ?? 'test key',
+    kind: options.kind,
+    expiresAt: options.expiresAt,
+  });
   if (options.active === false) await setApiKeyActive(testDb(), { id: key.id, active: false });
   return key;
 }
 
-// An account with a working key: the usual start of a test.
-export async function buildTenant(options: { maxActiveRuns?: number | null } = {}) {
-  const account = await buildAccount(options);
-  const apiKey = await buildApiKey(account.id);
+// An account with a working key (an integration key unless kind says otherwise): the usual
+// start of a test.
+export async function buildTenant(options: { maxActiveRuns?: number | null; kind?: ApiKeyKind } = {}) {
+  const account = await buildAccount({ maxActiveRuns: options.maxActiveRuns });
+  const apiKey = await buildApiKey(account.id, { kind: options.kind });
   return { account, accountId: account.id, key: apiKey.key, keyId: apiKey.id };
 }
 
