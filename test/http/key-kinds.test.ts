@@ -1,3 +1,4 @@
+import { LogThrottle } from '../../src/log-throttle';
 import { expect } from 'chai';
 import express from 'express';
 import request from 'supertest';
@@ -139,7 +140,7 @@ describe('API key kinds over HTTP', () => {
         '/api/v1',
         resolveApiKey(db),
         requireApiKey,
-        restApi({ router: probeRouter as unknown as AppRouter, db, logger: silentLogger }),
+        restApi({ router: probeRouter as unknown as AppRouter, db, logThrottle: new LogThrottle() }),
       );
     const { key, accountId } = await buildTenant();
     const runner = await buildApiKey(accountId, { kind: 'runner' });
