@@ -49,7 +49,7 @@ async function main() {
   const account = await createBenchAccount(database.url, `scale ${tag}`);
   const email = (index: number) => `s${index}-${tag}@scale.test`;
   const logWanted = (process.env.BENCH_CHECK ?? (database.own ? '1' : '0')) === '1';
-  const log = logWanted ? new GeneralLog(database.admin) : undefined;
+  const log = logWanted ? new GeneralLog(database.admin, database.own) : undefined;
 
   const seeds: Array<SeedResult & { from: number }> = [];
   const phases: Phase[] = [];
@@ -118,7 +118,9 @@ async function measurePhase(
       expect: 201,
       next: () => {
         const n = counter++;
-        const contacts = Array.from({ length: 100 }, () => ({ email: email(random(size)), customFields: { n } }));
+        const indexes = new Set<number>();
+        while (indexes.size < Math.min(100, size)) indexes.add(random(size));
+        const contacts = [...indexes].map((index) => ({ email: email(index), customFields: { n } }));
         return { path: '/api/v1/contacts/batch', body: JSON.stringify({ contacts }) };
       },
     },

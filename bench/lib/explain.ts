@@ -26,10 +26,8 @@ export async function explainAll(admin: Connection, statements: readonly string[
   for (const sql of statements) {
     if (TRANSACTION_CONTROL.test(sql)) continue;
     const shape = statementShape(sql);
-    // One of each statement, whatever the length of its lists.
-    const kind = shape.replace(/×\d+/g, '×n');
-    if (seen.has(kind)) continue;
-    seen.add(kind);
+    if (seen.has(shape)) continue;
+    seen.add(shape);
     // MariaDB sometimes logs an Execute without its values: that cannot be explained.
     const withoutValues = /\?/.test(sql.replace(/'(?:[^'\\]|\\.|'')*'/g, ''));
     const rows = withoutValues ? [] : await explain(admin, sql);

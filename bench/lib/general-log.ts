@@ -13,7 +13,12 @@ export interface LoggedStatement {
 export class GeneralLog {
   private saved?: { output: string; enabled: string };
 
-  constructor(private readonly admin: Connection) {}
+  // own: the benchmark's own MariaDB, where the log is always left off (a run stopped in the
+  // middle leaves it on; the next one must not take that for the setting to restore).
+  constructor(
+    private readonly admin: Connection,
+    private readonly own: boolean,
+  ) {}
 
   async start(): Promise<void> {
     const [rows] = await this.admin.query("SELECT @@GLOBAL.log_output AS output, @@GLOBAL.general_log AS enabled");
@@ -40,7 +45,7 @@ export class GeneralLog {
 
   async stop(): Promise<void> {
     if (!this.saved) return;
-    await this.admin.query(`SET GLOBAL general_log = ${this.saved.enabled === '1' ? 1 : 0}`);
+    await this.admin.query(`SET GLOBAL general_log = ${this.saved.enabled === '1' && !this.own ? 1 : 0}`);
     await this.admin.query('SET GLOBAL log_output = ?', [this.saved.output]);
     await this.admin.query('TRUNCATE TABLE mysql.general_log');
     this.saved = undefined;
