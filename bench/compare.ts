@@ -149,9 +149,15 @@ async function main() {
   out();
   out('## Memory and start-up');
   out();
+  const columns = [
+    'server',
+    ROUNDS > 0 ? 'RSS after load (MiB)' : 'RSS, no load (MiB)',
+    'peak RSS (MiB)',
+    `cold start to first 200 on /healthz (ms, median of ${COLD_STARTS})`,
+  ];
   out(
     table(
-      ['server', ROUNDS > 0 ? 'RSS after load (MiB)' : 'RSS, no load (MiB)', 'peak RSS (MiB)', `cold start to first 200 on /healthz (ms, median of ${COLD_STARTS})`],
+      columns,
       memory.map(({ server, rss, peak }) => [
         server.spec.name,
         fixed(rss, 0),
@@ -178,7 +184,8 @@ function measure(endpoint: Endpoint, server: RunningServer, apiKey: string, size
       base: server.base,
       apiKey,
       method: endpoint.method,
-      connections: endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS,
+      // autocannon refuses more connections than requests.
+      connections: Math.min(endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS, size.amount ?? Infinity),
       ...size,
       expectStatus: endpoint.expectStatus,
       next: () => endpoint.next(server.spec.name),
