@@ -1,0 +1,307 @@
+import { randomBytes } from 'node:crypto';
+import { compareEndpoints, DEFAULT_ENDPOINTS, type Endpoint, type EndpointContext } from './lib/compare-endpoints';
+import { openBenchDatabase } from './lib/database';
+import { contactIdsByEmail, createBenchAccount, seedContacts } from './lib/fixture';
+import { GeneralLog } from './lib/general-log';
+import { runLoad, type LoadResult } from './lib/load';
+import { fixed, median, spread, table } from './lib/report';
+import { checkSameWork, endpointProbe, errorProbes, type ProbeOutcome } from './lib/same-work';
+import {
+  bareSpec,
+  baselineSpec,
+  makeLogDir,
+  memoryMiB,
+  serviceSpec,
+  startServer,
+  type RunningServer,
+  type ServerSpec,
+} from './lib/servers';
+import { listFrom, loadAverage, machineLine, numberFrom } from './lib/settings';
+
+// `npm run bench`: the service against a bare Express + mysql2 server doing the same work
+// (bench/bare-express-server.ts), optionally with a baseline checkout's service too, over one
+// database, in interleaved rounds. How to read the output: bench/README.md.
+
+const ROUNDS = numberFrom('BENCH_ROUNDS', 3);
+const SECONDS = numberFrom('BENCH_SECONDS', 10);
+const WARMUP_SECONDS = numberFrom('BENCH_WARMUP_SECONDS', 2);
+const CONNECTIONS = numberFrom('BENCH_CONNECTIONS', 10);
+const HEAVY_CONNECTIONS = numberFrom('BENCH_HEAVY_CONNECTIONS', 4);
+const COLD_STARTS = numberFrom('BENCH_COLD_STARTS', 5);
+const RATE_LIMIT = numberFrom('BENCH_RATE_LIMIT', 1_000_000_000);
+const SEED_CONTACTS = 2000;
+const BARE_SQL = process.env.BENCH_BARE_SQL === 'query' ? 'query' : 'execute';
+const SELECTED = listFrom('BENCH_ENDPOINTS', DEFAULT_ENDPOINTS);
+
+const out = (text = '') => process.stdout.write(`${text}\n`);
+const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
+
+async function main() {
+  const startedLoad = loadAverage();
+  const tag = randomBytes(4).toString('hex');
+  const logDir = makeLogDir('bench');
+  const database = await openBenchDatabase();
+  const settings = { databaseUrl: database.url, rateLimitPerMinute: RATE_LIMIT, logDir };
+  const specs: ServerSpec[] = [serviceSpec(settings), bareSpec(settings, BARE_SQL)];
+  if (process.env.BENCH_BASELINE_DIR) specs.push(baselineSpec(process.env.BENCH_BASELINE_DIR, settings));
+
+  // The service first: it brings the schema up to date.
+  const servers: RunningServer[] = [];
+  for (const spec of specs) servers.push(await startServer(spec, logDir));
+  const [service] = servers;
+  progress(`servers up (logs in ${logDir}): ${servers.map((s) => `${s.spec.name} pid ${s.pid}`).join(', ')}`);
+
+  const account = await createBenchAccount(database.url, `bench ${tag}`);
+  const [sequenceId] = await account.newSequences(1);
+  const [draftSequenceId] = await account.newSequences(1, 'draft');
+  const emails = Array.from({ length: SEED_CONTACTS }, (_, i) => `s${i}-${tag}@bench.test`);
+  const seeded = await seedContacts(service, account.key, SEED_CONTACTS, (i) => emails[i], HEAVY_CONNECTIONS);
+  progress(`seeded ${seeded.contacts} contacts through POST /contacts/batch (${Math.round(seeded.perSecond)} contacts/s)`);
+  const contactIds = await contactIdsByEmail(database.admin, account.accountId, emails);
+
+  const ctx: EndpointContext = {
+    tag,
+    sequenceId,
+    contactIds,
+    emails,
+    enrollIds: contactIds.slice(0, 500),
+    newSequences: (count) => account.newSequences(count),
+    enrollThrough: (base, sequenceIds) => enrollThrough(base, account.key, contactIds.slice(0, 500), sequenceIds),
+  };
+  const endpoints = compareEndpoints(ctx).filter((e) => SELECTED.includes(e.name));
+  const unknown = SELECTED.filter((name) => !endpoints.some((e) => e.name === name));
+  if (unknown.length > 0) throw new Error(`BENCH_ENDPOINTS: unknown ${unknown.join(', ')}`);
+
+  out(`# npm run bench: the service against a bare server doing the same work`);
+  out();
+  out(`Machine:  ${machineLine()}`);
+  out(`Database: ${database.describe}`);
+  for (const server of servers) out(`${server.spec.name.padEnd(9)} ${server.spec.describe}`);
+  out(
+    `Load:     autocannon in the driver's process; ${ROUNDS} round(s) of about ${SECONDS} s per endpoint and server, ` +
+      `${CONNECTIONS} connections (${HEAVY_CONNECTIONS} for batch, enroll, unenroll); rate limit ${RATE_LIMIT}/min on every server`,
+  );
+
+  const checkWanted = process.env.BENCH_CHECK ?? (database.own ? '1' : '0');
+  if (checkWanted === '1') {
+    progress('checking with the general log that the servers do the same work');
+    const probes = [
+      ...endpoints.map(endpointProbe),
+      ...errorProbes({ contactId: contactIds[0], email: emails[0], sequenceId, draftSequenceId }),
+    ];
+    reportSameWork(await checkSameWork(servers, probes, new GeneralLog(database.admin, database.own), account.key), servers);
+  } else {
+    out();
+    out('Same work: not checked (BENCH_CHECK=1 turns on the general-log check; it needs the right to SET GLOBAL general_log).');
+  }
+
+  const rates = new Map<string, number>();
+  const rateKey = (server: RunningServer, endpoint: Endpoint) => `${server.spec.name}/${endpoint.name}`;
+  const connectionsFor = (endpoint: Endpoint) => (endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS);
+
+  // Warm-up: JIT, pools and caches, and a first rate, from which each measured run is sized to
+  // last about BENCH_SECONDS.
+  for (const server of ROUNDS > 0 ? servers : []) {
+    for (const endpoint of endpoints) {
+      const connections = connectionsFor(endpoint);
+      const amount = endpoint.pooled ? await prepare(endpoint, server, connections * 2) : undefined;
+      if (!endpoint.pooled) await endpoint.prepare?.({ name: server.spec.name, base: server.base }, 0);
+      const result = await measure(endpoint, server, account.key, amount ? { amount } : { seconds: WARMUP_SECONDS });
+      rates.set(rateKey(server, endpoint), result.perSecond);
+    }
+    progress(`warmed up ${server.spec.name}`);
+  }
+
+  const results = new Map<string, LoadResult[]>(); // per server/endpoint, one per round
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // Who goes first alternates, so that neither always follows the other.
+    const order = servers.map((_, i) => servers[(i + round) % servers.length]);
+    for (const endpoint of endpoints) {
+      const line: string[] = [];
+      for (const server of order) {
+        const connections = connectionsFor(endpoint);
+        const wanted = Math.max(connections * 2, Math.round((rates.get(rateKey(server, endpoint)) ?? 1) * SECONDS));
+        const amount = await prepare(endpoint, server, wanted);
+        const result = await measure(endpoint, server, account.key, { amount });
+        rates.set(rateKey(server, endpoint), result.perSecond);
+        const key = rateKey(server, endpoint);
+        results.set(key, [...(results.get(key) ?? []), result]);
+        line.push(`${server.spec.name} ${Math.round(result.perSecond)}/s ${fixed(result.cpuMsPerRequest, 2)} ms CPU`);
+        if (result.wrong > 0) progress(`  ${endpoint.name} on ${server.spec.name}: ${result.wrong} wrong answers`);
+      }
+      progress(`round ${round + 1}/${ROUNDS} ${endpoint.name.padEnd(8)} ${line.join('   ')}`);
+    }
+  }
+
+  const memory = servers.map((server) => ({ server, ...memoryMiB(server.pid) }));
+  for (const server of servers) await server.stop();
+
+  const coldStarts = new Map<string, number[]>();
+  for (let i = 0; i < COLD_STARTS; i += 1) {
+    for (const spec of specs) {
+      const started = await startServer(spec, logDir);
+      coldStarts.set(spec.name, [...(coldStarts.get(spec.name) ?? []), started.startMs]);
+      await started.stop();
+    }
+  }
+
+  if (ROUNDS > 0) reportResults(endpoints, servers, results);
+  out();
+  out('## Memory and start-up');
+  out();
+  const columns = [
+    'server',
+    ROUNDS > 0 ? 'RSS after load (MiB)' : 'RSS, no load (MiB)',
+    'peak RSS (MiB)',
+    `cold start to first 200 on /healthz (ms, median of ${COLD_STARTS})`,
+  ];
+  out(
+    table(
+      columns,
+      memory.map(({ server, rss, peak }) => [
+        server.spec.name,
+        fixed(rss, 0),
+        fixed(peak, 0),
+        spread(coldStarts.get(server.spec.name) ?? [], 0),
+      ]),
+    ),
+  );
+  out();
+  out(`Load average (1 min): ${startedLoad} at the start, ${loadAverage()} at the end. Server logs: ${logDir}`);
+  if (ROUNDS > 0 && ROUNDS < 3) out(`Only ${ROUNDS} round(s): the spreads say little; the issue asks for at least 3 (BENCH_ROUNDS).`);
+
+  await account.close();
+  await database.close();
+}
+
+function prepare(endpoint: Endpoint, server: RunningServer, amount: number): Promise<number> {
+  return endpoint.prepare ? endpoint.prepare({ name: server.spec.name, base: server.base }, amount) : Promise.resolve(amount);
+}
+
+function measure(endpoint: Endpoint, server: RunningServer, apiKey: string, size: { amount?: number; seconds?: number }) {
+  return runLoad(
+    {
+      base: server.base,
+      apiKey,
+      method: endpoint.method,
+      // autocannon refuses more connections than requests.
+      connections: Math.min(endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS, size.amount ?? Infinity),
+      ...size,
+      expectStatus: endpoint.expectStatus,
+      next: () => endpoint.next(server.spec.name),
+      checkBody: endpoint.checkBody,
+    },
+    server.pid,
+  );
+}
+
+async function enrollThrough(base: string, key: string, contactIds: string[], sequenceIds: readonly string[]) {
+  const body = JSON.stringify({ contactIds });
+  let next = 0;
+  const worker = async () => {
+    while (next < sequenceIds.length) {
+      const id = sequenceIds[next++];
+      const response = await fetch(`${base}/api/v1/sequences/${id}/enroll`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body,
+      });
+      if (response.status !== 201) throw new Error(`enroll (setup) answered ${response.status}: ${await response.text()}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(4, sequenceIds.length) }, worker));
+}
+
+function reportSameWork(outcomes: ProbeOutcome[], servers: readonly RunningServer[]) {
+  const names = servers.map((s) => s.spec.name);
+  out();
+  out('## Same work: statements per request (general log) and responses');
+  out();
+  out(
+    table(
+      ['request', ...names.map((n) => `${n} statements`), 'same statements', 'same response'],
+      outcomes.map((o) => [
+        o.name,
+        ...names.map((n) => String(o.byServer.get(n)?.statements.length ?? '-')),
+        o.sameStatements ? 'yes' : 'NO',
+        o.sameResponse ? 'yes' : 'NO',
+      ]),
+    ),
+  );
+  const show = process.env.BENCH_SHOW_STATEMENTS === '1';
+  for (const outcome of outcomes) {
+    if (outcome.sameStatements && outcome.sameResponse && !show) continue;
+    out();
+    out(`### ${outcome.name}`);
+    for (const [name, { statements, response }] of outcome.byServer) {
+      out(`${name}:`);
+      for (const statement of statements) out(`  ${statement.length > 220 ? `${statement.slice(0, 217)}...` : statement}`);
+      if (!outcome.sameResponse) out(`  -> ${response.replace(/\n/g, '\n     ')}`);
+    }
+  }
+  if (outcomes.some((o) => !o.sameStatements || !o.sameResponse)) {
+    process.exitCode = 1;
+    out();
+    out('THE SERVERS DO NOT DO THE SAME WORK on the requests marked NO: the ratios below compare different things.');
+  }
+}
+
+function reportResults(endpoints: readonly Endpoint[], servers: readonly RunningServer[], results: Map<string, LoadResult[]>) {
+  const of = (server: RunningServer, endpoint: Endpoint) => results.get(`${server.spec.name}/${endpoint.name}`) ?? [];
+  out();
+  out(`## Each server (median of ${ROUNDS} round(s))`);
+  out();
+  const rows: string[][] = [];
+  for (const endpoint of endpoints) {
+    for (const server of servers) {
+      const runs = of(server, endpoint);
+      rows.push([
+        endpoint.name,
+        server.spec.name,
+        fixed(median(runs.map((r) => r.perSecond)), 0),
+        fixed(median(runs.map((r) => r.cpuMsPerRequest)), 3),
+        fixed(median(runs.map((r) => r.p50)), 2),
+        fixed(median(runs.map((r) => r.p99)), 2),
+        String(runs.reduce((sum, r) => sum + r.ok, 0)),
+        String(runs.reduce((sum, r) => sum + r.wrong, 0)),
+      ]);
+    }
+  }
+  out(table(['endpoint', 'server', 'req/s', 'CPU ms/req', 'p50 ms', 'p99 ms', 'requests', 'wrong'], rows));
+
+  const [service, bare, baseline] = servers;
+  ratioTable(`service ÷ bare`, service, bare);
+  if (baseline) {
+    ratioTable(`baseline ÷ bare`, baseline, bare);
+    ratioTable(`service ÷ baseline (after ÷ before)`, service, baseline);
+  }
+
+  function ratioTable(title: string, a: RunningServer, b: RunningServer) {
+    out();
+    out(`## ${title}: median of the per-round ratios (min–max)`);
+    out();
+    const ratios = (endpoint: Endpoint, pick: (r: LoadResult) => number) => {
+      const left = of(a, endpoint);
+      const right = of(b, endpoint);
+      return left.map((run, i) => pick(run) / pick(right[i]));
+    };
+    out(
+      table(
+        ['endpoint', 'label', 'req/s', 'CPU per request', 'p50 latency', 'p99 latency'],
+        endpoints.map((endpoint) => [
+          endpoint.name,
+          endpoint.label,
+          spread(ratios(endpoint, (r) => r.perSecond)),
+          spread(ratios(endpoint, (r) => r.cpuMsPerRequest)),
+          spread(ratios(endpoint, (r) => r.p50)),
+          spread(ratios(endpoint, (r) => r.p99)),
+        ]),
+      ),
+    );
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
