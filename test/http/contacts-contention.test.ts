@@ -4,6 +4,7 @@ import { api } from '../support/app';
 import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';
 import { countLockFailures } from '../support/lock-failures';
+import { seededRandom } from '../support/random';
 
 // Write contention (issue 7): 16 batches of 100 overlapping emails at once, 20 rounds in a
 // row. Every batch must answer 201 (no 500, no 503: the batches take their locks in one order,
@@ -29,18 +30,6 @@ interface StoredRow {
 }
 
 const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value);
-
-// A fixed sequence of pseudo-random numbers, so a failure can be replayed.
-function seededRandom(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffled<T>(items: readonly T[], random: () => number): T[] {
   const copy = [...items];

@@ -9,6 +9,7 @@ import { testDb } from '../support/db';
 import { buildSequence, buildTenant } from '../support/factories';
 import { countLockFailures } from '../support/lock-failures';
 import { storedRuns } from '../support/sequence-rows';
+import { seededRandom } from '../support/random';
 
 // Write contention across the operations that lock contacts and runs (issue 7): batch upserts,
 // enrolls of many ids, unenrolls, triggers, enroll-by-email and the runner's run transitions,
@@ -19,17 +20,6 @@ import { storedRuns } from '../support/sequence-rows';
 const ROUNDS = 10;
 const POOL_SIZE = 300;
 const EXISTING = 200;
-
-function seededRandom(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function sample<T>(items: readonly T[], count: number, random: () => number): T[] {
   const copy = [...items];
