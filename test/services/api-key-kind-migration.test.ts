@@ -5,7 +5,7 @@ import { createMigrator, MIGRATIONS_DIR, migrateToLatest } from '../../src/db/mi
 import { select } from '../../src/db/sql';
 import { authenticateApiKey, generateApiKey, hashApiKey } from '../../src/services/api-keys';
 import { caller } from '../support/app';
-import { testDb } from '../support/db';
+import { dropAllTables, testDb } from '../support/db';
 import { trpcRejection } from '../support/trpc';
 
 // The migration that adds api_keys.kind, applied to a database that already has keys (as an
@@ -15,11 +15,13 @@ import { trpcRejection } from '../support/trpc';
 // rebuilt up to the first migration; the full schema is rebuilt afterwards whatever happens.
 
 const MIGRATION = '20261201000000-add-api-key-kind.js';
-const TABLES_CHILD_FIRST = ['run_limit_locks', 'enrollments', 'sequence_runs', 'sequences', 'contacts', 'api_keys', 'accounts'];
 const ACCOUNT = '00000000-0000-4000-8000-0000000000a1';
 
-async function dropSchema(db: Database) {
-  for (const table of [...TABLES_CHILD_FIRST, 'SequelizeMeta']) await db.sequelize.query(`DROP TABLE IF EXISTS ${table}`);
+const dropSchema = dropAllTables;
+
+// Up to and including this migration: what the upgrade that brings it applies.
+async function migrateThroughThis(db: Database): Promise<string[]> {
+  return (await createMigrator(db).up({ to: MIGRATION })).map((migration) => migration.name);
 }
 
 // The migrations before this one: the schema a running service had before the upgrade.
@@ -63,10 +65,8 @@ describe(`migration ${MIGRATION}`, function () {
 
   afterEach(async () => {
     // Whatever a test left, the suites that follow get the whole schema.
-    if (!(await columns(testDb()).catch((): string[] => [])).includes('kind')) {
-      await dropSchema(testDb());
-      await migrateToLatest(testDb());
-    }
+    if (!(await columns(testDb()).catch((): string[] => [])).includes('kind')) await dropSchema(testDb());
+    await migrateToLatest(testDb());
   });
 
   it('makes the keys of an existing database integration keys, leaving the rest of each row as it was', async () => {
@@ -77,7 +77,7 @@ describe(`migration ${MIGRATION}`, function () {
     const before = await storedKeys(db);
     expect(before[0]).to.not.have.property('kind');
 
-    expect(await migrateToLatest(db)).to.deep.equal([MIGRATION]);
+    expect(await migrateThroughThis(db)).to.deep.equal([MIGRATION]);
 
     const after = await storedKeys(db);
     expect(after.map((row) => row.kind)).to.deep.equal(['integration', 'integration']);
@@ -96,7 +96,7 @@ describe(`migration ${MIGRATION}`, function () {
     await dropSchema(db);
     await migrateToJustBefore(db);
     await insertOldKeys(db);
-    await migrateToLatest(db);
+    await migrateThroughThis(db);
     const update = (kind: string) =>
       db.sequelize.query('UPDATE api_keys SET kind = ? WHERE account_id = ?', { replacements: [kind, ACCOUNT] });
     let refused = false;
@@ -104,11 +104,11 @@ describe(`migration ${MIGRATION}`, function () {
     expect(refused, 'an unknown kind is refused').to.equal(true);
     await update('runner');
 
-    await createMigrator(db).down();
+    await createMigrator(db).down({ to: MIGRATION });
     expect(await columns(db)).to.not.include('kind');
     expect(await storedKeys(db)).to.have.length(2);
 
-    expect(await migrateToLatest(db)).to.deep.equal([MIGRATION]);
+    expect(await migrateThroughThis(db)).to.deep.equal([MIGRATION]);
     expect((await storedKeys(db)).map((row) => row.kind)).to.deep.equal(['integration', 'integration']);
   });
 });

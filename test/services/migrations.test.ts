@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { openDatabase, type Database } from '../../src/db/database';
 import { MIGRATIONS_DIR, migrateToLatest } from '../../src/db/migrator';
 import { select } from '../../src/db/sql';
-import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from '../support/db';
+import { dropAllTables, rebindModelsToTestDb, schemaTables, TEST_DATABASE_URL, testDb } from '../support/db';
 import { api } from '../support/app';
 import { buildTenant } from '../support/factories';
 
@@ -13,12 +13,8 @@ import { buildTenant } from '../support/factories';
 // The svc user may only use the test database, so the "fresh database" is the test database
 // emptied here; the schema is rebuilt afterwards whatever happens, for the suites that follow.
 
-const TABLES_CHILD_FIRST = ['run_limit_locks', 'enrollments', 'sequence_runs', 'sequences', 'contacts', 'api_keys', 'accounts'];
 const LEDGERS = ['SequelizeMeta', 'sequelize_meta'];
-
-async function dropSchema(db: Database) {
-  for (const table of [...TABLES_CHILD_FIRST, ...LEDGERS]) await db.sequelize.query(`DROP TABLE IF EXISTS ${table}`);
-}
+const dropSchema = dropAllTables;
 
 async function tablesNamed(db: Database, names: string[]): Promise<string[]> {
   const rows = await select<{ name: string }>(
@@ -45,8 +41,10 @@ describe('migrateToLatest on MySQL', function () {
     const handles = [0, 1, 2].map(() => openDatabase(TEST_DATABASE_URL));
     let schemaComplete = false;
     try {
+      const schema = (await schemaTables(testDb())).sort();
+      expect(schema).to.include.members(['accounts', 'contacts', 'sequence_runs']);
       await dropSchema(testDb());
-      expect(await tablesNamed(testDb(), [...TABLES_CHILD_FIRST, ...LEDGERS])).to.deep.equal([]);
+      expect(await tablesNamed(testDb(), [...schema, ...LEDGERS])).to.deep.equal([]);
 
       const outcomes = await Promise.allSettled(handles.map((db) => migrateToLatest(db)));
       const failures = outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason));
@@ -55,9 +53,7 @@ describe('migrateToLatest on MySQL', function () {
       expect(applied.filter((names) => names.length > 0)).to.deep.equal([expected]);
       expect(applied.filter((names) => names.length === 0)).to.have.length(2);
 
-      expect(await tablesNamed(testDb(), [...TABLES_CHILD_FIRST, 'SequelizeMeta'])).to.deep.equal(
-        [...TABLES_CHILD_FIRST, 'SequelizeMeta'].sort(),
-      );
+      expect(await tablesNamed(testDb(), [...schema, 'SequelizeMeta'])).to.deep.equal([...schema, 'SequelizeMeta'].sort());
       const ledger = await select<{ name: string }>(testDb(), 'SELECT name FROM SequelizeMeta ORDER BY name', []);
       expect(ledger.map((row) => row.name)).to.deep.equal(expected);
       // A fourth start finds nothing to do.

@@ -6,7 +6,7 @@ import { MODELS } from '../../src/models';
 // before every test. TEST_DATABASE_URL picks it: SQLite in memory by default, MariaDB in CI.
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'sqlite::memory:';
 
-const TABLES_CHILD_FIRST = ['run_limit_locks', 'enrollments', 'sequence_runs', 'sequences', 'contacts', 'api_keys', 'accounts'];
+const LEDGERS = ['SequelizeMeta', 'sequelize_meta'];
 
 let db: Database | undefined;
 const queryListeners = new Set<(sql: string) => void>();
@@ -19,22 +19,54 @@ export function testDb(): Database {
 export async function openTestDb(): Promise<Database> {
   db = openDatabase(TEST_DATABASE_URL, { onQuery: (sql) => queryListeners.forEach((listener) => listener(sql)) });
   await prepareDatabase(db);
-  if (db.dialect === 'mysql') {
-    // A fresh schema each run, from the migrations, as production gets it.
-    await db.sequelize.query('SET FOREIGN_KEY_CHECKS = 0');
-    // The migration ledger too (and the name an early version used), or a second run on the
-    // same database would find no tables and nothing to migrate.
-    for (const table of [...TABLES_CHILD_FIRST, 'SequelizeMeta', 'sequelize_meta']) {
-      await db.sequelize.query(`DROP TABLE IF EXISTS ${table}`);
-    }
-    await db.sequelize.query('SET FOREIGN_KEY_CHECKS = 1');
-  }
+  // A fresh schema each run, from the migrations, as production gets it.
+  if (db.dialect === 'mysql') await dropAllTables(db);
   await migrateToLatest(db);
   return db;
 }
 
+// The tables the migrations made, the ledger left out. Read from the database, so that a new
+// migration's tables are emptied and dropped without a list to keep in step.
+export async function schemaTables(db: Database): Promise<string[]> {
+  const tables = (await db.sequelize.getQueryInterface().showAllTables()) as Array<string | { tableName: string }>;
+  return tables.map((table) => (typeof table === 'string' ? table : table.tableName)).filter((name) => !LEDGERS.includes(name));
+}
+
+// Foreign keys are off meanwhile, so the order does not matter. One connection throughout: the
+// setting belongs to a connection (a transaction pins one on MySQL; SQLite has just one, and
+// ignores the pragma inside a transaction).
+async function withoutForeignKeys(db: Database, fn: (run: (sql: string) => Promise<unknown>) => Promise<void>): Promise<void> {
+  if (db.dialect === 'sqlite') {
+    await db.sequelize.query('PRAGMA foreign_keys = OFF');
+    try {
+      await fn((sql) => db.sequelize.query(sql));
+    } finally {
+      await db.sequelize.query('PRAGMA foreign_keys = ON');
+    }
+    return;
+  }
+  await db.sequelize.transaction(async (transaction) => {
+    await db.sequelize.query('SET FOREIGN_KEY_CHECKS = 0', { transaction });
+    await fn((sql) => db.sequelize.query(sql, { transaction }));
+    await db.sequelize.query('SET FOREIGN_KEY_CHECKS = 1', { transaction });
+  });
+}
+
+// Every table, the migration ledger too (and the name an early version used), or a later
+// migrateToLatest would find no tables and nothing to migrate.
+export async function dropAllTables(db: Database): Promise<void> {
+  const tables = [...(await schemaTables(db)), ...LEDGERS];
+  await withoutForeignKeys(db, async (run) => {
+    for (const table of tables) await run(`DROP TABLE IF EXISTS ${table}`);
+  });
+}
+
 export async function resetTestDb(): Promise<void> {
-  for (const table of TABLES_CHILD_FIRST) await testDb().sequelize.query(`DELETE FROM ${table}`);
+  const db = testDb();
+  const tables = await schemaTables(db);
+  await withoutForeignKeys(db, async (run) => {
+    for (const table of tables) await run(`DELETE FROM ${table}`);
+  });
 }
 
 export async function closeTestDb(): Promise<void> {
