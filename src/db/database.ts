@@ -70,7 +70,17 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       // its prepared statements (src/db/direct-statements.ts) in a bounded cache, oldest closed
       // first: lists of every length would otherwise pile up to the server's
       // max_prepared_stmt_count, which all connections of all instances share.
-      dialectOptions: { charset: 'utf8mb4', connectTimeout: acquireTimeoutMs, maxPreparedStatements: MAX_PREPARED_PER_CONNECTION },
+      // typeCast: mysql2's own conversions instead of Sequelize's per-field callback. Through
+      // a prepared statement, a callback costs an object and three closures per field of every
+      // row (a 100-row read: 1,300), most of a batch's CPU. The only column type Sequelize
+      // converts differently here is DATETIME, and mysql2 reads it in the same time zone
+      // (+00:00, given above) into the same Date.
+      dialectOptions: {
+        charset: 'utf8mb4',
+        connectTimeout: acquireTimeoutMs,
+        maxPreparedStatements: MAX_PREPARED_PER_CONNECTION,
+        typeCast: true,
+      },
       pool: { max: 10, min: 0, idle: 10_000, acquire: acquireTimeoutMs },
       hooks: {
         afterConnect: (connection) => {

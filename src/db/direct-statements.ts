@@ -138,7 +138,14 @@ function bindValue(value: unknown, dialect: Dialect): unknown {
 
 // What Sequelize writes for a Date with timezone +00:00: 'YYYY-MM-DD HH:mm:ss.SSS +00:00' on
 // SQLite (the models read that form back), 'YYYY-MM-DD HH:mm:ss.SSS' into MySQL's DATETIME(3).
+// A multi-row write binds one `now` per row twice: the last one's text is kept.
+let lastStamp = { time: NaN, dialect: '', text: '' };
+
 function storedTimestamp(date: Date, dialect: Dialect): string {
-  const text = date.toISOString().slice(0, 23).replace('T', ' ');
-  return dialect === 'sqlite' ? `${text} +00:00` : text;
+  const time = date.getTime();
+  if (time === lastStamp.time && dialect === lastStamp.dialect) return lastStamp.text;
+  const iso = date.toISOString().slice(0, 23).replace('T', ' ');
+  const text = dialect === 'sqlite' ? `${iso} +00:00` : iso;
+  lastStamp = { time, dialect, text };
+  return text;
 }

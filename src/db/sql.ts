@@ -20,10 +20,20 @@ async function insert(
   transaction: Transaction,
 ): Promise<void> {
   if (rows.length === 0) return;
-  const tuple = `(${columns.map(() => '?').join(', ')})`;
-  const values = rows.map(() => tuple).join(', ');
-  await execute(db, `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values}${onConflict}`, rows.flat(), transaction);
+  const key = `${table}\n${columns.join()}\n${rows.length}\n${onConflict}`;
+  let sql = insertStatements.get(key);
+  if (sql === undefined) {
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}${onConflict}`;
+    // A handful of tables and row counts up to a request's limit: bounded, but kept so anyway.
+    if (insertStatements.size >= 1000) insertStatements.clear();
+    insertStatements.set(key, sql);
+  }
+  await execute(db, sql, rows.flat(), transaction);
 }
+
+// The text of each INSERT shape, made once.
+const insertStatements = new Map<string, string>();
 
 // A statement that returns no rows (UPDATE, DELETE, INSERT without a read-back); answers the
 // number of rows it changed. Values are bound, never written into the text
