@@ -136,7 +136,7 @@ async function sqliteIds(server: RunningServer, key: string, emails: readonly st
   for (const email of emails) {
     const response = await fetch(`${server.base}/api/v1/contacts/by-email/${encodeURIComponent(email)}`, { headers: { 'x-api-key': key } });
     if (response.status !== 200) throw new Error(`by-email ${email}: ${response.status}`);
-    ids.push(((await response.json()) as { id: string }).id);
+    ids.push(((await response.json()) as { contact: { id: string } }).contact.id);
   }
   return ids;
 }
