@@ -51,7 +51,7 @@ function projectApp() {
 const HEADERS = ['ratelimit', 'ratelimit-policy', 'retry-after'];
 
 async function headersOf(app: express.Express, key: string, count: number) {
-  const seen = [];
+  const seen: Array<Record<string, unknown>> = [];
   for (let i = 0; i < count; i += 1) {
     const res = await request(app).get('/').set('x-key', key);
     seen.push({ status: res.status, ...Object.fromEntries(HEADERS.map((h) => [h, res.headers[h]])) });
