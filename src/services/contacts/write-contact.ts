@@ -8,6 +8,7 @@ import type { ContactDto } from '../../schemas/contact';
 import { normalizeId } from '../ids';
 import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
 import { assertWithinLimits, sameState, type ContactState } from './contact-state';
+import { replaceContactTags } from './contact-tags';
 import { lockContactRow } from './lock-contacts';
 
 const EMAIL_TAKEN = 'A contact with this email already exists';
@@ -26,6 +27,11 @@ export async function insertContact(
     if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
     throw error;
   }
+  await replaceContactTags(
+    db,
+    [{ id, accountId, tags: state.tags, createdAt: now, updatedAt: now, existed: false }],
+    transaction,
+  );
   return toContactDto(id, state, now, now);
 }
 
@@ -69,6 +75,12 @@ export function modifyContact(
       if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
       throw error;
     }
+    // Every change moves updated_at, which the mirror carries too.
+    await replaceContactTags(
+      db,
+      [{ id: row.id, accountId: input.accountId, tags: next.tags, createdAt: row.created_at, updatedAt: now, existed: true }],
+      transaction,
+    );
     return toContactDto(row.id, next, row.created_at, now);
   });
 }
