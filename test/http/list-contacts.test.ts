@@ -3,7 +3,7 @@ import { execute } from '../../src/db/sql';
 import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
 import { api, caller } from '../support/app';
 import { testDb } from '../support/db';
-import { buildContact, buildTenant } from '../support/factories';
+import { buildContact, buildSequence, buildTenant } from '../support/factories';
 import { trpcRejection } from '../support/trpc';
 
 // GET /api/v1/contacts and contacts.list (issue 9): order, filters alone and combined, cursors,
@@ -231,7 +231,6 @@ describe('GET /contacts', () => {
       const edited = Buffer.from(JSON.stringify(decoded)).toString('base64url');
 
       const { sequenceId, sequenceCursor } = await (async () => {
-        const { buildSequence } = await import('../support/factories');
         await buildSequence(accountId);
         await buildSequence(accountId);
         const res = await api(key).get('/sequences').query({ limit: 1 });
@@ -290,7 +289,15 @@ describe('GET /contacts', () => {
       const own = await buildContact(mine.accountId, { email: 'same@x.io', tags: ['shared'] });
       await buildContact(theirs.accountId, { email: 'same@x.io', tags: ['shared'] });
       await buildContact(theirs.accountId, { email: 'other@x.io', tags: ['shared'] });
-      for (const query of [{}, { tag: 'shared' }, { q: 's' }, { sort: 'updatedAt' }, { emailSubscriptionStatus: 'subscribed' }]) {
+      const queries: Array<Record<string, string>> = [
+        {},
+        { tag: 'shared' },
+        { q: 's' },
+        { q: 's', tag: 'shared' },
+        { sort: 'updatedAt' },
+        { emailSubscriptionStatus: 'subscribed' },
+      ];
+      for (const query of queries) {
         expect((await walk(mine.key, query)).ids, JSON.stringify(query)).to.deep.equal([own.id]);
       }
     });

@@ -64,8 +64,14 @@ export async function listContacts(
   const start = startPosition(scope, input);
   const readAt = (options.now ?? (() => new Date()))();
 
-  // With a tag, the walk and its range conditions run on contact_tags' copies of the columns.
-  const walk = input.tag === undefined ? 'c' : 't';
+  // Which index drives the read (the migration's comment has the design):
+  // - q: the email index's prefix range, its matches sorted; bounded by how many emails start
+  //   with q, whatever the account's size. A tag is then checked per match by primary key.
+  // - else a tag: contact_tags' walk in the list's order (the range conditions run on its
+  //   copies of the timestamps).
+  // - else the contacts index of the status filter and sort, or of the sort alone.
+  const byPrefix = q !== undefined && q !== '';
+  const walk = input.tag === undefined || byPrefix ? 'c' : 't';
   const sortColumn = `${walk}.${sort === 'updatedAt' ? 'updated_at' : 'created_at'}`;
   const idColumn = walk === 't' ? 't.contact_id' : 'c.id';
   const conditions: string[] = [];
@@ -76,10 +82,13 @@ export async function listContacts(
   };
 
   where(`${walk}.account_id = ?`, input.accountId);
-  if (input.tag !== undefined) where('t.tag = ?', input.tag);
+  if (input.tag !== undefined) {
+    if (walk === 't') where('t.tag = ?', input.tag);
+    else where('EXISTS (SELECT 1 FROM contact_tags t WHERE t.contact_id = c.id AND t.tag = ?)', input.tag);
+  }
   if (input.emailSubscriptionStatus) where('c.email_subscription_status = ?', input.emailSubscriptionStatus);
   if (input.whatsappSubscriptionStatus) where('c.whatsapp_subscription_status = ?', input.whatsappSubscriptionStatus);
-  if (q !== undefined && q !== '') {
+  if (byPrefix) {
     where('c.email_normalized >= ? AND c.email_normalized < ?', q, `${q}${AFTER_EVERY_CONTINUATION}`);
   }
   if (input.createdAfter) where(`${walk}.created_at > ?`, new Date(input.createdAfter));
@@ -91,7 +100,9 @@ export async function listContacts(
   const from =
     walk === 't'
       ? `contact_tags t ${db.dialect === 'sqlite' ? 'CROSS JOIN' : 'STRAIGHT_JOIN'} contacts c ON c.id = t.contact_id`
-      : 'contacts c';
+      : byPrefix
+        ? `contacts c ${db.dialect === 'sqlite' ? 'INDEXED BY contacts_account_email_unique' : 'FORCE INDEX (contacts_account_email_unique)'}`
+        : 'contacts c';
   const rows = await select<ContactRow>(
     db,
     `SELECT ${CONTACT_COLUMNS.map((column) => `c.${column}`).join(', ')} FROM ${from}` +
