@@ -48,19 +48,7 @@ export async function listContacts(
   const sort = input.sort ?? 'createdAt';
   const direction: Direction = sort === 'updatedAt' ? 'ASC' : 'DESC';
   const q = input.q === undefined ? undefined : normalizeEmail(input.q);
-  const scope: CursorScope = {
-    list: 'contacts',
-    accountId: input.accountId,
-    filters: {
-      tag: input.tag,
-      emailSubscriptionStatus: input.emailSubscriptionStatus,
-      whatsappSubscriptionStatus: input.whatsappSubscriptionStatus,
-      q,
-      createdAfter: instant(input.createdAfter),
-      updatedSince: instant(input.updatedSince),
-      sort,
-    },
-  };
+  const scope = contactListScope(input);
   const start = startPosition(scope, input);
   const readAt = (options.now ?? (() => new Date()))();
 
@@ -120,6 +108,23 @@ export async function listContacts(
         ? (position: Position) => (position.at >= horizon ? { at: horizon, id: '' } : position)
         : undefined,
   });
+}
+
+// What a cursor of this list is bound to: the account, every filter, the sort.
+export function contactListScope(input: { accountId: string } & ContactListFilters): CursorScope {
+  return {
+    list: 'contacts',
+    accountId: input.accountId,
+    filters: {
+      tag: input.tag,
+      emailSubscriptionStatus: input.emailSubscriptionStatus,
+      whatsappSubscriptionStatus: input.whatsappSubscriptionStatus,
+      q: input.q === undefined ? undefined : normalizeEmail(input.q),
+      createdAfter: instant(input.createdAfter),
+      updatedSince: instant(input.updatedSince),
+      sort: input.sort ?? 'createdAt',
+    },
+  };
 }
 
 // The filter's instant, so that equal instants written differently share a cursor.
