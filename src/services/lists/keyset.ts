@@ -3,7 +3,9 @@ import { decodeCursor, encodeCursor, type CursorScope, type Position } from './c
 
 // Keyset pagination shared by every list: rows come ordered by (sort column, id), both in one
 // direction, and a page starts strictly after the previous page's last row. The condition is
-// written as an OR of two ranges, which MariaDB/MySQL and SQLite both turn into index ranges.
+// an OR of two ranges, behind a plain range on the sort column that says the same more
+// loosely: with it MariaDB always reads the index from the cursor on (without it, it may walk
+// from the index's start and filter, or pick the plain order index over a filter's own).
 
 export type Direction = 'ASC' | 'DESC';
 
@@ -27,8 +29,8 @@ export function afterPosition(
   const op = direction === 'DESC' ? '<' : '>';
   const at = new Date(position.at);
   return {
-    sql: ` AND (${sortColumn} ${op} ? OR (${sortColumn} = ? AND ${idColumn} ${op} ?))`,
-    values: [at, at, position.id],
+    sql: ` AND ${sortColumn} ${op}= ? AND (${sortColumn} ${op} ? OR (${sortColumn} = ? AND ${idColumn} ${op} ?))`,
+    values: [at, at, at, position.id],
   };
 }
 
