@@ -73,12 +73,12 @@ describe('list query plans (SQLite)', () => {
     ];
     const plans = await Promise.all(statements.map(plan));
     expect(plans.map((steps) => steps.join(' | '))).to.deep.equal([
-      'SEARCH sequences USING INDEX sequences_account_created (account_id=?)',
-      'SEARCH sequences USING INDEX sequences_account_status_created (account_id=? AND status=?)',
-      'SEARCH sequence_runs USING INDEX sequence_runs_sequence_created (sequence_id=?)',
-      'SEARCH sequence_runs USING INDEX sequence_runs_sequence_status_created (sequence_id=? AND status=?)',
-      'SEARCH sequence_runs USING INDEX sequence_runs_sequence_active_created (sequence_id=?)',
-      'SEARCH sequence_runs USING INDEX sequence_runs_contact_created (contact_id=?)',
+      'SEARCH s USING INDEX sequences_account_created (account_id=?)',
+      'SEARCH s USING INDEX sequences_account_status_created (account_id=? AND status=?)',
+      'SEARCH r USING INDEX sequence_runs_sequence_created (sequence_id=?)',
+      'SEARCH r USING INDEX sequence_runs_sequence_status_created (sequence_id=? AND status=?)',
+      'SEARCH r USING INDEX sequence_runs_sequence_active_created (sequence_id=?)',
+      'SEARCH r USING INDEX sequence_runs_contact_created (contact_id=?)',
     ]);
   });
 });

@@ -3,7 +3,16 @@ import { select } from '../../db/sql';
 import type { SubscriptionStatus } from '../../models/contact';
 import { type ContactDto, normalizeEmail } from '../../schemas/contact';
 import type { CursorScope, Position } from '../lists/cursor';
-import { afterPosition, orderBy, startPosition, toPage, type Direction, type Page, type PageRequest } from '../lists/keyset';
+import {
+  afterPosition,
+  orderBy,
+  readThrough,
+  startPosition,
+  toPage,
+  type Direction,
+  type Page,
+  type PageRequest,
+} from '../lists/keyset';
 import { CONTACT_COLUMNS, contactFromRow, type ContactRow } from './contact-row';
 
 // GET /contacts: the account's contacts, a keyset walk of one index per query
@@ -83,14 +92,14 @@ export async function listContacts(
   if (input.updatedSince) where(`${walk}.updated_at > ?`, new Date(input.updatedSince));
 
   const after = afterPosition(sortColumn, idColumn, direction, start);
+  const order = sort === 'updatedAt' ? 'updated' : 'created';
   // The joined walk is told its order: contact_tags first, each contact by primary key.
   // (STRAIGHT_JOIN on MySQL; SQLite keeps the left table of a CROSS JOIN outside.)
   const from =
     walk === 't'
-      ? `contact_tags t ${db.dialect === 'sqlite' ? 'CROSS JOIN' : 'STRAIGHT_JOIN'} contacts c ON c.id = t.contact_id`
-      : byPrefix
-        ? `contacts c ${db.dialect === 'sqlite' ? 'INDEXED BY contacts_account_email_unique' : 'FORCE INDEX (contacts_account_email_unique)'}`
-        : 'contacts c';
+      ? `${readThrough(db, 'contact_tags', 't', `contact_tags_account_tag_${order}`)} ` +
+        `${db.dialect === 'sqlite' ? 'CROSS JOIN' : 'STRAIGHT_JOIN'} contacts c ON c.id = t.contact_id`
+      : readThrough(db, 'contacts', 'c', contactsIndex(input, byPrefix, order));
   const rows = await select<ContactRow>(
     db,
     `SELECT ${CONTACT_COLUMNS.map((column) => `c.${column}`).join(', ')} FROM ${from}` +
@@ -108,6 +117,15 @@ export async function listContacts(
         ? (position: Position) => (position.at >= horizon ? { at: horizon, id: '' } : position)
         : undefined,
   });
+}
+
+// The contacts index that drives a read without a tag walk: the prefix's, else the first status
+// filter's with the sort, else the sort's. Other filters are checked on the rows it reads.
+function contactsIndex(filters: ContactListFilters, byPrefix: boolean, order: 'created' | 'updated'): string {
+  if (byPrefix) return 'contacts_account_email_unique';
+  if (filters.emailSubscriptionStatus) return `contacts_account_email_status_${order}`;
+  if (filters.whatsappSubscriptionStatus) return `contacts_account_whatsapp_status_${order}`;
+  return `contacts_account_${order}`;
 }
 
 // What a cursor of this list is bound to: the account, every filter, the sort.

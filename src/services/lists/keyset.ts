@@ -1,3 +1,4 @@
+import type { Database } from '../../db/database';
 import { toDate } from '../../db/rows';
 import { decodeCursor, encodeCursor, type CursorScope, type Position } from './cursor';
 
@@ -32,6 +33,16 @@ export function afterPosition(
     sql: ` AND ${sortColumn} ${op}= ? AND (${sortColumn} ${op} ? OR (${sortColumn} = ? AND ${idColumn} ${op} ?))`,
     values: [at, at, at, position.id],
   };
+}
+
+// A table read through the named index, and no other. Each list query's index is chosen by
+// design (db/migrations/20261202000000-create-list-indexes.js), not left to the optimizer:
+// MariaDB, given ORDER BY ... LIMIT, may read an order index from its start through the
+// account prefix alone (a `ref`) and filter up to the cursor, which costs the page's position
+// in the walk, or prefer the plain order index to a filter's own. Named, it reads the range
+// from the cursor on.
+export function readThrough(db: Database, table: string, alias: string, index: string): string {
+  return db.dialect === 'sqlite' ? `${table} ${alias} INDEXED BY ${index}` : `${table} ${alias} FORCE INDEX (${index})`;
 }
 
 export function orderBy(sortColumn: string, idColumn: string, direction: Direction): string {

@@ -5,7 +5,7 @@ import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../models/sequence-run';
 import type { ListedRunDto } from '../../schemas/sequence';
 import { findContactRow } from '../contacts/find-contact';
 import type { CursorScope } from '../lists/cursor';
-import { afterPosition, orderBy, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
+import { afterPosition, orderBy, readThrough, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
 import { requireSequence } from './find-sequence';
 import { activeRun } from './runs';
 
@@ -67,11 +67,20 @@ async function listRuns(
   if (input.active === false) conditions.push(`status NOT IN ${ACTIVE_STATUSES_SQL}`);
   const rows = await select<ListedRunRow>(
     db,
-    'SELECT id, sequence_id, contact_id, status, started_at, completed_at, created_at FROM sequence_runs' +
-      ` WHERE ${conditions.join(' AND ')}${after.sql}${orderBy('created_at', 'id', 'DESC')} LIMIT ?`,
+    'SELECT id, sequence_id, contact_id, status, started_at, completed_at, created_at' +
+      ` FROM ${readThrough(db, 'sequence_runs', 'r', runsIndex(input))} WHERE ${conditions.join(' AND ')}${after.sql}${orderBy('created_at', 'id', 'DESC')} LIMIT ?`,
     [...values, ...after.values, input.limit + 1],
   );
   return toPage(scope, input, rows, { position: (row) => ({ at: row.created_at, id: row.id }), item: toListedRun });
+}
+
+// A contact's runs are few: its walk checks the filters. A sequence's may be many: a status, or
+// being active, is an equality in front of the order.
+function runsIndex(input: { owner: 'sequence_id' | 'contact_id' } & RunFilters): string {
+  if (input.owner === 'contact_id') return 'sequence_runs_contact_created';
+  if (input.status) return 'sequence_runs_sequence_status_created';
+  if (input.active === true) return 'sequence_runs_sequence_active_created';
+  return 'sequence_runs_sequence_created';
 }
 
 function toListedRun(row: ListedRunRow): ListedRunDto {

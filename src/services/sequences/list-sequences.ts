@@ -6,7 +6,7 @@ import type { SequenceStatus } from '../../models/sequence';
 import type { SequenceDto } from '../../schemas/sequence';
 import { normalizeId } from '../ids';
 import type { CursorScope } from '../lists/cursor';
-import { afterPosition, orderBy, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
+import { afterPosition, orderBy, readThrough, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
 import { activeRun } from './runs';
 
 // GET /sequences and GET /sequences/{id}: newest first by (created_at, id), through
@@ -21,7 +21,8 @@ interface SequenceRow {
   updated_at: unknown;
 }
 
-const SELECT = 'SELECT id, name, status, created_at, updated_at FROM sequences';
+const COLUMNS = 'SELECT id, name, status, created_at, updated_at';
+const SELECT = `${COLUMNS} FROM sequences`;
 
 export async function listSequences(
   db: Database,
@@ -30,9 +31,11 @@ export async function listSequences(
   const scope: CursorScope = { list: 'sequences', accountId: input.accountId, filters: { status: input.status } };
   const after = afterPosition('created_at', 'id', 'DESC', startPosition(scope, input));
   const status = input.status ? { sql: ' AND status = ?', values: [input.status] } : { sql: '', values: [] };
+  const index = input.status ? 'sequences_account_status_created' : 'sequences_account_created';
   const rows = await select<SequenceRow>(
     db,
-    `${SELECT} WHERE account_id = ?${status.sql}${after.sql}${orderBy('created_at', 'id', 'DESC')} LIMIT ?`,
+    `${COLUMNS} FROM ${readThrough(db, 'sequences', 's', index)}` +
+      ` WHERE account_id = ?${status.sql}${after.sql}${orderBy('created_at', 'id', 'DESC')} LIMIT ?`,
     [input.accountId, ...status.values, ...after.values, input.limit + 1],
   );
   const page = toPage(scope, input, rows, { position: (row) => ({ at: row.created_at, id: row.id }), item: (row) => row });
