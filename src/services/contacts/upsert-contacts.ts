@@ -88,7 +88,10 @@ export async function upsertContacts(
     const updatedAt = created ? now : changed ? changedAt : row.updated_at;
     if (created) inserted += 1;
     else if (changed) toUpdate.push(rowValues(row.id, accountId, folded.final, changedAt, changedAt));
-    if (changed) written.push({ id: row.id, accountId, tags: folded.final.tags, createdAt, updatedAt: created ? now : changedAt, existed: !created });
+    if (changed) {
+      const tags = folded.final.tags;
+      written.push({ id: row.id, accountId, tags, createdAt, updatedAt: created ? now : changedAt, existed: !created });
+    }
     folded.steps.forEach(({ index, state }, step) => {
       assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
       results[index] = { contact: toContactDto(row.id, state, createdAt, updatedAt), created: created && step === 0 };
