@@ -12,27 +12,54 @@ export interface TaggedContact {
   id: string;
   accountId: string;
   tags: readonly string[];
+  // The tags before this write; null for a contact this write creates.
+  previousTags: readonly string[] | null;
   // As the contacts row holds it (a raw value read back is fine).
   createdAt: unknown;
   updatedAt: Date;
-  // Whether it had mirror rows before this write (a contact just created has none).
-  existed: boolean;
 }
 
 const COLUMNS = ['contact_id', 'tag', 'account_id', 'created_at', 'updated_at'];
 
-// Replaces the mirror rows of contacts just written: two statements whatever their number.
-export async function replaceContactTags(
+// Brings the mirror of contacts just written in step, by difference, in three statements
+// whatever their number (one transaction's writes share one updated_at): the kept rows get the new updated_at in place, the removed
+// ones go, the added ones come. (Deleting every row and inserting it again would make each
+// insert check a unique key that still holds its own deleted entry: on MySQL that check locks
+// the gap before the entry, where a concurrent writer of a neighbouring contact inserts, and
+// two such writers deadlock.)
+export async function syncContactTags(
   db: Database,
   contacts: readonly TaggedContact[],
   transaction: Transaction,
 ): Promise<void> {
-  const existing = contacts.filter((contact) => contact.existed).map((contact) => contact.id);
-  if (existing.length > 0) {
-    await execute(db, 'DELETE FROM contact_tags WHERE contact_id IN (?)', [existing], transaction);
+  const existing = contacts.filter((contact) => contact.previousTags !== null);
+  const byUpdatedAt = new Map<number, string[]>();
+  for (const contact of existing) {
+    if (contact.previousTags!.length === 0) continue;
+    const ids = byUpdatedAt.get(contact.updatedAt.getTime()) ?? [];
+    ids.push(contact.id);
+    byUpdatedAt.set(contact.updatedAt.getTime(), ids);
   }
-  const rows = contacts.flatMap((contact) =>
-    contact.tags.map((tag) => [contact.id, tag, contact.accountId, toDate(contact.createdAt), contact.updatedAt]),
+  for (const [at, ids] of byUpdatedAt) {
+    await execute(db, 'UPDATE contact_tags SET updated_at = ? WHERE contact_id IN (?)', [new Date(at), ids], transaction);
+  }
+
+  const removed = existing
+    .map((contact) => ({ id: contact.id, tags: contact.previousTags!.filter((tag) => !contact.tags.includes(tag)) }))
+    .filter((contact) => contact.tags.length > 0);
+  if (removed.length > 0) {
+    await execute(
+      db,
+      `DELETE FROM contact_tags WHERE ${removed.map(() => '(contact_id = ? AND tag IN (?))').join(' OR ')}`,
+      removed.flatMap((contact) => [contact.id, contact.tags]),
+      transaction,
+    );
+  }
+
+  const added = contacts.flatMap((contact) =>
+    contact.tags
+      .filter((tag) => !contact.previousTags?.includes(tag))
+      .map((tag) => [contact.id, tag, contact.accountId, toDate(contact.createdAt), contact.updatedAt]),
   );
-  await insertRows(db, 'contact_tags', COLUMNS, rows, transaction);
+  await insertRows(db, 'contact_tags', COLUMNS, added, transaction);
 }

@@ -6,7 +6,7 @@ import { insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
 import { type ContactDto, type ContactFields, normalizeEmail } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
 import { applyUpsert, assertWithinLimits, sameState, type ContactState } from './contact-state';
-import { replaceContactTags, type TaggedContact } from './contact-tags';
+import { syncContactTags, type TaggedContact } from './contact-tags';
 
 export interface UpsertOutcome {
   // One per item, in request order: the contact as that item left it.
@@ -89,8 +89,8 @@ export async function upsertContacts(
     if (created) inserted += 1;
     else if (changed) toUpdate.push(rowValues(row.id, accountId, folded.final, changedAt, changedAt));
     if (changed) {
-      const tags = folded.final.tags;
-      written.push({ id: row.id, accountId, tags, createdAt, updatedAt: created ? now : changedAt, existed: !created });
+      const { tags } = folded.final;
+      written.push({ id: row.id, accountId, tags, previousTags: current?.tags ?? null, createdAt, updatedAt: created ? now : changedAt });
     }
     folded.steps.forEach(({ index, state }, step) => {
       assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
@@ -107,7 +107,7 @@ export async function upsertContacts(
     UPDATED_ON_UPSERT,
     transaction,
   );
-  await replaceContactTags(db, written, transaction);
+  await syncContactTags(db, written, transaction);
   return { results, inserted, updated: items.length - inserted };
 }
 

@@ -8,7 +8,7 @@ import type { ContactDto } from '../../schemas/contact';
 import { normalizeId } from '../ids';
 import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
 import { assertWithinLimits, sameState, type ContactState } from './contact-state';
-import { replaceContactTags } from './contact-tags';
+import { syncContactTags } from './contact-tags';
 import { lockContactRow } from './lock-contacts';
 
 const EMAIL_TAKEN = 'A contact with this email already exists';
@@ -27,9 +27,9 @@ export async function insertContact(
     if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
     throw error;
   }
-  await replaceContactTags(
+  await syncContactTags(
     db,
-    [{ id, accountId, tags: state.tags, createdAt: now, updatedAt: now, existed: false }],
+    [{ id, accountId, tags: state.tags, previousTags: null, createdAt: now, updatedAt: now }],
     transaction,
   );
   return toContactDto(id, state, now, now);
@@ -76,9 +76,18 @@ export function modifyContact(
       throw error;
     }
     // Every change moves updated_at, which the mirror carries too.
-    await replaceContactTags(
+    await syncContactTags(
       db,
-      [{ id: row.id, accountId: input.accountId, tags: next.tags, createdAt: row.created_at, updatedAt: now, existed: true }],
+      [
+        {
+          id: row.id,
+          accountId: input.accountId,
+          tags: next.tags,
+          previousTags: current.tags,
+          createdAt: row.created_at,
+          updatedAt: now,
+        },
+      ],
       transaction,
     );
     return toContactDto(row.id, next, row.created_at, now);
