@@ -57,14 +57,14 @@ const AFTER_EVERY_CONTINUATION = '\u{10FFFF}';
 export async function listContacts(
   db: Database,
   input: { accountId: string } & ContactListFilters & PageRequest,
-  options: { settleMs?: number; now?: () => Date; prefixSortLimit?: number } = {},
+  options: { settleMs?: number; prefixSortLimit?: number } = {},
 ): Promise<Page<ContactDto>> {
   const sort = input.sort ?? 'createdAt';
   const direction: Direction = sort === 'updatedAt' ? 'ASC' : 'DESC';
   const q = input.q === undefined ? undefined : normalizeEmail(input.q);
   const scope = contactListScope(input);
   const start = startPosition(scope, input);
-  const readAt = (options.now ?? (() => new Date()))();
+  const readAt = new Date();
 
   // Which index drives the read (the migration's comment has the design). The rows and their
   // order are the same whichever drives, so a walk may change plans between pages.
