@@ -12,12 +12,9 @@
 //   combined query are checked on the rows the walk reads.
 // - q (a case-insensitive prefix of the email) is a range on the existing unique
 //   (account_id, email_normalized) index. Its matches come in email order, not in the list's
-//   order: up to 2000 of them are read and sorted (counted first, on that index alone). A more
-//   popular prefix is instead checked along the order's walk, where at least one row in
-//   (account size / 2000) matches it. No B-tree serves a prefix in another column's order; this
-//   bounds both sides.
-// Each query names its index (FORCE INDEX / INDEXED BY): left to itself, MariaDB may read an
-// order index through the account prefix from its start and filter up to the cursor.
+//   order, so they are sorted: the cost follows the number of matches of the prefix, not the
+//   size of the account. (MariaDB may instead walk the order's index and check the prefix, when
+//   it estimates that cheaper; both are index reads.)
 //
 // contact_tags: one row per (contact, tag), written in the transaction that writes the contact
 // (src/services/contacts/contact-tags.ts), set-based. It carries the contact's account,
