@@ -45,11 +45,6 @@ export interface ContactListFilters {
 // rows of the last SETTLE_MS may come again on the next page.
 export const UPDATED_SORT_SETTLE_MS = 5_000;
 
-// Up to this many matches of q are read from the email index and sorted; beyond, the list's
-// order index is walked and the prefix checked (each page then reads fewer rows than
-// limit × account size / PREFIX_SORT_LIMIT).
-export const PREFIX_SORT_LIMIT = 2_000;
-
 // Greater than any UTF-8 text that starts with the prefix (U+10FFFF is the highest code point,
 // and both databases compare email_normalized byte for byte).
 const AFTER_EVERY_CONTINUATION = '\u{10FFFF}';
@@ -57,7 +52,7 @@ const AFTER_EVERY_CONTINUATION = '\u{10FFFF}';
 export async function listContacts(
   db: Database,
   input: { accountId: string } & ContactListFilters & PageRequest,
-  options: { settleMs?: number; prefixSortLimit?: number } = {},
+  options: { settleMs?: number } = {},
 ): Promise<Page<ContactDto>> {
   const sort = input.sort ?? 'createdAt';
   const direction: Direction = sort === 'updatedAt' ? 'ASC' : 'DESC';
@@ -66,17 +61,13 @@ export async function listContacts(
   const start = startPosition(scope, input);
   const readAt = new Date();
 
-  // Which index drives the read (the migration's comment has the design). The rows and their
-  // order are the same whichever drives, so a walk may change plans between pages.
-  // - q with few matches: the email index's prefix range, the matches sorted (at most
-  //   PREFIX_SORT_LIMIT rows, whatever the account's size). A tag is then checked by key.
+  // Which index drives the read (the migration's comment has the design):
+  // - q: the email index's prefix range, its matches sorted; bounded by how many emails start
+  //   with q, whatever the account's size. A tag is then checked per match by primary key.
   // - else a tag: contact_tags' walk in the list's order (the range conditions run on its
   //   copies of the timestamps).
-  // - else the contacts index of the status filter and sort, or of the sort alone; a popular
-  //   prefix is checked on the rows of that walk (at least one in PREFIX_SORT_LIMIT / account
-  //   size matches it).
-  const byPrefix =
-    q !== undefined && (await prefixMatchesAtMost(db, input.accountId, q, options.prefixSortLimit ?? PREFIX_SORT_LIMIT));
+  // - else the contacts index of the status filter and sort, or of the sort alone.
+  const byPrefix = q !== undefined && q !== '';
   const walk = input.tag === undefined || byPrefix ? 'c' : 't';
   const sortColumn = `${walk}.${sort === 'updatedAt' ? 'updated_at' : 'created_at'}`;
   const idColumn = walk === 't' ? 't.contact_id' : 'c.id';
@@ -94,7 +85,9 @@ export async function listContacts(
   }
   if (input.emailSubscriptionStatus) where('c.email_subscription_status = ?', input.emailSubscriptionStatus);
   if (input.whatsappSubscriptionStatus) where('c.whatsapp_subscription_status = ?', input.whatsappSubscriptionStatus);
-  if (q !== undefined) where('c.email_normalized >= ? AND c.email_normalized < ?', q, `${q}${AFTER_EVERY_CONTINUATION}`);
+  if (byPrefix) {
+    where('c.email_normalized >= ? AND c.email_normalized < ?', q, `${q}${AFTER_EVERY_CONTINUATION}`);
+  }
   if (input.createdAfter) where(`${walk}.created_at > ?`, new Date(input.createdAfter));
   if (input.updatedSince) where(`${walk}.updated_at > ?`, new Date(input.updatedSince));
 
@@ -124,18 +117,6 @@ export async function listContacts(
         ? (position: Position) => (position.at >= horizon ? { at: horizon, id: '' } : position)
         : undefined,
   });
-}
-
-// Whether at most `limit` emails of the account start with the prefix: counted on the email
-// index alone, reading no more than limit + 1 entries.
-async function prefixMatchesAtMost(db: Database, accountId: string, prefix: string, limit: number): Promise<boolean> {
-  const [row] = await select<{ matches: number | string }>(
-    db,
-    `SELECT COUNT(*) AS matches FROM (SELECT 1 FROM ${readThrough(db, 'contacts', 'c', 'contacts_account_email_unique')}` +
-      ' WHERE c.account_id = ? AND c.email_normalized >= ? AND c.email_normalized < ? LIMIT ?) m',
-    [accountId, prefix, `${prefix}${AFTER_EVERY_CONTINUATION}`, limit + 1],
-  );
-  return Number(row.matches) <= limit;
 }
 
 // The contacts index that drives a read without a tag walk: the prefix's, else the first status
