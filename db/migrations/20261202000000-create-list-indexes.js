@@ -13,8 +13,11 @@
 // - q (a case-insensitive prefix of the email) is a range on the existing unique
 //   (account_id, email_normalized) index. Its matches come in email order, not in the list's
 //   order, so they are sorted: the cost follows the number of matches of the prefix, not the
-//   size of the account. (MariaDB may instead walk the order's index and check the prefix, when
-//   it estimates that cheaper; both are index reads.)
+//   size of the account. (Walking the order's index and checking the prefix instead has no
+//   bound: when the matches all lie at the far end of the order, as with emails numbered in
+//   creation order, a page reads most of the account.)
+// Each query names its index (FORCE INDEX / INDEXED BY): left to itself, MariaDB may read an
+// order index through the account prefix from its start and filter up to the cursor.
 //
 // contact_tags: one row per (contact, tag), written in the transaction that writes the contact
 // (src/services/contacts/contact-tags.ts), set-based. It carries the contact's account,
