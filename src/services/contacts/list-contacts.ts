@@ -119,12 +119,12 @@ export async function listContacts(
   });
 }
 
-// The contacts index that drives a read without a tag walk: the prefix's, else the first status
-// filter's with the sort, else the sort's. Other filters are checked on the rows it reads.
+// The contacts index that drives a read without a tag walk: the prefix's, else (newest first)
+// the first status filter's, else the sort's. Other filters are checked on the rows it reads.
 function contactsIndex(filters: ContactListFilters, byPrefix: boolean, order: 'created' | 'updated'): string {
   if (byPrefix) return 'contacts_account_email_unique';
-  if (filters.emailSubscriptionStatus) return `contacts_account_email_status_${order}`;
-  if (filters.whatsappSubscriptionStatus) return `contacts_account_whatsapp_status_${order}`;
+  if (order === 'created' && filters.emailSubscriptionStatus) return 'contacts_account_email_status_created';
+  if (order === 'created' && filters.whatsappSubscriptionStatus) return 'contacts_account_whatsapp_status_created';
   return `contacts_account_${order}`;
 }
 
