@@ -5,7 +5,7 @@ import path from 'node:path';
 import { openBenchDatabase } from './lib/database';
 import { contactIdsByEmail, createBenchAccount, seedContacts } from './lib/fixture';
 import { runLoad, type LoadResult } from './lib/load';
-import { fixed, median, spread, table } from './lib/report';
+import { fixed, median, medianCells, spread, table } from './lib/report';
 import { makeLogDir, serviceSpec, startServer, type RunningServer, type ServerSpec } from './lib/servers';
 import { loadAverage, machineLine, numberFrom } from './lib/settings';
 
@@ -99,12 +99,7 @@ async function main() {
         const runs = results.get(name)!;
         return [
           name,
-          fixed(median(runs.map((r) => r.perSecond)), 0),
-          fixed(median(runs.map((r) => r.cpuMsPerRequest)), 3),
-          fixed(median(runs.map((r) => r.p50)), 2),
-          fixed(median(runs.map((r) => r.p99)), 2),
-          String(runs.reduce((sum, r) => sum + r.ok, 0)),
-          String(runs.reduce((sum, r) => sum + r.wrong, 0)),
+          ...medianCells(runs),
         ];
       }),
     ),
