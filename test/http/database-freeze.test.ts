@@ -94,7 +94,7 @@ describe(TITLE, function () {
     const longest = Math.max(...during.map(({ ms }) => ms));
     expect(longest, 'longest response while frozen (ms)').to.be.below(BOUND_MS);
     expect(ready.res.status).to.equal(503);
-    expect(ready.res.body).to.deep.equal({ error: 'Database unreachable' });
+    expect(ready.res.body).to.deep.include({ error: 'Database unreachable' });
     expect(ready.ms, '/readyz while frozen (ms)').to.be.below(READY_BOUND_MS);
 
     mariadb!.resume();

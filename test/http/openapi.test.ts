@@ -446,7 +446,7 @@ describe('OpenAPI document', () => {
       const f = await buildFixture();
       const res = await withFailingContactQueries(() => rest(f.key).get(`/contacts/${f.contact.id}`).then((r) => r));
       expect(res.status).to.equal(500);
-      expect(res.body).to.deep.equal({ error: 'Internal server error' });
+      expect(res.body).to.deep.include({ error: 'Internal server error' });
       expectConformant(SERVER_ERRORS_CHECKED_ON, res);
     });
 
@@ -458,7 +458,7 @@ describe('OpenAPI document', () => {
         rest(f.key).get(`/contacts/${f.contact.id}`).then((r) => r),
       );
       expect(res.status).to.equal(503);
-      expect(res.body).to.deep.equal({ error: 'Database unavailable; retry shortly' });
+      expect(res.body).to.deep.include({ error: 'Database unavailable; retry shortly' });
       expect(res.headers['retry-after']).to.equal('5');
       expectConformant(SERVER_ERRORS_CHECKED_ON, res);
     });

@@ -67,7 +67,7 @@ describe(TITLE, function () {
     const longest = Math.max(...during.map(({ ms }) => ms));
     expect(longest, 'longest response while frozen (ms)').to.be.below(BOUND_MS);
     expect(ready.res.status).to.equal(503);
-    expect(ready.res.body).to.deep.equal({ error: 'Redis unreachable' });
+    expect(ready.res.body).to.deep.include({ error: 'Redis unreachable' });
     expect(ready.ms, '/readyz while frozen (ms)').to.be.below(BOUND_MS);
 
     redis!.resume();

@@ -15,7 +15,7 @@ export interface RateLimitSettings {
 // Which limiter refused goes on the request, for the access log and the 429 counter.
 const tooMany = (req: Request, res: Response, _next: NextFunction, options: Options) => {
   req.rateLimitedBy = String(options.identifier);
-  sendError(req, res, 429, 'Rate limit exceeded');
+  sendError(req, res, { status: 429, code: 'rate_limited', message: 'Rate limit exceeded' });
 };
 
 // Two limits, both after the key is resolved:

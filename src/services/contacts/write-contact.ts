@@ -23,7 +23,7 @@ export async function insertContact(
   try {
     await insertRows(db, 'contacts', CONTACT_COLUMNS, [rowValues(id, accountId, state, now, now)], transaction);
   } catch (error) {
-    if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
+    if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN, 'contact_exists');
     throw error;
   }
   return toContactDto(id, state, now, now);
@@ -66,7 +66,7 @@ export function modifyContact(
         transaction,
       );
     } catch (error) {
-      if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
+      if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN, 'contact_exists');
       throw error;
     }
     return toContactDto(row.id, next, row.created_at, now);
