@@ -301,6 +301,10 @@ export interface components {
         Error: {
             /** @description What went wrong, for a person to read. */
             error: string;
+            /** @description Stable, machine-readable: branch on this, not on `error`. */
+            code: string;
+            /** @description The X-Request-Id of the request, for support. */
+            requestId: string;
         };
         /** @description A 400 for invalid input names each problem. Malformed JSON has no `details`. */
         ValidationError: {
@@ -309,6 +313,10 @@ export interface components {
              * @example contacts.3.email: Invalid email address
              */
             error: string;
+            /** @description Stable, machine-readable: branch on this, not on `error`. */
+            code: string;
+            /** @description The X-Request-Id of the request, for support. */
+            requestId: string;
             details?: {
                 /**
                  * @description Dotted path of the field in the request.
@@ -330,6 +338,10 @@ export interface components {
         "RateLimit-Policy": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
+        /** @description `true` when this answer is the stored answer to an earlier request with the same Idempotency-Key. */
+        "Idempotent-Replayed": "true";
+        /** @description The created contact: `/api/v1/contacts/{id}`. */
+        Location: string;
     };
     pathItems: never;
 }
@@ -338,7 +350,10 @@ export interface operations {
     "contacts-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -394,6 +409,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -412,10 +429,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -428,13 +450,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
-            /** @description A contact with this email already exists */
+            /** @description A contact with this email already exists; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -444,10 +471,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "A contact with this email already exists"
+                     *       "error": "A contact with this email already exists",
+                     *       "code": "contact_exists",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "contact_exists" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -460,10 +492,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -476,10 +513,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -493,10 +556,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -509,10 +577,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -524,10 +597,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -535,7 +613,10 @@ export interface operations {
     "contacts-upsert": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -591,6 +672,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -605,6 +687,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -624,10 +708,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -640,10 +729,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -656,10 +771,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -672,10 +792,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -689,10 +835,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -705,10 +856,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -720,10 +876,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -731,7 +892,10 @@ export interface operations {
     "contacts-batch": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -789,6 +953,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -814,10 +979,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -830,10 +1000,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -846,10 +1042,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -862,10 +1063,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -879,10 +1106,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -895,10 +1127,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -910,10 +1147,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -953,10 +1195,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -969,10 +1216,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -986,10 +1238,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1002,10 +1259,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1017,10 +1279,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1060,10 +1327,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1076,10 +1348,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1093,10 +1370,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1109,10 +1391,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1124,10 +1411,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1207,10 +1499,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -1223,10 +1520,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1239,10 +1541,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description A contact with this email already exists */
@@ -1255,10 +1562,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "A contact with this email already exists"
+                     *       "error": "A contact with this email already exists",
+                     *       "code": "contact_exists",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "contact_exists";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -1271,10 +1583,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -1287,10 +1604,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1304,10 +1626,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1320,10 +1647,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1335,10 +1667,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1374,10 +1711,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -1390,10 +1732,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1406,10 +1753,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -1422,10 +1774,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1439,10 +1796,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1455,10 +1817,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1470,10 +1837,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1522,10 +1894,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -1538,10 +1915,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1554,10 +1936,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -1570,10 +1957,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -1586,10 +1978,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1603,10 +2000,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1619,10 +2021,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1634,10 +2041,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1645,7 +2057,10 @@ export interface operations {
     "contacts-addTags": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The contact id (UUID). */
                 id: string;
@@ -1672,6 +2087,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1690,10 +2106,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -1706,10 +2127,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1722,10 +2148,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -1738,10 +2190,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -1754,10 +2211,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1771,10 +2254,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1787,10 +2275,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1802,10 +2295,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1858,10 +2356,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -1874,10 +2377,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1890,10 +2398,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -1906,10 +2419,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1923,10 +2441,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1939,10 +2462,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1954,10 +2482,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1965,7 +2498,10 @@ export interface operations {
     "sequences-trigger": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -2027,6 +2563,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2065,10 +2602,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -2081,10 +2623,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
@@ -2097,13 +2644,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
-            /** @description Sequence is not active */
+            /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2113,10 +2665,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence is not active"
+                     *       "error": "Sequence is not active",
+                     *       "code": "sequence_not_active",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "sequence_not_active" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -2129,10 +2686,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -2145,10 +2707,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2162,10 +2750,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2178,10 +2771,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2193,10 +2791,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2204,7 +2807,10 @@ export interface operations {
     "sequences-enroll": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -2230,6 +2836,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2258,10 +2865,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -2274,10 +2886,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
@@ -2290,13 +2907,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
-            /** @description Sequence is not active */
+            /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2306,10 +2928,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence is not active"
+                     *       "error": "Sequence is not active",
+                     *       "code": "sequence_not_active",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "sequence_not_active" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -2322,10 +2949,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -2338,10 +2970,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2355,10 +3013,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2371,10 +3034,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2386,10 +3054,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2397,7 +3070,10 @@ export interface operations {
     "sequences-enrollByEmail": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -2456,6 +3132,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2489,6 +3166,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2527,10 +3205,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -2543,10 +3226,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
@@ -2559,13 +3247,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
-            /** @description Sequence is not active */
+            /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2575,10 +3268,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence is not active"
+                     *       "error": "Sequence is not active",
+                     *       "code": "sequence_not_active",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "sequence_not_active" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -2591,10 +3289,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -2607,10 +3310,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2624,10 +3353,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2640,10 +3374,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2655,10 +3394,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2666,7 +3410,10 @@ export interface operations {
     "sequences-unenroll": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -2692,6 +3439,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2713,10 +3461,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -2729,10 +3482,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
@@ -2745,10 +3503,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -2761,10 +3545,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -2777,10 +3566,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2794,10 +3609,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2810,10 +3630,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2825,10 +3650,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2871,10 +3701,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found, or Contact not found */
@@ -2887,10 +3722,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found, or Contact not found"
+                     *       "error": "Sequence not found, or Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2904,10 +3744,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2920,10 +3765,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2935,10 +3785,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };

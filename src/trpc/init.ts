@@ -10,6 +10,8 @@ import { decodeOrKeep } from '../url-decode';
 export type ApiMeta = OpenApiMeta<{
   successStatus?: 200 | 201 | 202 | 204;
   alternateSuccess?: { status: 200 | 201; description: string };
+  // Its 201 creates one contact and says where (Location): documented, and set by the procedure.
+  createsContact?: true;
 }>;
 
 const t = initTRPC
