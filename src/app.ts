@@ -68,7 +68,7 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   const idempotent = idempotency(db);
 
   app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle }));
-  app.use('/trpc', ...keyed, requireApiKey, ...json, idempotent, trpcApi({ router: appRouter, db, logThrottle }));
+  app.use('/trpc', ...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle }));
 
   app.use(notFound);
   app.use(errorHandler(logThrottle));
