@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { UniqueConstraintError } from 'sequelize';
+import { UniqueConstraintError, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute, select } from '../../db/sql';
+import { withTransaction } from '../../db/transaction';
 import { canonicalJson } from './canonical-json';
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
@@ -43,34 +44,43 @@ interface KeyRow {
   response_headers: string | null;
 }
 
+// Every statement runs in a transaction, the one way the service writes (on SQLite that queues
+// it behind other requests' transactions on the shared connection).
 // Claims the key by inserting its row: the primary key (account, key) lets one request of any
 // number of concurrent ones in. A clash is answered from the row that won. A stale row (expired,
 // or an unfinished claim past its timeout) is deleted and the claim tried once more.
 export async function claimIdempotencyKey(db: Database, input: ClaimInput): Promise<Claim> {
   const now = input.now ?? new Date();
-  // A purge that loses a lock wait to a concurrent one is retried by the next claim.
-  await purgeExpiredIdempotencyKeys(db, now).catch(() => undefined);
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
-      await execute(
-        db,
-        'INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, locked_until, expires_at) VALUES (?, ?, ?, ?, ?)',
-        [input.accountId, input.key, input.requestHash, new Date(now.getTime() + IDEMPOTENCY_CLAIM_TIMEOUT_MS), new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS)],
-      );
+      await withTransaction(db, async (transaction) => {
+        await purgeExpiredIdempotencyKeys(db, now, transaction);
+        await execute(
+          db,
+          'INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, locked_until, expires_at) VALUES (?, ?, ?, ?, ?)',
+          [input.accountId, input.key, input.requestHash, new Date(now.getTime() + IDEMPOTENCY_CLAIM_TIMEOUT_MS), new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS)],
+          transaction,
+        );
+      });
       return { kind: 'claimed' };
     } catch (error) {
       if (!(error instanceof UniqueConstraintError)) throw error;
     }
-    await execute(
-      db,
-      'DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? AND (expires_at <= ? OR (status_code IS NULL AND locked_until <= ?))',
-      [input.accountId, input.key, now, now],
-    );
-    const [row] = await select<KeyRow>(
-      db,
-      'SELECT request_hash, status_code, response_body, response_headers FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?',
-      [input.accountId, input.key],
-    );
+    const row = await withTransaction(db, async (transaction) => {
+      await execute(
+        db,
+        'DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? AND (expires_at <= ? OR (status_code IS NULL AND locked_until <= ?))',
+        [input.accountId, input.key, now, now],
+        transaction,
+      );
+      const [found] = await select<KeyRow>(
+        db,
+        'SELECT request_hash, status_code, response_body, response_headers FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?',
+        [input.accountId, input.key],
+        transaction,
+      );
+      return found;
+    });
     if (!row) continue;
     if (row.request_hash !== input.requestHash) return { kind: 'reused' };
     if (row.status_code === null) return { kind: 'in_progress' };
@@ -84,24 +94,31 @@ export async function claimIdempotencyKey(db: Database, input: ClaimInput): Prom
 }
 
 export async function storeIdempotentAnswer(db: Database, input: { accountId: string; key: string; answer: StoredAnswer }): Promise<void> {
-  await execute(
-    db,
-    'UPDATE idempotency_keys SET status_code = ?, response_body = ?, response_headers = ? WHERE account_id = ? AND idempotency_key = ?',
-    [input.answer.status, input.answer.body, JSON.stringify(input.answer.headers), input.accountId, input.key],
+  await withTransaction(db, (transaction) =>
+    execute(
+      db,
+      'UPDATE idempotency_keys SET status_code = ?, response_body = ?, response_headers = ? WHERE account_id = ? AND idempotency_key = ?',
+      [input.answer.status, input.answer.body, JSON.stringify(input.answer.headers), input.accountId, input.key],
+      transaction,
+    ),
   );
 }
 
 // The request failed in a way worth retrying (5xx) or was not really answered (401, 429): the
 // key is free again.
 export async function releaseIdempotencyKey(db: Database, input: { accountId: string; key: string }): Promise<void> {
-  await execute(db, 'DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? AND status_code IS NULL', [
-    input.accountId,
-    input.key,
-  ]);
+  await withTransaction(db, (transaction) =>
+    execute(
+      db,
+      'DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? AND status_code IS NULL',
+      [input.accountId, input.key],
+      transaction,
+    ),
+  );
 }
 
 // Purged on write: every claim first deletes the keys that expired since the last one (by the
 // expires_at index), so the table holds about 24 h of keys and no timer is needed.
-export async function purgeExpiredIdempotencyKeys(db: Database, now: Date): Promise<void> {
-  await execute(db, 'DELETE FROM idempotency_keys WHERE expires_at <= ?', [now]);
+async function purgeExpiredIdempotencyKeys(db: Database, now: Date, transaction: Transaction): Promise<void> {
+  await execute(db, 'DELETE FROM idempotency_keys WHERE expires_at <= ?', [now], transaction);
 }
