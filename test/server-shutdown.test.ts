@@ -181,7 +181,7 @@ describe('stopping the server', function () {
     // The probe's kept-alive connection is still open (in its grace period): it hears 503.
     const during = await get('/readyz');
     expect(during.status).to.equal(503);
-    expect(JSON.parse(during.body)).to.deep.include({ error: 'Shutting down' });
+    expect(JSON.parse(during.body)).to.deep.equal({ error: 'Shutting down' });
     expect(during.connection).to.equal('close');
     expect(isRunning(server.pid), 'still running while a request is in progress').to.equal(true);
     slow.write(body.slice(5)); // no end(): a half-closed request is abandoned by Node's server
