@@ -5,6 +5,7 @@ import { accessLog } from './http/access-log';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import type { Lifecycle } from './http/graceful-shutdown';
+import { idempotency } from './http/idempotency';
 import { healthRoutes, readinessDependencies } from './http/health';
 import { jsonBody, requireJsonObject } from './http/json-body';
 import { metricsEndpoint } from './http/metrics-endpoint';
@@ -72,8 +73,10 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   ];
   const json = jsonBody();
 
-  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, restApi({ router: appRouter, db, logThrottle }));
-  app.use('/trpc', ...keyed, requireApiKey, ...json, trpcApi({ router: appRouter, db, logThrottle }));
+  const idempotent = idempotency(db);
+
+  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle }));
+  app.use('/trpc', ...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle }));
 
   app.use(notFound);
   app.use(errorHandler(logThrottle));

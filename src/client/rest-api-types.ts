@@ -420,6 +420,10 @@ export interface components {
         Error: {
             /** @description What went wrong, for a person to read. */
             error: string;
+            /** @description Stable, machine-readable: branch on this, not on `error`. */
+            code: string;
+            /** @description The X-Request-Id of the request, for support. */
+            requestId: string;
         };
         /** @description A 400 for invalid input names each problem. Malformed JSON has no `details`. */
         ValidationError: {
@@ -428,6 +432,10 @@ export interface components {
              * @example contacts.3.email: Invalid email address
              */
             error: string;
+            /** @description Stable, machine-readable: branch on this, not on `error`. */
+            code: string;
+            /** @description The X-Request-Id of the request, for support. */
+            requestId: string;
             details?: {
                 /**
                  * @description Dotted path of the field in the request.
@@ -449,6 +457,10 @@ export interface components {
         "RateLimit-Policy": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
+        /** @description `true` when this answer is the stored answer to an earlier request with the same Idempotency-Key. */
+        "Idempotent-Replayed": "true";
+        /** @description The created contact: `/api/v1/contacts/{id}`. */
+        Location: string;
     };
     pathItems: never;
 }
@@ -498,10 +510,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -514,10 +531,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -531,10 +553,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -547,10 +574,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -562,10 +594,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -573,7 +610,10 @@ export interface operations {
     "contacts-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -629,6 +669,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -647,10 +689,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -663,13 +710,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
-            /** @description A contact with this email already exists */
+            /** @description A contact with this email already exists; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -679,10 +731,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "A contact with this email already exists"
+                     *       "error": "A contact with this email already exists",
+                     *       "code": "contact_exists",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "contact_exists" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -695,10 +752,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -711,10 +773,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -728,10 +816,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -744,10 +837,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -759,10 +857,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -770,7 +873,10 @@ export interface operations {
     "contacts-upsert": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -826,6 +932,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -840,6 +947,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -859,10 +968,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -875,10 +989,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -891,10 +1031,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -907,10 +1052,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -924,10 +1095,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -940,10 +1116,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -955,10 +1136,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -966,7 +1152,10 @@ export interface operations {
     "contacts-batch": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1024,6 +1213,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1049,10 +1239,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -1065,10 +1260,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -1081,10 +1302,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -1097,10 +1323,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1114,10 +1366,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1130,10 +1387,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1145,10 +1407,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1195,10 +1462,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -1211,10 +1483,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1227,10 +1504,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1244,10 +1526,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1260,10 +1547,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1275,10 +1567,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1318,10 +1615,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1334,10 +1636,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1351,10 +1658,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1367,10 +1679,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1382,10 +1699,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1425,10 +1747,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1441,10 +1768,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1458,10 +1790,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1474,10 +1811,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1489,10 +1831,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1572,10 +1919,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -1588,10 +1940,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1604,10 +1961,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description A contact with this email already exists */
@@ -1620,10 +1982,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "A contact with this email already exists"
+                     *       "error": "A contact with this email already exists",
+                     *       "code": "contact_exists",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "contact_exists";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -1636,10 +2003,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -1652,10 +2024,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1669,10 +2046,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1685,10 +2067,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1700,10 +2087,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1739,10 +2131,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -1755,10 +2152,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1771,10 +2173,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -1787,10 +2194,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1804,10 +2216,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1820,10 +2237,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1835,10 +2257,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1887,10 +2314,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -1903,10 +2335,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -1919,10 +2356,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -1935,10 +2377,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -1951,10 +2398,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -1968,10 +2420,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -1984,10 +2441,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -1999,10 +2461,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2010,7 +2477,10 @@ export interface operations {
     "contacts-addTags": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The contact id (UUID). */
                 id: string;
@@ -2037,6 +2507,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2055,10 +2526,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -2071,10 +2547,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -2087,10 +2568,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -2103,10 +2610,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -2119,10 +2631,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2136,10 +2674,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2152,10 +2695,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2167,10 +2715,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2223,10 +2776,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -2239,10 +2797,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
@@ -2255,10 +2818,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -2271,10 +2839,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2288,10 +2861,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2304,10 +2882,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2319,10 +2902,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2365,10 +2953,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -2381,10 +2974,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2398,10 +2996,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2414,10 +3017,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2429,10 +3037,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2472,10 +3085,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
@@ -2488,10 +3106,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2505,10 +3128,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2521,10 +3149,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2536,10 +3169,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2586,10 +3224,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -2602,10 +3245,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
@@ -2618,10 +3266,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2635,10 +3288,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2651,10 +3309,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2666,10 +3329,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2677,7 +3345,10 @@ export interface operations {
     "sequences-trigger": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -2739,6 +3410,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2777,10 +3449,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -2793,10 +3470,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
@@ -2809,13 +3491,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
-            /** @description Sequence is not active */
+            /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2825,10 +3512,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence is not active"
+                     *       "error": "Sequence is not active",
+                     *       "code": "sequence_not_active",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "sequence_not_active" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -2841,10 +3533,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -2857,10 +3554,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -2874,10 +3597,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -2890,10 +3618,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -2905,10 +3638,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2916,7 +3654,10 @@ export interface operations {
     "sequences-enroll": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -2942,6 +3683,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2970,10 +3712,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -2986,10 +3733,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
@@ -3002,13 +3754,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
-            /** @description Sequence is not active */
+            /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3018,10 +3775,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence is not active"
+                     *       "error": "Sequence is not active",
+                     *       "code": "sequence_not_active",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "sequence_not_active" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -3034,10 +3796,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -3050,10 +3817,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -3067,10 +3860,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -3083,10 +3881,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -3098,10 +3901,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -3109,7 +3917,10 @@ export interface operations {
     "sequences-enrollByEmail": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -3168,6 +3979,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3201,6 +4013,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3239,10 +4052,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -3255,10 +4073,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
@@ -3271,13 +4094,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
-            /** @description Sequence is not active */
+            /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3287,10 +4115,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence is not active"
+                     *       "error": "Sequence is not active",
+                     *       "code": "sequence_not_active",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "sequence_not_active" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -3303,10 +4136,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -3319,10 +4157,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -3336,10 +4200,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -3352,10 +4221,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -3367,10 +4241,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -3378,7 +4257,10 @@ export interface operations {
     "sequences-unenroll": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -3404,6 +4286,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3425,10 +4308,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
@@ -3441,10 +4329,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
@@ -3457,10 +4350,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
@@ -3473,10 +4392,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
@@ -3489,10 +4413,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -3506,10 +4456,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -3522,10 +4477,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -3537,10 +4497,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -3583,10 +4548,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found, or Contact not found */
@@ -3599,10 +4569,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found, or Contact not found"
+                     *       "error": "Sequence not found, or Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
@@ -3616,10 +4591,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
@@ -3632,10 +4612,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
@@ -3647,10 +4632,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };

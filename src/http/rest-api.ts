@@ -75,6 +75,7 @@ function replaceErrorBody(req: Request, res: Response, errors: WeakMap<Request, 
     }
     res.statusCode = mapped.status;
     if (mapped.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(mapped.retryAfterSeconds));
-    return end(JSON.stringify(mapped.body));
+    // The request id goes last, as in every other error body.
+    return end(JSON.stringify({ ...mapped.body, requestId: req.id }));
   }) as Response['end'];
 }

@@ -1,6 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
 type Components = NonNullable<OpenAPIObject['components']>;
+import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
 
@@ -14,32 +15,37 @@ type Operation = {
   [key: string]: unknown;
 };
 
-const ERROR_REF = { $ref: '#/components/schemas/Error' };
-const VALIDATION_ERROR_REF = { $ref: '#/components/schemas/ValidationError' };
+const EXAMPLE_REQUEST_ID = '5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40';
 
 const RATE_LIMIT_HEADERS = {
   RateLimit: { $ref: '#/components/headers/RateLimit' },
   'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
 };
 
-function errorResponse(description: string, example: string, schema: object = ERROR_REF, headers: object = RATE_LIMIT_HEADERS) {
-  return {
-    description,
-    headers,
-    content: { 'application/json': { schema, example: { error: example } } },
+// An error answer: the body's `code` is one of `codes` (src/error-codes.ts), its schema says
+// which; a 400 for invalid input also lists `details`.
+function errorResponse(description: string, example: string, codes: readonly ErrorCode[], headers: object = RATE_LIMIT_HEADERS) {
+  const validation = codes.includes('validation_failed');
+  const schema = {
+    allOf: [
+      { $ref: `#/components/schemas/${validation ? 'ValidationError' : 'Error'}` },
+      { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } },
+    ],
   };
+  const body = { error: example, code: codes.find((code) => code !== 'idempotency_in_progress') ?? codes[0], requestId: EXAMPLE_REQUEST_ID };
+  return { description, headers, content: { 'application/json': { schema, example: body } } };
 }
 
 // Statuses every keyed operation can answer, whatever it does. (401 carries the per-IP
 // failed-authentication limit's headers.)
 const COMMON_ERRORS = {
-  401: errorResponse('Missing, unknown, inactive or expired API key', 'Invalid API key'),
-  429: errorResponse('Rate limit exceeded: retry after `Retry-After` seconds', 'Rate limit exceeded', ERROR_REF, {
+  401: errorResponse('Missing, unknown, inactive or expired API key', 'Invalid API key', ERROR_CODES_BY_STATUS[401]),
+  429: errorResponse('Rate limit exceeded: retry after `Retry-After` seconds', 'Rate limit exceeded', ['rate_limited'], {
     ...RATE_LIMIT_HEADERS,
     'Retry-After': { $ref: '#/components/headers/Retry-After' },
   }),
-  500: errorResponse('Unexpected failure; details are logged, never returned', 'Internal server error'),
-  503: errorResponse('The database or the rate-limit store is unavailable; retry after `Retry-After` seconds', 'Database unavailable; retry shortly', ERROR_REF, {
+  500: errorResponse('Unexpected failure; details are logged, never returned', 'Internal server error', ['internal_error']),
+  503: errorResponse('The database or the rate-limit store is unavailable; retry after `Retry-After` seconds', 'Database unavailable; retry shortly', ['service_unavailable'], {
     'Retry-After': { $ref: '#/components/headers/Retry-After' },
   }),
 };
@@ -47,10 +53,16 @@ const COMMON_ERRORS = {
 const INVALID = errorResponse(
   'Invalid request: the message names the first problem; `details` lists each',
   'email: Invalid email address',
-  VALIDATION_ERROR_REF,
+  ERROR_CODES_BY_STATUS[400],
 );
-const TOO_LARGE = errorResponse('Request body over 1 MiB', 'Request body too large (limit 1 MiB)');
-const NOT_JSON = errorResponse('Body is not `application/json`', 'Content-Type must be application/json');
+const TOO_LARGE = errorResponse('Request body over 1 MiB', 'Request body too large (limit 1 MiB)', ['payload_too_large']);
+const NOT_JSON = errorResponse('Body is not `application/json`', 'Content-Type must be application/json', ['unsupported_media_type']);
+
+// The code of each message an operation declares in its meta's errorResponses.
+const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
+  'A contact with this email already exists': 'contact_exists',
+  'Sequence is not active': 'sequence_not_active',
+};
 
 // What the body parser can answer, by method. A GET's body is never read, and its input is path
 // strings that cannot fail validation (a malformed id is a 404). A DELETE's body is read when
@@ -123,26 +135,59 @@ function queryToJsonBody(operation: Operation) {
   };
 }
 
+const IDEMPOTENCY_KEY_PARAMETER = {
+  in: 'header',
+  name: 'Idempotency-Key',
+  required: false,
+  description:
+    'Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first ' +
+    'answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; ' +
+    'scoped to the account. 401, 429 and 5xx answers are not kept.',
+  schema: { type: 'string', maxLength: 255, example: 'order-7781-create-contact' },
+};
+
+// Statuses the Idempotency-Key adds to a POST, merged with the operation's own 409.
+function idempotencyErrors(conflict: string | undefined): [string, object][] {
+  const codes: ErrorCode[] = conflict ? [CODE_FOR_MESSAGE[conflict], 'idempotency_in_progress'] : ['idempotency_in_progress'];
+  const description = conflict
+    ? `${conflict}; or a request with the same Idempotency-Key is still running`
+    : 'A request with the same Idempotency-Key is still running: retry later';
+  return [
+    ['409', errorResponse(description, conflict ?? 'A request with this Idempotency-Key is still in progress', codes)],
+    ['422', errorResponse('The Idempotency-Key was used for a different request', 'This Idempotency-Key was used with a different request', ['idempotency_key_reused'])],
+  ];
+}
+
 function rewriteResponses(operation: Operation, meta: ApiMeta) {
   const generated = operation.responses['200'];
   const success = meta.successStatus ?? 200;
+  const post = meta.openapi!.method === 'POST';
+  if (post) operation.parameters = [...((operation.parameters as object[] | undefined) ?? []), IDEMPOTENCY_KEY_PARAMETER];
+  const headers = (status: number) => ({
+    ...RATE_LIMIT_HEADERS,
+    ...(post && { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } }),
+    ...(meta.createsContact && status === 201 && { Location: { $ref: '#/components/headers/Location' } }),
+  });
   const responses: Operation['responses'] = {};
   responses[String(success)] =
     success === 204
-      ? { description: generated.description as string, headers: RATE_LIMIT_HEADERS }
-      : { ...generated, headers: RATE_LIMIT_HEADERS };
+      ? { description: generated.description as string, headers: headers(success) }
+      : { ...generated, headers: headers(success) };
   if (meta.alternateSuccess) {
     responses[String(meta.alternateSuccess.status)] = {
       ...generated,
       description: meta.alternateSuccess.description,
-      headers: RATE_LIMIT_HEADERS,
+      headers: headers(meta.alternateSuccess.status),
     };
   }
   // A GET with query parameters (the lists) validates them: a 400 like a body's.
   const query = ((operation.parameters ?? []) as Parameter[]).some((p) => p.in === 'query') ? { 400: INVALID } : {};
-  const specific = Object.entries((meta.openapi?.errorResponses ?? {}) as Record<string, string>).map(
-    ([status, message]) => [status, errorResponse(message, message)],
-  );
+  const declared: Record<string, string> = { ...(meta.openapi?.errorResponses as Record<string, string>) };
+  const specific: [string, object][] = Object.entries(declared).map(([status, message]) => [
+    status,
+    errorResponse(message, message, status === '409' ? [CODE_FOR_MESSAGE[message]] : [defaultCodeFor(Number(status))]),
+  ]);
+  if (meta.openapi!.method === 'POST') specific.push(...idempotencyErrors(declared['409']));
   Object.assign(
     responses,
     Object.fromEntries(
@@ -161,8 +206,12 @@ const ERROR_SCHEMAS: Components['schemas'] = {
   Error: {
     type: 'object',
     description: 'Every error answer.',
-    properties: { error: { type: 'string', description: 'What went wrong, for a person to read.' } },
-    required: ['error'],
+    properties: {
+      error: { type: 'string', description: 'What went wrong, for a person to read.' },
+      code: { type: 'string', description: 'Stable, machine-readable: branch on this, not on `error`.' },
+      requestId: { type: 'string', description: 'The X-Request-Id of the request, for support.' },
+    },
+    required: ['error', 'code', 'requestId'],
     additionalProperties: false,
   },
   ValidationError: {
@@ -170,6 +219,8 @@ const ERROR_SCHEMAS: Components['schemas'] = {
     description: 'A 400 for invalid input names each problem. Malformed JSON has no `details`.',
     properties: {
       error: { type: 'string', description: 'The first problem, as `path: message`.', example: 'contacts.3.email: Invalid email address' },
+      code: { type: 'string', description: 'Stable, machine-readable: branch on this, not on `error`.' },
+      requestId: { type: 'string', description: 'The X-Request-Id of the request, for support.' },
       details: {
         type: 'array',
         items: {
@@ -183,7 +234,7 @@ const ERROR_SCHEMAS: Components['schemas'] = {
         },
       },
     },
-    required: ['error'],
+    required: ['error', 'code', 'requestId'],
     additionalProperties: false,
   },
 };
@@ -200,5 +251,13 @@ const HEADERS: Components['headers'] = {
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
     schema: { type: 'integer', example: 30 },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when this answer is the stored answer to an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'], example: 'true' },
+  },
+  Location: {
+    description: 'The created contact: `/api/v1/contacts/{id}`.',
+    schema: { type: 'string', example: '/api/v1/contacts/0b7f3c1e-5d2a-4c6b-9e8f-1a2b3c4d5e6f' },
   },
 };

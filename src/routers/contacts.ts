@@ -25,6 +25,7 @@ import { nextCursorSchema } from '../schemas/list';
 import { contactListInputSchema, runFilters, runListInputSchema, runListOutputSchema } from '../schemas/list-queries';
 
 const TAGS = ['Contacts'];
+const contactLocation = (id: string) => `/api/v1/contacts/${id}`;
 const idParam = z.object({ id: z.string().describe('The contact id (UUID).') });
 const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').describe('Tags to add or remove.') });
 
@@ -36,10 +37,15 @@ export const contactsRouter = router({
       openapi: { method: 'POST', path: '/contacts', tags: TAGS, summary: 'Create a contact', protect: true,
         errorResponses: { 409: 'A contact with this email already exists' } },
       successStatus: 201,
+      createsContact: true,
     })
     .input(contactFieldsSchema)
     .output(contactResponseSchema)
-    .mutation(async ({ ctx, input }) => ({ contact: await createContact(ctx.db, { ...input, accountId: ctx.accountId }) })),
+    .mutation(async ({ ctx, input }) => {
+      const contact = await createContact(ctx.db, { ...input, accountId: ctx.accountId });
+      ctx.http.headers.Location = contactLocation(contact.id);
+      return { contact };
+    }),
 
   upsert: accountProcedure
     .meta({
@@ -56,12 +62,14 @@ export const contactsRouter = router({
       },
       successStatus: 200,
       alternateSuccess: { status: 201, description: 'The contact was created' },
+      createsContact: true,
     })
     .input(contactFieldsSchema)
     .output(contactResponseSchema.extend({ created: z.boolean() }))
     .mutation(async ({ ctx, input }) => {
       const { contact, created } = await upsertContact(ctx.db, { ...input, accountId: ctx.accountId });
       ctx.http.status = created ? 201 : 200;
+      if (created) ctx.http.headers.Location = contactLocation(contact.id);
       return { contact, created };
     }),
 

@@ -24,7 +24,7 @@ export async function insertContact(
   try {
     await insertRows(db, 'contacts', CONTACT_COLUMNS, [rowValues(id, accountId, state, now, now)], transaction);
   } catch (error) {
-    if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
+    if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN, 'contact_exists');
     throw error;
   }
   await syncContactTags(
@@ -72,7 +72,7 @@ export function modifyContact(
         transaction,
       );
     } catch (error) {
-      if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
+      if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN, 'contact_exists');
       throw error;
     }
     // Every change moves updated_at, which the mirror carries too.

@@ -45,7 +45,7 @@ export function moveRun(
     const [run] = await select<RunRow>(db, `${RUN_SELECT} WHERE id = ?${forUpdate(db)}`, [id], transaction);
     if (!run) throw new NotFoundError('Run');
     const from = run.status as RunStatus;
-    if (!canMove(from, input.status)) throw new ConflictError(`A run cannot move from ${from} to ${input.status}`);
+    if (!canMove(from, input.status)) throw new ConflictError(`A run cannot move from ${from} to ${input.status}`, 'invalid_run_transition');
     const now = new Date();
     const completedAt = isActive(input.status) ? null : now;
     await execute(

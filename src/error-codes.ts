@@ -1,0 +1,25 @@
+// The stable, machine-readable `code` of every error body (README, "Errors"), by status.
+// Clients branch on these; the `error` message is for people and may be reworded.
+export const ERROR_CODES_BY_STATUS = {
+  400: ['validation_failed', 'malformed_json'],
+  401: ['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired'],
+  403: ['forbidden'],
+  404: ['not_found'],
+  409: ['contact_exists', 'sequence_not_active', 'idempotency_in_progress', 'invalid_run_transition'],
+  413: ['payload_too_large'],
+  415: ['unsupported_media_type'],
+  422: ['idempotency_key_reused'],
+  429: ['rate_limited'],
+  500: ['internal_error'],
+  503: ['service_unavailable'],
+} as const;
+
+type CodesByStatus = typeof ERROR_CODES_BY_STATUS;
+export type ErrorCode = CodesByStatus[keyof CodesByStatus][number];
+
+// The code a status carries when nothing more precise is known (the first of its list).
+export function defaultCodeFor(status: number): ErrorCode {
+  const codes = (ERROR_CODES_BY_STATUS as Record<number, readonly ErrorCode[]>)[status];
+  if (codes) return codes[0];
+  return status >= 500 ? 'internal_error' : 'validation_failed';
+}
