@@ -23,7 +23,7 @@ import { appRouter } from './routers/app-router';
 
 export interface AppDeps {
   db: Database;
-  config: Pick<Config, 'rateLimitPerMinute'> & Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort'>>;
+  config: Pick<Config, 'rateLimitPerMinute'> & Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl'>>;
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
   rateLimitLog?: SlidingLog;
@@ -48,7 +48,7 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   app.use(healthRoutes(readinessDependencies(db, rateLimitLog), logThrottle, lifecycle));
 
   // Public: the contract and its reference page need no key.
-  const document = buildOpenApiDocument(appRouter);
+  const document = buildOpenApiDocument(appRouter, { publicBaseUrl: config.publicBaseUrl });
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(document);
   });

@@ -13,7 +13,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a contact */
+        /**
+         * Create a contact
+         * @description Creates a contact with a new email (unique per account, case-insensitively); an existing email is a 409.
+         */
         post: operations["contacts-create"];
         delete?: never;
         options?: never;
@@ -88,7 +91,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a contact */
+        /**
+         * Get a contact
+         * @description Reads one contact of the key's account by id; an id of another account is a 404.
+         */
         get: operations["contacts-get"];
         /**
          * Update a contact
@@ -119,7 +125,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change subscription statuses */
+        /**
+         * Change subscription statuses
+         * @description Sets the email and/or WhatsApp subscription status; give at least one. Other fields are unchanged.
+         */
         patch: operations["contacts-updateSubscriptions"];
         trace?: never;
     };
@@ -252,13 +261,34 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Contact: {
-            /** @description UUID assigned by the service. */
+            /**
+             * @description UUID assigned by the service.
+             * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+             */
             id: string;
+            /** @example ada@example.com */
             email: string;
+            /** @example +447700900123 */
             phone: string | null;
+            /** @example Ada */
             firstName: string | null;
+            /** @example Lovelace */
             lastName: string | null;
+            /**
+             * @example [
+             *       "vip",
+             *       "newsletter"
+             *     ]
+             */
             tags: string[];
+            /**
+             * @example {
+             *       "plan": "pro",
+             *       "address": {
+             *         "city": "Leeds"
+             *       }
+             *     }
+             */
             customFields: {
                 [key: string]: unknown;
             };
@@ -266,35 +296,64 @@ export interface components {
             emailSubscriptionStatus: "subscribed" | "unsubscribed";
             /** @enum {string} */
             whatsappSubscriptionStatus: "subscribed" | "unsubscribed";
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             createdAt: string;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             updatedAt: string;
         };
         Enrollment: {
+            /** @example c8e6a4f2-0d1b-4c9e-a7f5-3b2d1c0e9f8a */
             id: string;
+            /** @example 7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b */
             sequenceId: string;
-            /** @description `completed`: the call ran to its end. */
+            /**
+             * @description `completed`: the call ran to its end.
+             * @example completed
+             */
             status: string;
-            /** @description Distinct contact ids in the request. */
+            /**
+             * @description Distinct contact ids in the request.
+             * @example 3
+             */
             totalContacts: number;
+            /** @example 2 */
             successfulEnrollments: number;
+            /** @example 0 */
             failedEnrollments: number;
+            /** @example 1 */
             skippedDuplicates: number;
         };
         SequenceRun: {
-            /** @description UUID of the run. */
+            /**
+             * @description UUID of the run.
+             * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+             */
             id: string;
             /**
              * @description pending, running and paused are active; completed, failed and cancelled are not.
              * @enum {string}
              */
             status: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             startedAt: string;
-            /** @description Set when the run completes, fails or is cancelled; null before. */
+            /**
+             * @description Set when the run completes, fails or is cancelled; null before.
+             * @example null
+             */
             completedAt: string | null;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             createdAt: string;
         };
         /** @description Every error answer. */
@@ -324,6 +383,8 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
+        /** @description The request's id: the caller's `X-Request-Id` when it is 1 to 64 of `A-Z a-z 0-9 . _ -`, otherwise a new UUID. Every log line of the request carries it. */
+        "X-Request-Id": string;
         /** @description IETF draft-8 RateLimit: remaining requests (`r`) and seconds until one is free again (`t`). */
         RateLimit: string;
         /** @description IETF draft-8 RateLimit-Policy: the quota (`q`) per window of `w` seconds. */
@@ -344,6 +405,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -392,11 +473,37 @@ export interface operations {
             /** @description Successful response */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -405,6 +512,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -421,6 +529,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -437,6 +546,7 @@ export interface operations {
             /** @description A contact with this email already exists */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -453,6 +563,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -469,6 +580,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -485,6 +597,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -502,6 +615,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -518,6 +632,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -541,6 +656,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -589,11 +724,38 @@ export interface operations {
             /** @description The contact existed and was updated */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       },
+                     *       "created": true
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                         created: boolean;
@@ -603,11 +765,38 @@ export interface operations {
             /** @description The contact was created */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       },
+                     *       "created": true
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                         created: boolean;
@@ -617,6 +806,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -633,6 +823,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -649,6 +840,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -665,6 +857,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -681,6 +874,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -698,6 +892,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -714,6 +909,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -737,6 +933,30 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contacts": [
+                 *         {
+                 *           "email": "ada@example.com",
+                 *           "phone": "+447700900123",
+                 *           "firstName": "Ada",
+                 *           "lastName": "Lovelace",
+                 *           "tags": [
+                 *             "vip",
+                 *             "newsletter"
+                 *           ],
+                 *           "customFields": {
+                 *             "plan": "pro",
+                 *             "address": {
+                 *               "city": "Leeds"
+                 *             }
+                 *           },
+                 *           "emailSubscriptionStatus": "subscribed",
+                 *           "whatsappSubscriptionStatus": "subscribed"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     contacts: {
                         /**
@@ -787,18 +1007,37 @@ export interface operations {
             /** @description Successful response */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "summary": {
+                     *         "total": 3,
+                     *         "inserted": 2,
+                     *         "updated": 1
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         summary: {
-                            /** @description Items in the request. */
+                            /**
+                             * @description Items in the request.
+                             * @example 3
+                             */
                             total: number;
-                            /** @description Contacts created. */
+                            /**
+                             * @description Contacts created.
+                             * @example 2
+                             */
                             inserted: number;
-                            /** @description Items applied to an existing contact. */
+                            /**
+                             * @description Items applied to an existing contact.
+                             * @example 1
+                             */
                             updated: number;
                         };
                     };
@@ -807,6 +1046,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -823,6 +1063,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -839,6 +1080,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -855,6 +1097,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -871,6 +1114,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -888,6 +1132,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -904,6 +1149,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -933,11 +1179,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -946,6 +1218,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -962,6 +1235,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -978,6 +1252,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -995,6 +1270,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1011,6 +1287,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1040,11 +1317,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1053,6 +1356,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1069,6 +1373,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1085,6 +1390,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1102,6 +1408,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1118,6 +1425,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1144,6 +1452,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -1187,11 +1515,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1200,6 +1554,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1216,6 +1571,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1232,6 +1588,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1248,6 +1605,7 @@ export interface operations {
             /** @description A contact with this email already exists */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1264,6 +1622,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1280,6 +1639,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1296,6 +1656,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1313,6 +1674,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1329,6 +1691,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1358,6 +1721,7 @@ export interface operations {
             /** @description Deleted; no body */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1367,6 +1731,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1383,6 +1748,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1399,6 +1765,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1415,6 +1782,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1431,6 +1799,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1448,6 +1817,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1464,6 +1834,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1490,6 +1861,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     emailSubscriptionStatus?: "subscribed" | "unsubscribed";
@@ -1502,11 +1879,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1515,6 +1918,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1531,6 +1935,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1547,6 +1952,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1563,6 +1969,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1579,6 +1986,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1595,6 +2003,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1612,6 +2021,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1628,6 +2038,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1654,6 +2065,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Tags to add or remove.
@@ -1670,11 +2089,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1683,6 +2128,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1699,6 +2145,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1715,6 +2162,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1731,6 +2179,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1747,6 +2196,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1763,6 +2213,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1780,6 +2231,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1796,6 +2248,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1822,6 +2275,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Tags to add or remove.
@@ -1838,11 +2299,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1851,6 +2338,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1867,6 +2355,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1883,6 +2372,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1899,6 +2389,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1915,6 +2406,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1932,6 +2424,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1948,6 +2441,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1974,6 +2468,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contact": {
+                 *         "email": "ada@example.com",
+                 *         "phone": "+447700900123",
+                 *         "firstName": "Ada",
+                 *         "lastName": "Lovelace",
+                 *         "tags": [
+                 *           "vip",
+                 *           "newsletter"
+                 *         ],
+                 *         "customFields": {
+                 *           "plan": "pro",
+                 *           "address": {
+                 *             "city": "Leeds"
+                 *           }
+                 *         },
+                 *         "emailSubscriptionStatus": "subscribed",
+                 *         "whatsappSubscriptionStatus": "subscribed"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description The contact to upsert, by email. */
                     contact: {
@@ -2025,32 +2541,53 @@ export interface operations {
             /** @description Successful response */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *       "runId": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         enrolled: true;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
-                        /** @description UUID of the new run. */
+                        /**
+                         * @description UUID of the new run.
+                         * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+                         */
                         runId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "active_run_exists";
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "sequence_limit_reached";
+                        /** @example The account has reached its limit of active runs (1000) */
                         message: string;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     };
                 };
@@ -2058,6 +2595,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2074,6 +2612,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2090,6 +2629,7 @@ export interface operations {
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2106,6 +2646,7 @@ export interface operations {
             /** @description Sequence is not active */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2122,6 +2663,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2138,6 +2680,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2154,6 +2697,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2171,6 +2715,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2187,6 +2732,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2213,6 +2759,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contactIds": [
+                 *         "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Contact ids (UUIDs), 1 to 500. Repeated ids count once.
@@ -2228,21 +2781,53 @@ export interface operations {
             /** @description Successful response */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrollment": {
+                     *         "id": "c8e6a4f2-0d1b-4c9e-a7f5-3b2d1c0e9f8a",
+                     *         "sequenceId": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *         "status": "completed",
+                     *         "totalContacts": 3,
+                     *         "successfulEnrollments": 2,
+                     *         "failedEnrollments": 0,
+                     *         "skippedDuplicates": 1
+                     *       },
+                     *       "summary": {
+                     *         "processed": 3,
+                     *         "successful": 2,
+                     *         "failed": 0,
+                     *         "skipped": 1
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         enrollment: components["schemas"]["Enrollment"];
                         summary: {
-                            /** @description Distinct contact ids attempted. */
+                            /**
+                             * @description Distinct contact ids attempted.
+                             * @example 3
+                             */
                             processed: number;
-                            /** @description New runs created. */
+                            /**
+                             * @description New runs created.
+                             * @example 2
+                             */
                             successful: number;
-                            /** @description Unknown contacts, or over the account limit. */
+                            /**
+                             * @description Unknown contacts, or over the account limit.
+                             * @example 0
+                             */
                             failed: number;
-                            /** @description Contacts that already had an active run. */
+                            /**
+                             * @description Contacts that already had an active run.
+                             * @example 1
+                             */
                             skipped: number;
                         };
                     };
@@ -2251,6 +2836,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2267,6 +2853,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2283,6 +2870,7 @@ export interface operations {
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2299,6 +2887,7 @@ export interface operations {
             /** @description Sequence is not active */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2315,6 +2904,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2331,6 +2921,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2347,6 +2938,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2364,6 +2956,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2380,6 +2973,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2406,6 +3000,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -2454,32 +3068,53 @@ export interface operations {
             /** @description Not enrolled: `active_run_exists` or `sequence_limit_reached` */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *       "runId": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         enrolled: true;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
-                        /** @description UUID of the new run. */
+                        /**
+                         * @description UUID of the new run.
+                         * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+                         */
                         runId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "active_run_exists";
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "sequence_limit_reached";
+                        /** @example The account has reached its limit of active runs (1000) */
                         message: string;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     };
                 };
@@ -2487,32 +3122,53 @@ export interface operations {
             /** @description Enrolled: a new run was started */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *       "runId": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         enrolled: true;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
-                        /** @description UUID of the new run. */
+                        /**
+                         * @description UUID of the new run.
+                         * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+                         */
                         runId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "active_run_exists";
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "sequence_limit_reached";
+                        /** @example The account has reached its limit of active runs (1000) */
                         message: string;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     };
                 };
@@ -2520,6 +3176,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2536,6 +3193,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2552,6 +3210,7 @@ export interface operations {
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2568,6 +3227,7 @@ export interface operations {
             /** @description Sequence is not active */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2584,6 +3244,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2600,6 +3261,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2616,6 +3278,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2633,6 +3296,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2649,6 +3313,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2675,6 +3340,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contactIds": [
+                 *         "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Contact ids (UUIDs), 1 to 500. Repeated ids count once.
@@ -2690,15 +3362,32 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "cancelled": 1,
+                     *       "contactIds": [
+                     *         "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        /** @description Contacts whose run was cancelled. */
+                        /**
+                         * @description Contacts whose run was cancelled.
+                         * @example 1
+                         */
                         cancelled: number;
-                        /** @description Those contacts, in request order. */
+                        /**
+                         * @description Those contacts, in request order.
+                         * @example [
+                         *       "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                         *     ]
+                         */
                         contactIds: string[];
                     };
                 };
@@ -2706,6 +3395,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2722,6 +3412,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2738,6 +3429,7 @@ export interface operations {
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2754,6 +3446,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2770,6 +3463,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2786,6 +3480,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2803,6 +3498,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2819,6 +3515,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2850,11 +3547,24 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "run": {
+                     *         "id": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c",
+                     *         "status": "pending",
+                     *         "startedAt": "2026-11-22T09:30:00.000Z",
+                     *         "completedAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         enrolled: boolean;
                         run: components["schemas"]["SequenceRun"] | null;
@@ -2864,6 +3574,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2880,6 +3591,7 @@ export interface operations {
             /** @description Sequence not found, or Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2896,6 +3608,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2913,6 +3626,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2929,6 +3643,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
