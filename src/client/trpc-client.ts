@@ -17,4 +17,3 @@ export function createServiceClient(options: { baseUrl: string; apiKey: string }
 }
 
 export type ServiceClient = ReturnType<typeof createServiceClient>;
-export type { AppRouter } from '../routers/app-router';
