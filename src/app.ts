@@ -24,7 +24,7 @@ import { appRouter } from './routers/app-router';
 
 export interface AppDeps {
   db: Database;
-  config: Pick<Config, 'rateLimitPerMinute'> & Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort'>>;
+  config: Pick<Config, 'rateLimitPerMinute'> & Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl'>>;
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
   rateLimitLog?: SlidingLog;
@@ -54,7 +54,7 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   /* eslint-disable @typescript-eslint/no-require-imports */
   let document: ReturnType<typeof DocumentModule.buildOpenApiDocument> | undefined;
   const openApiDocument = () =>
-    (document ??= (require('./openapi/document') as typeof DocumentModule).buildOpenApiDocument(appRouter));
+    (document ??= (require('./openapi/document') as typeof DocumentModule).buildOpenApiDocument(appRouter, { publicBaseUrl: config.publicBaseUrl }));
   let docs: Router | undefined;
   const docsRouter = () => (docs ??= express.Router().use(...(require('./openapi/docs-page') as typeof DocsPageModule).docsPage(openApiDocument())));
   /* eslint-enable @typescript-eslint/no-require-imports */

@@ -48,6 +48,8 @@ const envSchema = z.object({
   REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
+  // The service's absolute address as clients reach it; the OpenAPI document's `servers` URL.
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   METRICS_PORT: z
     .string()
     .regex(/^\d{1,5}$/, 'must be a port number')
@@ -74,6 +76,8 @@ export interface Config {
   // GET /metrics: with a bearer token on the service's port, or on a port of its own.
   metricsToken?: string;
   metricsPort?: number;
+  // OpenAPI `servers`: `${publicBaseUrl}/api/v1` when set, the relative `/api/v1` otherwise.
+  publicBaseUrl?: string;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -100,5 +104,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpTimeouts: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS },
     metricsToken: values.METRICS_TOKEN,
     metricsPort: values.METRICS_PORT,
+    publicBaseUrl: values.PUBLIC_BASE_URL,
   };
 }

@@ -17,7 +17,10 @@ export interface paths {
          */
         get: operations["contacts-list"];
         put?: never;
-        /** Create a contact */
+        /**
+         * Create a contact
+         * @description Creates a contact with a new email (unique per account, case-insensitively); an existing email is a 409.
+         */
         post: operations["contacts-create"];
         delete?: never;
         options?: never;
@@ -112,7 +115,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a contact */
+        /**
+         * Get a contact
+         * @description Reads one contact of the key's account by id; an id of another account is a 404.
+         */
         get: operations["contacts-get"];
         /**
          * Update a contact
@@ -143,7 +149,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change subscription statuses */
+        /**
+         * Change subscription statuses
+         * @description Sets the email and/or WhatsApp subscription status; give at least one. Other fields are unchanged.
+         */
         patch: operations["contacts-updateSubscriptions"];
         trace?: never;
     };
@@ -336,13 +345,34 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Contact: {
-            /** @description UUID assigned by the service. */
+            /**
+             * @description UUID assigned by the service.
+             * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+             */
             id: string;
+            /** @example ada@example.com */
             email: string;
+            /** @example +447700900123 */
             phone: string | null;
+            /** @example Ada */
             firstName: string | null;
+            /** @example Lovelace */
             lastName: string | null;
+            /**
+             * @example [
+             *       "vip",
+             *       "newsletter"
+             *     ]
+             */
             tags: string[];
+            /**
+             * @example {
+             *       "plan": "pro",
+             *       "address": {
+             *         "city": "Leeds"
+             *       }
+             *     }
+             */
             customFields: {
                 [key: string]: unknown;
             };
@@ -350,70 +380,130 @@ export interface components {
             emailSubscriptionStatus: "subscribed" | "unsubscribed";
             /** @enum {string} */
             whatsappSubscriptionStatus: "subscribed" | "unsubscribed";
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             createdAt: string;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             updatedAt: string;
         };
         ListedRun: {
-            /** @description UUID of the run. */
+            /**
+             * @description UUID of the run.
+             * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+             */
             id: string;
             /**
              * @description pending, running and paused are active; completed, failed and cancelled are not.
              * @enum {string}
              */
             status: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             startedAt: string;
-            /** @description Set when the run completes, fails or is cancelled; null before. */
+            /**
+             * @description Set when the run completes, fails or is cancelled; null before.
+             * @example null
+             */
             completedAt: string | null;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             createdAt: string;
-            /** @description UUID of the run's sequence. */
+            /**
+             * @description UUID of the run's sequence.
+             * @example 7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b
+             */
             sequenceId: string;
-            /** @description UUID of the run's contact. */
+            /**
+             * @description UUID of the run's contact.
+             * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+             */
             contactId: string;
         };
         Sequence: {
-            /** @description UUID of the sequence. */
+            /**
+             * @description UUID of the sequence.
+             * @example 7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b
+             */
             id: string;
+            /** @example Welcome series */
             name: string;
             /**
              * @description Only an `active` sequence accepts trigger and enrollments.
              * @enum {string}
              */
             status: "draft" | "active" | "paused" | "archived";
-            /** @description Runs of the sequence in pending, running or paused now. */
+            /**
+             * @description Runs of the sequence in pending, running or paused now.
+             * @example 42
+             */
             activeRuns: number;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-20T08:00:00.000Z
+             */
             createdAt: string;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-21T10:15:00.000Z
+             */
             updatedAt: string;
         };
         Enrollment: {
+            /** @example c8e6a4f2-0d1b-4c9e-a7f5-3b2d1c0e9f8a */
             id: string;
+            /** @example 7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b */
             sequenceId: string;
-            /** @description `completed`: the call ran to its end. */
+            /**
+             * @description `completed`: the call ran to its end.
+             * @example completed
+             */
             status: string;
-            /** @description Distinct contact ids in the request. */
+            /**
+             * @description Distinct contact ids in the request.
+             * @example 3
+             */
             totalContacts: number;
+            /** @example 2 */
             successfulEnrollments: number;
+            /** @example 0 */
             failedEnrollments: number;
+            /** @example 1 */
             skippedDuplicates: number;
         };
         SequenceRun: {
-            /** @description UUID of the run. */
+            /**
+             * @description UUID of the run.
+             * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+             */
             id: string;
             /**
              * @description pending, running and paused are active; completed, failed and cancelled are not.
              * @enum {string}
              */
             status: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             startedAt: string;
-            /** @description Set when the run completes, fails or is cancelled; null before. */
+            /**
+             * @description Set when the run completes, fails or is cancelled; null before.
+             * @example null
+             */
             completedAt: string | null;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             createdAt: string;
         };
         /** @description Every error answer. */
@@ -451,6 +541,8 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
+        /** @description The request's id: the caller's `X-Request-Id` when it is 1 to 64 of `A-Z a-z 0-9 . _ -`, otherwise a new UUID. Every log line of the request carries it. */
+        "X-Request-Id": string;
         /** @description IETF draft-8 RateLimit: remaining requests (`r`) and seconds until one is free again (`t`). */
         RateLimit: string;
         /** @description IETF draft-8 RateLimit-Policy: the quota (`q`) per window of `w` seconds. */
@@ -488,14 +580,46 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contacts": [
+                     *         {
+                     *           "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *           "email": "ada@example.com",
+                     *           "phone": "+447700900123",
+                     *           "firstName": "Ada",
+                     *           "lastName": "Lovelace",
+                     *           "tags": [
+                     *             "vip",
+                     *             "newsletter"
+                     *           ],
+                     *           "customFields": {
+                     *             "plan": "pro",
+                     *             "address": {
+                     *               "city": "Leeds"
+                     *             }
+                     *           },
+                     *           "emailSubscriptionStatus": "subscribed",
+                     *           "whatsappSubscriptionStatus": "subscribed",
+                     *           "createdAt": "2026-11-22T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19"
+                     *     }
+                     */
                     "application/json": {
                         contacts: components["schemas"]["Contact"][];
-                        /** @description Pass it as `cursor` for the next page; null on the last page. */
+                        /**
+                         * @description Pass it as `cursor` for the next page; null on the last page.
+                         * @example eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19
+                         */
                         nextCursor: string | null;
                     };
                 };
@@ -503,6 +627,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -524,6 +649,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -545,6 +671,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -567,6 +694,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -588,6 +716,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -619,6 +748,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -667,6 +816,7 @@ export interface operations {
             /** @description Successful response */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -674,6 +824,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -682,6 +857,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -703,6 +879,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -724,6 +901,7 @@ export interface operations {
             /** @description A contact with this email already exists; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -745,6 +923,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -766,6 +945,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -787,6 +967,7 @@ export interface operations {
             /** @description The Idempotency-Key was used for a different request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -808,6 +989,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -830,6 +1012,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -851,6 +1034,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -882,6 +1066,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -930,12 +1134,39 @@ export interface operations {
             /** @description The contact existed and was updated */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       },
+                     *       "created": true
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                         created: boolean;
@@ -945,6 +1176,7 @@ export interface operations {
             /** @description The contact was created */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -952,6 +1184,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       },
+                     *       "created": true
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                         created: boolean;
@@ -961,6 +1219,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -982,6 +1241,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1003,6 +1263,7 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still running: retry later */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1024,6 +1285,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1045,6 +1307,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1066,6 +1329,7 @@ export interface operations {
             /** @description The Idempotency-Key was used for a different request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1087,6 +1351,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1109,6 +1374,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1130,6 +1396,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1161,6 +1428,30 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contacts": [
+                 *         {
+                 *           "email": "ada@example.com",
+                 *           "phone": "+447700900123",
+                 *           "firstName": "Ada",
+                 *           "lastName": "Lovelace",
+                 *           "tags": [
+                 *             "vip",
+                 *             "newsletter"
+                 *           ],
+                 *           "customFields": {
+                 *             "plan": "pro",
+                 *             "address": {
+                 *               "city": "Leeds"
+                 *             }
+                 *           },
+                 *           "emailSubscriptionStatus": "subscribed",
+                 *           "whatsappSubscriptionStatus": "subscribed"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     contacts: {
                         /**
@@ -1211,19 +1502,38 @@ export interface operations {
             /** @description Successful response */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "summary": {
+                     *         "total": 3,
+                     *         "inserted": 2,
+                     *         "updated": 1
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         summary: {
-                            /** @description Items in the request. */
+                            /**
+                             * @description Items in the request.
+                             * @example 3
+                             */
                             total: number;
-                            /** @description Contacts created. */
+                            /**
+                             * @description Contacts created.
+                             * @example 2
+                             */
                             inserted: number;
-                            /** @description Items applied to an existing contact. */
+                            /**
+                             * @description Items applied to an existing contact.
+                             * @example 1
+                             */
                             updated: number;
                         };
                     };
@@ -1232,6 +1542,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1253,6 +1564,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1274,6 +1586,7 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still running: retry later */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1295,6 +1608,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1316,6 +1630,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1337,6 +1652,7 @@ export interface operations {
             /** @description The Idempotency-Key was used for a different request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1358,6 +1674,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1380,6 +1697,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1401,6 +1719,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1440,14 +1759,34 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "runs": [
+                     *         {
+                     *           "id": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c",
+                     *           "status": "pending",
+                     *           "startedAt": "2026-11-22T09:30:00.000Z",
+                     *           "completedAt": null,
+                     *           "createdAt": "2026-11-22T09:30:00.000Z",
+                     *           "sequenceId": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *           "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19"
+                     *     }
+                     */
                     "application/json": {
                         runs: components["schemas"]["ListedRun"][];
-                        /** @description Pass it as `cursor` for the next page; null on the last page. */
+                        /**
+                         * @description Pass it as `cursor` for the next page; null on the last page.
+                         * @example eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19
+                         */
                         nextCursor: string | null;
                     };
                 };
@@ -1455,6 +1794,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1476,6 +1816,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1497,6 +1838,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1518,6 +1860,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1540,6 +1883,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1561,6 +1905,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1595,11 +1940,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1608,6 +1979,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1629,6 +2001,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1650,6 +2023,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1672,6 +2046,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1693,6 +2068,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1727,11 +2103,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1740,6 +2142,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1761,6 +2164,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1782,6 +2186,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1804,6 +2209,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1825,6 +2231,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1856,6 +2263,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -1899,11 +2326,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1912,6 +2365,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1933,6 +2387,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1954,6 +2409,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1975,6 +2431,7 @@ export interface operations {
             /** @description A contact with this email already exists */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1996,6 +2453,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2017,6 +2475,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2038,6 +2497,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2060,6 +2520,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2081,6 +2542,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2115,6 +2577,7 @@ export interface operations {
             /** @description Deleted; no body */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2124,6 +2587,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2145,6 +2609,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2166,6 +2631,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2187,6 +2653,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2208,6 +2675,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2230,6 +2698,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2251,6 +2720,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2282,6 +2752,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     emailSubscriptionStatus?: "subscribed" | "unsubscribed";
@@ -2294,11 +2770,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -2307,6 +2809,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2328,6 +2831,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2349,6 +2853,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2370,6 +2875,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2391,6 +2897,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2412,6 +2919,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2434,6 +2942,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2455,6 +2964,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2489,6 +2999,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Tags to add or remove.
@@ -2505,12 +3023,38 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -2519,6 +3063,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2540,6 +3085,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2561,6 +3107,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2582,6 +3129,7 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still running: retry later */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2603,6 +3151,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2624,6 +3173,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2645,6 +3195,7 @@ export interface operations {
             /** @description The Idempotency-Key was used for a different request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2666,6 +3217,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2688,6 +3240,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2709,6 +3262,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2740,6 +3294,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Tags to add or remove.
@@ -2756,11 +3318,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -2769,6 +3357,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2790,6 +3379,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2811,6 +3401,7 @@ export interface operations {
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2832,6 +3423,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2853,6 +3445,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2875,6 +3468,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2896,6 +3490,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2931,14 +3526,33 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sequences": [
+                     *         {
+                     *           "id": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *           "name": "Welcome series",
+                     *           "status": "draft",
+                     *           "activeRuns": 42,
+                     *           "createdAt": "2026-11-20T08:00:00.000Z",
+                     *           "updatedAt": "2026-11-21T10:15:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19"
+                     *     }
+                     */
                     "application/json": {
                         sequences: components["schemas"]["Sequence"][];
-                        /** @description Pass it as `cursor` for the next page; null on the last page. */
+                        /**
+                         * @description Pass it as `cursor` for the next page; null on the last page.
+                         * @example eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19
+                         */
                         nextCursor: string | null;
                     };
                 };
@@ -2946,6 +3560,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2967,6 +3582,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2988,6 +3604,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3010,6 +3627,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3031,6 +3649,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -3065,11 +3684,24 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sequence": {
+                     *         "id": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *         "name": "Welcome series",
+                     *         "status": "draft",
+                     *         "activeRuns": 42,
+                     *         "createdAt": "2026-11-20T08:00:00.000Z",
+                     *         "updatedAt": "2026-11-21T10:15:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         sequence: components["schemas"]["Sequence"];
                     };
@@ -3078,6 +3710,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3099,6 +3732,7 @@ export interface operations {
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3120,6 +3754,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3142,6 +3777,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3163,6 +3799,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -3202,14 +3839,34 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "runs": [
+                     *         {
+                     *           "id": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c",
+                     *           "status": "pending",
+                     *           "startedAt": "2026-11-22T09:30:00.000Z",
+                     *           "completedAt": null,
+                     *           "createdAt": "2026-11-22T09:30:00.000Z",
+                     *           "sequenceId": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *           "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19"
+                     *     }
+                     */
                     "application/json": {
                         runs: components["schemas"]["ListedRun"][];
-                        /** @description Pass it as `cursor` for the next page; null on the last page. */
+                        /**
+                         * @description Pass it as `cursor` for the next page; null on the last page.
+                         * @example eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19
+                         */
                         nextCursor: string | null;
                     };
                 };
@@ -3217,6 +3874,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3238,6 +3896,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3259,6 +3918,7 @@ export interface operations {
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3280,6 +3940,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3302,6 +3963,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3323,6 +3985,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -3357,6 +4020,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contact": {
+                 *         "email": "ada@example.com",
+                 *         "phone": "+447700900123",
+                 *         "firstName": "Ada",
+                 *         "lastName": "Lovelace",
+                 *         "tags": [
+                 *           "vip",
+                 *           "newsletter"
+                 *         ],
+                 *         "customFields": {
+                 *           "plan": "pro",
+                 *           "address": {
+                 *             "city": "Leeds"
+                 *           }
+                 *         },
+                 *         "emailSubscriptionStatus": "subscribed",
+                 *         "whatsappSubscriptionStatus": "subscribed"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description The contact to upsert, by email. */
                     contact: {
@@ -3408,33 +4093,54 @@ export interface operations {
             /** @description Successful response */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *       "runId": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         enrolled: true;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
-                        /** @description UUID of the new run. */
+                        /**
+                         * @description UUID of the new run.
+                         * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+                         */
                         runId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "active_run_exists";
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "sequence_limit_reached";
+                        /** @example The account has reached its limit of active runs (1000) */
                         message: string;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     };
                 };
@@ -3442,6 +4148,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3463,6 +4170,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3484,6 +4192,7 @@ export interface operations {
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3505,6 +4214,7 @@ export interface operations {
             /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3526,6 +4236,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3547,6 +4258,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3568,6 +4280,7 @@ export interface operations {
             /** @description The Idempotency-Key was used for a different request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3589,6 +4302,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3611,6 +4325,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3632,6 +4347,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -3666,6 +4382,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contactIds": [
+                 *         "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Contact ids (UUIDs), 1 to 500. Repeated ids count once.
@@ -3681,22 +4404,54 @@ export interface operations {
             /** @description Successful response */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrollment": {
+                     *         "id": "c8e6a4f2-0d1b-4c9e-a7f5-3b2d1c0e9f8a",
+                     *         "sequenceId": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *         "status": "completed",
+                     *         "totalContacts": 3,
+                     *         "successfulEnrollments": 2,
+                     *         "failedEnrollments": 0,
+                     *         "skippedDuplicates": 1
+                     *       },
+                     *       "summary": {
+                     *         "processed": 3,
+                     *         "successful": 2,
+                     *         "failed": 0,
+                     *         "skipped": 1
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         enrollment: components["schemas"]["Enrollment"];
                         summary: {
-                            /** @description Distinct contact ids attempted. */
+                            /**
+                             * @description Distinct contact ids attempted.
+                             * @example 3
+                             */
                             processed: number;
-                            /** @description New runs created. */
+                            /**
+                             * @description New runs created.
+                             * @example 2
+                             */
                             successful: number;
-                            /** @description Unknown contacts, or over the account limit. */
+                            /**
+                             * @description Unknown contacts, or over the account limit.
+                             * @example 0
+                             */
                             failed: number;
-                            /** @description Contacts that already had an active run. */
+                            /**
+                             * @description Contacts that already had an active run.
+                             * @example 1
+                             */
                             skipped: number;
                         };
                     };
@@ -3705,6 +4460,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3726,6 +4482,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3747,6 +4504,7 @@ export interface operations {
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3768,6 +4526,7 @@ export interface operations {
             /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3789,6 +4548,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3810,6 +4570,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3831,6 +4592,7 @@ export interface operations {
             /** @description The Idempotency-Key was used for a different request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3852,6 +4614,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3874,6 +4637,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3895,6 +4659,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -3929,6 +4694,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -3977,33 +4762,54 @@ export interface operations {
             /** @description Not enrolled: `active_run_exists` or `sequence_limit_reached` */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *       "runId": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         enrolled: true;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
-                        /** @description UUID of the new run. */
+                        /**
+                         * @description UUID of the new run.
+                         * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+                         */
                         runId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "active_run_exists";
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "sequence_limit_reached";
+                        /** @example The account has reached its limit of active runs (1000) */
                         message: string;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     };
                 };
@@ -4011,33 +4817,54 @@ export interface operations {
             /** @description Enrolled: a new run was started */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *       "runId": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         enrolled: true;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
-                        /** @description UUID of the new run. */
+                        /**
+                         * @description UUID of the new run.
+                         * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+                         */
                         runId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "active_run_exists";
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "sequence_limit_reached";
+                        /** @example The account has reached its limit of active runs (1000) */
                         message: string;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     };
                 };
@@ -4045,6 +4872,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4066,6 +4894,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4087,6 +4916,7 @@ export interface operations {
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4108,6 +4938,7 @@ export interface operations {
             /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4129,6 +4960,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4150,6 +4982,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4171,6 +5004,7 @@ export interface operations {
             /** @description The Idempotency-Key was used for a different request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4192,6 +5026,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4214,6 +5049,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4235,6 +5071,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -4269,6 +5106,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contactIds": [
+                 *         "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Contact ids (UUIDs), 1 to 500. Repeated ids count once.
@@ -4284,16 +5128,33 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "cancelled": 1,
+                     *       "contactIds": [
+                     *         "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        /** @description Contacts whose run was cancelled. */
+                        /**
+                         * @description Contacts whose run was cancelled.
+                         * @example 1
+                         */
                         cancelled: number;
-                        /** @description Those contacts, in request order. */
+                        /**
+                         * @description Those contacts, in request order.
+                         * @example [
+                         *       "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                         *     ]
+                         */
                         contactIds: string[];
                     };
                 };
@@ -4301,6 +5162,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4322,6 +5184,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4343,6 +5206,7 @@ export interface operations {
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4364,6 +5228,7 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still running: retry later */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4385,6 +5250,7 @@ export interface operations {
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4406,6 +5272,7 @@ export interface operations {
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4427,6 +5294,7 @@ export interface operations {
             /** @description The Idempotency-Key was used for a different request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4448,6 +5316,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4470,6 +5339,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4491,6 +5361,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -4527,11 +5398,24 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "run": {
+                     *         "id": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c",
+                     *         "status": "pending",
+                     *         "startedAt": "2026-11-22T09:30:00.000Z",
+                     *         "completedAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         enrolled: boolean;
                         run: components["schemas"]["SequenceRun"] | null;
@@ -4541,6 +5425,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4562,6 +5447,7 @@ export interface operations {
             /** @description Sequence not found, or Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4583,6 +5469,7 @@ export interface operations {
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4605,6 +5492,7 @@ export interface operations {
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -4626,6 +5514,7 @@ export interface operations {
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };

@@ -7,7 +7,20 @@ import type { ApiMeta } from '../trpc/init';
 
 // The REST surface's OpenAPI document. trpc-to-openapi writes paths, parameters and schemas
 // from the procedures; this adds what it cannot know (STACK.md): the real success statuses,
-// the { error } bodies the service really sends, and the rate-limit headers.
+// the { error } bodies the service really sends, and the rate-limit and request-id headers.
+//
+// The document must stay lint-clean (test/http/openapi-lint.test.ts: spectral:oas and redocly's
+// recommended ruleset, 0 warnings). For a new REST operation that means:
+// - meta.openapi has `tags` (a tag listed in TAGS below, with its description), `summary`
+//   and `description`, and `errorResponses` for each status it can answer besides the common ones;
+// - examples come from ONE place per schema: `.meta({ example })` on the zod schema. Every
+//   request and response body example in the document is composed from them (composeExample):
+//   an object from its properties' examples, an array from one item, an enum from its first
+//   value. A string or number schema with no example of its own fails the build of the
+//   document, naming its path, so a new field cannot ship with a Swagger placeholder. Give a
+//   whole body an example (`.meta({ example })` on the input or output object) only when the
+//   composed one would be misleading.
+// - response headers are declared once under components.headers and referenced (HEADERS).
 
 type Operation = {
   responses: Record<string, Record<string, unknown>>;
@@ -17,7 +30,11 @@ type Operation = {
 
 const EXAMPLE_REQUEST_ID = '5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40';
 
+// Every answer of the service carries X-Request-Id (src/http/request-id.ts).
+const REQUEST_ID_HEADER = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+
 const RATE_LIMIT_HEADERS = {
+  ...REQUEST_ID_HEADER,
   RateLimit: { $ref: '#/components/headers/RateLimit' },
   'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
 };
@@ -46,6 +63,7 @@ const COMMON_ERRORS = {
   }),
   500: errorResponse('Unexpected failure; details are logged, never returned', 'Internal server error', ['internal_error']),
   503: errorResponse('The database or the rate-limit store is unavailable; retry after `Retry-After` seconds', 'Database unavailable; retry shortly', ['service_unavailable'], {
+    ...REQUEST_ID_HEADER,
     'Retry-After': { $ref: '#/components/headers/Retry-After' },
   }),
 };
@@ -75,7 +93,20 @@ const BODY_ERRORS: Record<string, object> = {
   PATCH: { 400: INVALID, 413: TOO_LARGE, 415: NOT_JSON },
 };
 
-export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
+// Operation tags, in the order the reference page shows them. A tag used by a procedure and
+// missing here fails the build of the document.
+const TAGS = [
+  { name: 'Contacts', description: 'People you keep in sync: create, upsert by email, read, update, tag and delete.' },
+  { name: 'Sequences', description: 'Enroll contacts in automated sequences and read their enrollment.' },
+];
+
+export interface DocumentOptions {
+  // Absolute base URL of the service as clients reach it (PUBLIC_BASE_URL); without it the
+  // document names the relative `/api/v1`.
+  publicBaseUrl?: string;
+}
+
+export function buildOpenApiDocument(router: AppRouter, options: DocumentOptions = {}): OpenAPIObject {
   const document = generateOpenApiDocument(router, {
     title: 'Contact and Sequence Enrollment API',
     version: '1.0.0',
@@ -83,7 +114,7 @@ export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
       'Keep contacts in sync and enroll them in automated sequences. Every request needs an API key in the ' +
       '`x-api-key` header. Requests are limited per key per rolling minute (120 unless configured otherwise); ' +
       'the `RateLimit-Policy` header of every response gives the limit in force.',
-    baseUrl: '/api/v1',
+    baseUrl: options.publicBaseUrl ? `${options.publicBaseUrl.replace(/\/+$/, '')}/api/v1` : '/api/v1',
     securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
   });
 
@@ -96,6 +127,13 @@ export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
     if (method === 'delete') queryToJsonBody(operation);
     rewriteResponses(operation, meta);
   }
+  document.info.contact = CONTACT;
+  document.info.license = LICENSE;
+  const used = new Set(Object.values(document.paths ?? {}).flatMap((item) =>
+    Object.values(item as Record<string, Operation>).flatMap((operation) => (operation.tags as string[] | undefined) ?? [])));
+  const unknown = [...used].filter((name) => !TAGS.some((tag) => tag.name === name));
+  if (unknown.length > 0) throw new Error(`tags without a description in src/openapi/document.ts TAGS: ${unknown.join(', ')}`);
+  document.tags = TAGS.filter((tag) => used.has(tag.name));
 
   document.components = {
     ...document.components,
@@ -104,7 +142,64 @@ export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
     ),
     headers: HEADERS,
   };
+  addExamples(document);
   return document;
+}
+
+const CONTACT = { name: 'API support', email: 'api@example.com', url: 'https://example.com/support' };
+const LICENSE = { name: 'Proprietary', url: 'https://example.com/terms' };
+
+type JsonSchema = Record<string, unknown>;
+
+// Every request and response body gets a media-type example composed from its schema (see the
+// convention at the top of this file).
+function addExamples(document: OpenAPIObject) {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, JsonSchema>;
+  const missing: string[] = [];
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {
+      const bodies: Array<[string, Record<string, unknown> | undefined]> = [
+        ['requestBody', (operation.requestBody as { content?: Record<string, Record<string, unknown>> } | undefined)?.content?.['application/json']],
+        ...Object.entries(operation.responses).map(([status, response]) =>
+          [`responses.${status}`, (response.content as Record<string, Record<string, unknown>> | undefined)?.['application/json']] as [string, Record<string, unknown> | undefined]),
+      ];
+      for (const [where, media] of bodies) {
+        if (!media || media.example !== undefined) continue;
+        media.example = composeExample(media.schema as JsonSchema, schemas, `${method.toUpperCase()} ${path} ${where}`, missing);
+      }
+    }
+  }
+  if (missing.length > 0) {
+    throw new Error(`no example; give these zod schemas .meta({ example }) (src/openapi/document.ts):\n${[...new Set(missing)].join('\n')}`);
+  }
+}
+
+export function composeExample(schema: JsonSchema, schemas: Record<string, JsonSchema>, where: string, missing: string[]): unknown {
+  if (schema.example !== undefined) return schema.example;
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if (typeof schema.$ref === 'string') {
+    const name = schema.$ref.replace('#/components/schemas/', '');
+    const target = schemas[name];
+    if (!target) throw new Error(`${where}: unresolved ${schema.$ref}`);
+    return composeExample(target, schemas, `${where} (${name})`, missing);
+  }
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const branches = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (branches) {
+    const branch = branches.find((b) => b.type !== 'null') ?? branches[0]!;
+    return composeExample(branch, schemas, where, missing);
+  }
+  const type = Array.isArray(schema.type) ? (schema.type as string[]).find((t) => t !== 'null') : schema.type;
+  if (type === 'object' || schema.properties) {
+    const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+    return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, composeExample(property, schemas, `${where}.${name}`, missing)]));
+  }
+  if (type === 'array') return [composeExample((schema.items ?? {}) as JsonSchema, schemas, `${where}[]`, missing)];
+  if (type === 'boolean') return true;
+  if (type === 'null') return null;
+  missing.push(where);
+  return undefined;
 }
 
 interface Parameter {
@@ -240,6 +335,10 @@ const ERROR_SCHEMAS: Components['schemas'] = {
 };
 
 const HEADERS: Components['headers'] = {
+  'X-Request-Id': {
+    description: 'The request\'s id: the caller\'s `X-Request-Id` when it is 1 to 64 of `A-Z a-z 0-9 . _ -`, otherwise a new UUID. Every log line of the request carries it.',
+    schema: { type: 'string', example: '5f0c6a1e-3b7d-4c1a-9e0f-2a6b8d4c7e91' },
+  },
   RateLimit: {
     description: 'IETF draft-8 RateLimit: remaining requests (`r`) and seconds until one is free again (`t`).',
     schema: { type: 'string', example: '"api-key"; r=119; t=60' },

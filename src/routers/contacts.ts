@@ -34,7 +34,9 @@ const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').des
 export const contactsRouter = router({
   create: accountProcedure
     .meta({
-      openapi: { method: 'POST', path: '/contacts', tags: TAGS, summary: 'Create a contact', protect: true,
+      openapi: { method: 'POST', path: '/contacts', tags: TAGS, summary: 'Create a contact',
+        description: 'Creates a contact with a new email (unique per account, case-insensitively); an existing email is a 409.',
+        protect: true,
         errorResponses: { 409: 'A contact with this email already exists' } },
       successStatus: 201,
       createsContact: true,
@@ -98,9 +100,9 @@ export const contactsRouter = router({
     .output(
       z.object({
         summary: z.object({
-          total: z.number().int().describe('Items in the request.'),
-          inserted: z.number().int().describe('Contacts created.'),
-          updated: z.number().int().describe('Items applied to an existing contact.'),
+          total: z.number().int().describe('Items in the request.').meta({ example: 3 }),
+          inserted: z.number().int().describe('Contacts created.').meta({ example: 2 }),
+          updated: z.number().int().describe('Items applied to an existing contact.').meta({ example: 1 }),
         }),
       }),
     )
@@ -182,6 +184,7 @@ export const contactsRouter = router({
         path: '/contacts/{id}',
         tags: TAGS,
         summary: 'Get a contact',
+        description: 'Reads one contact of the key\'s account by id; an id of another account is a 404.',
         protect: true,
         errorResponses: { 404: 'Contact not found' },
       },
@@ -215,6 +218,7 @@ export const contactsRouter = router({
         path: '/contacts/{id}/subscriptions',
         tags: TAGS,
         summary: 'Change subscription statuses',
+        description: 'Sets the email and/or WhatsApp subscription status; give at least one. Other fields are unchanged.',
         protect: true,
         errorResponses: { 404: 'Contact not found' },
       },
