@@ -6,12 +6,17 @@ import { insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
 import { type ContactDto, type ContactFields, normalizeEmail } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
 import { applyUpsert, assertWithinLimits, sameState, type ContactState } from './contact-state';
+import type { NewEventOf } from '../../schemas/event';
+import { contactChangeEvents } from '../events/contact-events';
 
 export interface UpsertOutcome {
   // One per item, in request order: the contact as that item left it.
   results: Array<{ contact: ContactDto; created: boolean }>;
   inserted: number;
   updated: number;
+  // One contact.created or contact.updated (and subscription changes) per contact that
+  // changed, in email order: for the caller to record as its transaction's last step.
+  events: NewEventOf[];
 }
 
 const UPDATED_ON_UPSERT = [
@@ -71,6 +76,7 @@ export async function upsertContacts(
 
   const results: UpsertOutcome['results'] = new Array(items.length);
   const toUpdate: unknown[][] = [];
+  const events: NewEventOf[] = [];
   let inserted = 0;
   for (const email of emails) {
     const row = rowByEmail.get(email);
@@ -83,6 +89,7 @@ export async function upsertContacts(
     const updatedAt = changed ? now : row.updated_at;
     if (created) inserted += 1;
     else if (changed) toUpdate.push(rowValues(row.id, accountId, folded.final, now, now));
+    if (changed) events.push(...contactChangeEvents(current, toContactDto(row.id, folded.final, createdAt, updatedAt)));
     folded.steps.forEach(({ index, state }, step) => {
       assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
       results[index] = { contact: toContactDto(row.id, state, createdAt, updatedAt), created: created && step === 0 };
@@ -98,7 +105,7 @@ export async function upsertContacts(
     UPDATED_ON_UPSERT,
     transaction,
   );
-  return { results, inserted, updated: items.length - inserted };
+  return { results, inserted, updated: items.length - inserted, events };
 }
 
 function groupByEmail(items: readonly ContactFields[]) {

@@ -5,7 +5,8 @@ import { Enrollment } from '../../models';
 import type { EnrollmentDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { requireSequence } from './find-sequence';
-import { contactsWithActiveRun, remainingRunCapacity, startRuns } from './runs';
+import { recordEvents } from '../events/record-events';
+import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
 
 export interface EnrollByIdsResult {
   enrollment: EnrollmentDto;
@@ -48,6 +49,7 @@ export function enrollByIds(
       skippedDuplicates: skipped,
     };
     await Enrollment.create({ ...enrollment, accountId }, { transaction });
+    await recordEvents(db, transaction, accountId, runsCreatedEvents(sequenceId, started));
     return { enrollment, summary: { processed: ids.length, successful, failed, skipped } };
   });
 }
