@@ -247,6 +247,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the account's events, in commit order
+         * @description The changes of the account, oldest first, in the order they committed. Page with `after`: pass the `nextCursor` of the previous answer. `nextCursor` is never null: on the last page (short or empty) it is where you stand, so keep it and poll again with it to receive what commits next. An event that commits after you read never lands before your cursor, so polling this way misses none and repeats none. Events are kept 30 days by default (EVENT_RETENTION_DAYS).
+         */
+        get: operations["events-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -296,6 +316,151 @@ export interface components {
             completedAt: string | null;
             /** @description ISO 8601 UTC with milliseconds. */
             createdAt: string;
+        };
+        Event: components["schemas"]["ContactCreatedEvent"] | components["schemas"]["ContactUpdatedEvent"] | components["schemas"]["ContactDeletedEvent"] | components["schemas"]["ContactSubscriptionChangedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunStatusChangedEvent"];
+        /** @description A contact was created (create, upsert, batch, trigger, enroll-by-email). */
+        ContactCreatedEvent: {
+            /** @description UUID of the event; the same event always has the same id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.created";
+            /** @description When the change was recorded, ISO 8601 UTC with milliseconds. */
+            createdAt: string;
+            /** @description UUID of the account. */
+            accountId: string;
+            data: components["schemas"]["ContactCreatedData"];
+        };
+        ContactCreatedData: {
+            contact: components["schemas"]["Contact"];
+        };
+        /** @description A contact changed; `changedFields` names what changed. Never sent for a write that changed nothing. */
+        ContactUpdatedEvent: {
+            /** @description UUID of the event; the same event always has the same id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.updated";
+            /** @description When the change was recorded, ISO 8601 UTC with milliseconds. */
+            createdAt: string;
+            /** @description UUID of the account. */
+            accountId: string;
+            data: components["schemas"]["ContactUpdatedData"];
+        };
+        ContactUpdatedData: {
+            /** @description The contact after the change. */
+            contact: components["schemas"]["Contact"];
+            /** @description The fields whose value changed, in the order of the Contact schema. */
+            changedFields: ("email" | "phone" | "firstName" | "lastName" | "tags" | "customFields" | "emailSubscriptionStatus" | "whatsappSubscriptionStatus")[];
+        };
+        /** @description A contact was deleted. Its runs went with it; no run event is sent for them. */
+        ContactDeletedEvent: {
+            /** @description UUID of the event; the same event always has the same id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.deleted";
+            /** @description When the change was recorded, ISO 8601 UTC with milliseconds. */
+            createdAt: string;
+            /** @description UUID of the account. */
+            accountId: string;
+            data: components["schemas"]["ContactDeletedData"];
+        };
+        ContactDeletedData: {
+            /** @description UUID of the deleted contact. */
+            id: string;
+            email: string;
+        };
+        /** @description A subscription status changed, one event per channel; sent beside contact.updated. */
+        ContactSubscriptionChangedEvent: {
+            /** @description UUID of the event; the same event always has the same id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.subscription_changed";
+            /** @description When the change was recorded, ISO 8601 UTC with milliseconds. */
+            createdAt: string;
+            /** @description UUID of the account. */
+            accountId: string;
+            data: components["schemas"]["ContactSubscriptionChangedData"];
+        };
+        ContactSubscriptionChangedData: {
+            /** @description The contact after the change. */
+            contact: components["schemas"]["Contact"];
+            /** @enum {string} */
+            channel: "email" | "whatsapp";
+            /** @enum {string} */
+            from: "subscribed" | "unsubscribed";
+            /** @enum {string} */
+            to: "subscribed" | "unsubscribed";
+        };
+        /** @description A run was started (enroll, trigger, enroll-by-email). */
+        RunCreatedEvent: {
+            /** @description UUID of the event; the same event always has the same id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.created";
+            /** @description When the change was recorded, ISO 8601 UTC with milliseconds. */
+            createdAt: string;
+            /** @description UUID of the account. */
+            accountId: string;
+            data: components["schemas"]["RunCreatedData"];
+        };
+        RunCreatedData: {
+            run: components["schemas"]["EventRun"];
+        };
+        EventRun: {
+            /** @description UUID of the run. */
+            id: string;
+            /**
+             * @description pending, running and paused are active; completed, failed and cancelled are not.
+             * @enum {string}
+             */
+            status: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
+            /** @description ISO 8601 UTC with milliseconds. */
+            startedAt: string;
+            /** @description Set when the run completes, fails or is cancelled; null before. */
+            completedAt: string | null;
+            /** @description ISO 8601 UTC with milliseconds. */
+            createdAt: string;
+            /** @description UUID of the sequence the run belongs to. */
+            sequenceId: string;
+            /** @description UUID of the contact the run belongs to. */
+            contactId: string;
+        };
+        /** @description A run moved: runs.transition, or cancelled by unenroll. */
+        RunStatusChangedEvent: {
+            /** @description UUID of the event; the same event always has the same id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.status_changed";
+            /** @description When the change was recorded, ISO 8601 UTC with milliseconds. */
+            createdAt: string;
+            /** @description UUID of the account. */
+            accountId: string;
+            data: components["schemas"]["RunStatusChangedData"];
+        };
+        RunStatusChangedData: {
+            /** @description The run after the change. */
+            run: components["schemas"]["EventRun"];
+            /** @enum {string} */
+            from: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
+            /** @enum {string} */
+            to: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
         };
         /** @description Every error answer. */
         Error: {
@@ -2888,6 +3053,120 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Sequence not found, or Contact not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "events-list": {
+        parameters: {
+            query?: {
+                after?: string;
+                type?: "contact.created" | "contact.updated" | "contact.deleted" | "contact.subscription_changed" | "run.created" | "run.status_changed";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Oldest first; at most `limit`. */
+                        events: components["schemas"]["Event"][];
+                        /**
+                         * @description Pass as `after` for the next page, or to poll for new events; never null.
+                         * @example ZXYxOjQz
+                         */
+                        nextCursor: string;
+                    };
+                };
+            };
+            /** @description Bad cursor, type or limit */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Bad cursor, type or limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
