@@ -54,6 +54,7 @@ const envSchema = z.object({
     .transform(Number)
     .pipe(z.number().max(65535, 'must be a port number'))
     .optional(),
+  EVENT_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -74,6 +75,8 @@ export interface Config {
   // GET /metrics: with a bearer token on the service's port, or on a port of its own.
   metricsToken?: string;
   metricsPort?: number;
+  // Events older than this are purged (README "Events").
+  eventRetentionDays: number;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -100,5 +103,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpTimeouts: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS },
     metricsToken: values.METRICS_TOKEN,
     metricsPort: values.METRICS_PORT,
+    eventRetentionDays: values.EVENT_RETENTION_DAYS,
   };
 }

@@ -26,20 +26,22 @@ export const eventsRouter = router({
     })
     .input(
       z.object({
+        // (The documentation goes inside .optional(): the query parameters show only the inner meta.)
         after: z
           .string()
-          .optional()
-          .describe('A `nextCursor` from a previous answer. Without it, the feed starts at the oldest event kept.')
-          .meta({ example: 'ZXYxOjQy' }),
-        type: eventTypeSchema.optional().describe('Only events of this type.').meta({ example: 'contact.updated' }),
+          .meta({
+            description: 'A `nextCursor` from a previous answer. Without it, the feed starts at the oldest event kept.',
+            example: 'ZXYxOjQy',
+          })
+          .optional(),
+        type: eventTypeSchema.meta({ description: 'Only events of this type.', example: 'contact.updated' }).optional(),
         limit: z.coerce
           .number()
           .int('limit must be an integer')
           .min(1, 'limit must be at least 1')
           .max(MAX_EVENTS_PAGE, `limit must be at most ${MAX_EVENTS_PAGE}`)
-          .optional()
-          .describe(`Events per page, 1 to ${MAX_EVENTS_PAGE}; default ${DEFAULT_EVENTS_PAGE}.`)
-          .meta({ example: 100 }),
+          .meta({ description: `Events per page, 1 to ${MAX_EVENTS_PAGE}; default ${DEFAULT_EVENTS_PAGE}.`, example: 100 })
+          .optional(),
       }),
     )
     .output(
