@@ -19,7 +19,7 @@ export interface RecordedEvent {
 // without the other. Call it as the LAST thing before the transaction commits: the bump of
 // the account's counter row holds that row's lock until COMMIT, which is what makes `seq`
 // order commit order (see db/migrations/20261203000000-create-events.js). Set-based: three
-// statements whatever the number of events (two on SQLite); nothing is sent for none.
+// statements whatever the number of events; nothing is sent for none.
 export async function recordEvents(
   db: Database,
   transaction: Transaction,
@@ -27,18 +27,17 @@ export async function recordEvents(
   events: readonly NewEvent[],
 ): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
-  // SQLite reads the new counter back in the same statement. MySQL 8 has no RETURNING, so
-  // there it is read by a second statement, under the lock the first one took.
-  const [counter] =
+  const bump =
     db.dialect === 'sqlite'
-      ? await select<{ last_seq: number | string }>(
-          db,
-          'INSERT INTO event_sequences (account_id, last_seq) VALUES (?, ?)' +
-            ' ON CONFLICT (account_id) DO UPDATE SET last_seq = last_seq + excluded.last_seq RETURNING last_seq',
-          [accountId, events.length],
-          transaction,
-        )
-      : await bumpThenRead(db, transaction, accountId, events.length);
+      ? ' ON CONFLICT (account_id) DO UPDATE SET last_seq = last_seq + excluded.last_seq'
+      : ' ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq)';
+  await execute(db, `INSERT INTO event_sequences (account_id, last_seq) VALUES (?, ?)${bump}`, [accountId, events.length], transaction);
+  const [counter] = await select<{ last_seq: number | string }>(
+    db,
+    'SELECT last_seq FROM event_sequences WHERE account_id = ?',
+    [accountId],
+    transaction,
+  );
   const first = Number(counter!.last_seq) - events.length + 1;
   const createdAt = new Date();
   const recorded = events.map((event, index) => ({ id: randomUUID(), seq: first + index, type: event.type, createdAt }));
@@ -50,14 +49,4 @@ export async function recordEvents(
     transaction,
   );
   return recorded;
-}
-
-async function bumpThenRead(db: Database, transaction: Transaction, accountId: string, count: number) {
-  await execute(
-    db,
-    'INSERT INTO event_sequences (account_id, last_seq) VALUES (?, ?) ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq)',
-    [accountId, count],
-    transaction,
-  );
-  return select<{ last_seq: number | string }>(db, 'SELECT last_seq FROM event_sequences WHERE account_id = ?', [accountId], transaction);
 }
