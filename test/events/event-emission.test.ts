@@ -20,7 +20,7 @@ import { moveRun } from '../../src/services/sequences/run-transitions';
 import { unenroll } from '../../src/services/sequences/unenroll';
 import { captureQueries, testDb } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
-import { eventCount, eventsOf, typesOf } from './support';
+import { contactOf, eventCount, eventsOf, typesOf } from './support';
 
 // Each write path records its events with the change, exactly when something changed, with the
 // payloads of README "Events".
@@ -88,8 +88,8 @@ describe('events: what each write records', () => {
       ]);
       expect(events[0]!.data).to.deep.include({ changedFields: ['emailSubscriptionStatus', 'whatsappSubscriptionStatus'] });
       expect(events.slice(1).map((e) => e.data)).to.deep.equal([
-        { contact: events[0]!.data.contact, channel: 'email', from: 'subscribed', to: 'unsubscribed' },
-        { contact: events[0]!.data.contact, channel: 'whatsapp', from: 'unsubscribed', to: 'subscribed' },
+        { contact: contactOf(events[0]!), channel: 'email', from: 'subscribed', to: 'unsubscribed' },
+        { contact: contactOf(events[0]!), channel: 'whatsapp', from: 'unsubscribed', to: 'subscribed' },
       ]);
     });
 
@@ -99,7 +99,7 @@ describe('events: what each write records', () => {
       const added = await eventsOf(accountId, () => addTags(db(), { accountId, id: contact.id, tags: ['b'] }));
       const removed = await eventsOf(accountId, () => removeTags(db(), { accountId, id: contact.id, tags: ['a'] }));
       expect(added.map((e) => [e.type, e.data])).to.deep.equal([
-        ['contact.updated', { contact: { ...added[0]!.data.contact, tags: ['a', 'b'] }, changedFields: ['tags'] }],
+        ['contact.updated', { contact: { ...contactOf(added[0]!), tags: ['a', 'b'] }, changedFields: ['tags'] }],
       ]);
       expect(removed.map((e) => e.data)).to.deep.equal([
         { contact: await getContact(db(), { accountId, id: contact.id }), changedFields: ['tags'] },

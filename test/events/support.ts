@@ -1,3 +1,4 @@
+import type { ContactDto } from '../../src/schemas/contact';
 import type { EventDto } from '../../src/schemas/event';
 import { listEvents } from '../../src/services/events/list-events';
 import { testDb } from '../support/db';
@@ -31,3 +32,6 @@ export async function eventsOf(accountId: string, fn: () => Promise<unknown>): P
 }
 
 export const typesOf = (events: EventDto[]) => events.map((event) => event.type);
+
+// The contact an event carries (contact.created, contact.updated, contact.subscription_changed).
+export const contactOf = (event: EventDto) => (event.data as { contact: ContactDto }).contact;
