@@ -3153,7 +3153,7 @@ export interface operations {
                      *       "error": "Bad cursor, type or limit"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */

@@ -138,8 +138,9 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
       headers: RATE_LIMIT_HEADERS,
     };
   }
+  // A 400 is a validation failure wherever it comes from (a GET's query too): it has `details`.
   const specific = Object.entries((meta.openapi?.errorResponses ?? {}) as Record<string, string>).map(
-    ([status, message]) => [status, errorResponse(message, message)],
+    ([status, message]) => [status, errorResponse(message, message, status === '400' ? VALIDATION_ERROR_REF : ERROR_REF)],
   );
   Object.assign(
     responses,
