@@ -102,10 +102,12 @@ describe('API key kinds over HTTP', () => {
     for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
       const { type } = (procedure as unknown as { _def: { type: string } })._def;
       const asRunner = await emptyCall(runner.key, path, type);
-      expect(asRunner.status, `${path} with a runner key`).to.equal(400);
+      // 400 for the empty input, or 200 where every input field is optional (events.list).
+      const answered = [400, 200];
+      expect(answered, `${path} with a runner key`).to.include(asRunner.status);
       const asIntegration = await emptyCall(integration.key, path, type);
       if (asIntegration.status === 403) refused.push(path);
-      else expect(asIntegration.status, `${path} with an integration key`).to.equal(400);
+      else expect(answered, `${path} with an integration key`).to.include(asIntegration.status);
     }
     expect(refused).to.deep.equal(['runs.transition']);
   });
