@@ -56,6 +56,7 @@ const envSchema = z.object({
     .transform(Number)
     .pipe(z.number().max(65535, 'must be a port number'))
     .optional(),
+  EVENT_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -78,6 +79,8 @@ export interface Config {
   metricsPort?: number;
   // OpenAPI `servers`: `${publicBaseUrl}/api/v1` when set, the relative `/api/v1` otherwise.
   publicBaseUrl?: string;
+  // Events older than this are purged (README "Events").
+  eventRetentionDays: number;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -105,5 +108,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: values.METRICS_TOKEN,
     metricsPort: values.METRICS_PORT,
     publicBaseUrl: values.PUBLIC_BASE_URL,
+    eventRetentionDays: values.EVENT_RETENTION_DAYS,
   };
 }

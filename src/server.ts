@@ -13,6 +13,7 @@ import { applyServerTimeouts } from './http/server-timeouts';
 import { LogThrottle } from './log-throttle';
 import { createLogger, type Logger } from './logger';
 import type * as MetricsModule from './metrics';
+import { DEFAULT_EVENT_RETENTION, EventRetention } from './services/events/event-retention';
 
 async function main() {
   const config = loadConfig();
@@ -65,6 +66,9 @@ async function main() {
     metricsPort: config.metricsPort,
   });
 
+  const eventRetention = new EventRetention(db, { ...DEFAULT_EVENT_RETENTION, retentionDays: config.eventRetentionDays }, logger);
+  eventRetention.start();
+
   if (demo) printWelcome(port, demo);
   if (needsFirstKey) printFirstSteps();
 
@@ -74,6 +78,7 @@ async function main() {
     // Only once no request can use them any more.
     release: async () => {
       metricsServer?.close();
+      await eventRetention.stop();
       await db.close();
       await redis?.close();
     },

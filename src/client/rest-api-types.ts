@@ -340,6 +340,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the account's events, in commit order
+         * @description The changes of the account, oldest first, in the order they committed. Page with `after`: pass the `nextCursor` of the previous answer. `nextCursor` is never null: on the last page (short or empty) it is where you stand, so keep it and poll again with it to receive what commits next. An event that commits after you read never lands before your cursor, so polling this way misses none and repeats none. Events are kept 30 days by default (EVENT_RETENTION_DAYS).
+         */
+        get: operations["events-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -505,6 +525,217 @@ export interface components {
              * @example 2026-11-22T09:30:00.000Z
              */
             createdAt: string;
+        };
+        Event: components["schemas"]["ContactCreatedEvent"] | components["schemas"]["ContactUpdatedEvent"] | components["schemas"]["ContactDeletedEvent"] | components["schemas"]["ContactSubscriptionChangedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunStatusChangedEvent"];
+        /** @description A contact was created (create, upsert, batch, trigger, enroll-by-email). */
+        ContactCreatedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.created";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["ContactCreatedData"];
+        };
+        ContactCreatedData: {
+            contact: components["schemas"]["Contact"];
+        };
+        /** @description A contact changed; `changedFields` names what changed. Never sent for a write that changed nothing. */
+        ContactUpdatedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.updated";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["ContactUpdatedData"];
+        };
+        ContactUpdatedData: {
+            /** @description The contact after the change. */
+            contact: components["schemas"]["Contact"];
+            /** @description The fields whose value changed, in the order of the Contact schema. */
+            changedFields: ("email" | "phone" | "firstName" | "lastName" | "tags" | "customFields" | "emailSubscriptionStatus" | "whatsappSubscriptionStatus")[];
+        };
+        /** @description A contact was deleted. Its runs went with it; no run event is sent for them. */
+        ContactDeletedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.deleted";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["ContactDeletedData"];
+        };
+        ContactDeletedData: {
+            /** @description UUID of the deleted contact. */
+            id: string;
+            email: string;
+        };
+        /** @description A subscription status changed, one event per channel; sent beside contact.updated. */
+        ContactSubscriptionChangedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.subscription_changed";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["ContactSubscriptionChangedData"];
+        };
+        ContactSubscriptionChangedData: {
+            /** @description The contact after the change. */
+            contact: components["schemas"]["Contact"];
+            /** @enum {string} */
+            channel: "email" | "whatsapp";
+            /** @enum {string} */
+            from: "subscribed" | "unsubscribed";
+            /** @enum {string} */
+            to: "subscribed" | "unsubscribed";
+        };
+        /** @description A run was started (enroll, trigger, enroll-by-email). */
+        RunCreatedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.created";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["RunCreatedData"];
+        };
+        RunCreatedData: {
+            run: components["schemas"]["EventRun"];
+        };
+        EventRun: {
+            /**
+             * @description UUID of the run.
+             * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+             */
+            id: string;
+            /**
+             * @description pending, running and paused are active; completed, failed and cancelled are not.
+             * @enum {string}
+             */
+            status: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            startedAt: string;
+            /**
+             * @description Set when the run completes, fails or is cancelled; null before.
+             * @example null
+             */
+            completedAt: string | null;
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description UUID of the sequence the run belongs to. */
+            sequenceId: string;
+            /** @description UUID of the contact the run belongs to. */
+            contactId: string;
+        };
+        /** @description A run moved: runs.transition, or cancelled by unenroll. */
+        RunStatusChangedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.status_changed";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["RunStatusChangedData"];
+        };
+        RunStatusChangedData: {
+            /** @description The run after the change. */
+            run: components["schemas"]["EventRun"];
+            /** @enum {string} */
+            from: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
+            /** @enum {string} */
+            to: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
         };
         /** @description Every error answer. */
         Error: {
@@ -5463,6 +5694,187 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "not_found";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "events-list": {
+        parameters: {
+            query?: {
+                after?: string;
+                type?: "contact.created" | "contact.updated" | "contact.deleted" | "contact.subscription_changed" | "run.created" | "run.status_changed";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": "0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b",
+                     *           "type": "contact.created",
+                     *           "createdAt": "2026-11-22T09:30:00.000Z",
+                     *           "accountId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *           "data": {
+                     *             "contact": {
+                     *               "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *               "email": "ada@example.com",
+                     *               "phone": "+447700900123",
+                     *               "firstName": "Ada",
+                     *               "lastName": "Lovelace",
+                     *               "tags": [
+                     *                 "vip",
+                     *                 "newsletter"
+                     *               ],
+                     *               "customFields": {
+                     *                 "plan": "pro",
+                     *                 "address": {
+                     *                   "city": "Leeds"
+                     *                 }
+                     *               },
+                     *               "emailSubscriptionStatus": "subscribed",
+                     *               "whatsappSubscriptionStatus": "subscribed",
+                     *               "createdAt": "2026-11-22T09:30:00.000Z",
+                     *               "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextCursor": "ZXYxOjQz"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Oldest first; at most `limit`. */
+                        events: components["schemas"]["Event"][];
+                        /**
+                         * @description Pass as `after` for the next page, or to poll for new events; never null.
+                         * @example ZXYxOjQz
+                         */
+                        nextCursor: string;
+                    };
+                };
+            };
+            /** @description Bad cursor, type or limit */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Bad cursor, type or limit",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
                     };
                 };
             };

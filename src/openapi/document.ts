@@ -98,6 +98,7 @@ const BODY_ERRORS: Record<string, object> = {
 const TAGS = [
   { name: 'Contacts', description: 'People you keep in sync: create, upsert by email, read, update, tag and delete.' },
   { name: 'Sequences', description: 'Enroll contacts in automated sequences and read their enrollment.' },
+  { name: 'Events', description: 'What changed in the account, in commit order: poll the feed with its cursor.' },
 ];
 
 export interface DocumentOptions {

@@ -67,7 +67,7 @@ describe(TITLE, function () {
     await page.locator('.opblock').first().waitFor();
   }
 
-  it('renders every operation of the document, under both tags', async () => {
+  it('renders every operation of the document, under its tags', async () => {
     await openDocs();
     const operations = await page.$$eval('.opblock', (blocks) =>
       blocks.map((block) => {
@@ -82,7 +82,7 @@ describe(TITLE, function () {
     expect(operations).to.include('POST /contacts/upsert').and.include('POST /sequences/{id}/trigger');
 
     const tags = await page.$$eval('.opblock-tag', (els) => els.map((el) => el.getAttribute('data-tag')));
-    expect(tags).to.have.members(['Contacts', 'Sequences']);
+    expect(tags).to.have.members(['Contacts', 'Sequences', 'Events']);
     const text = await page.locator('body').innerText();
     expect(text).to.include('Create or update a contact by email').and.include('Upsert a contact and enroll it');
   });

@@ -56,6 +56,7 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'GET /sequences': ['200'],
   'GET /sequences/{id}': ['200'],
   'GET /sequences/{id}/runs': ['200'],
+  'GET /events': ['200'],
 };
 
 // Declared statuses no request can produce, and why; anything else declared must be exercised.
@@ -327,6 +328,11 @@ const CASES: Record<string, Case[]> = {
     { status: 200, when: 'the contact was never enrolled', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/enrollments/${f.other.id}`) },
     { status: 404, when: 'the contact is unknown', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/enrollments/${unknownId()}`) },
     { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).get(`/sequences/${unknownId()}/enrollments/${f.contact.id}`) },
+  ],
+  'GET /events': [
+    { status: 200, when: 'the account has events', send: (f) => rest(f.key).get('/events?limit=5') },
+    { status: 400, when: 'the cursor is not one the feed made', send: (f) => rest(f.key).get('/events?after=nope') },
+    { status: 400, when: 'the type is unknown', send: (f) => rest(f.key).get('/events?type=contact.exploded') },
   ],
 };
 
