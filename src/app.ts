@@ -20,6 +20,7 @@ import type { Metrics } from './metrics';
 import { docsPage } from './openapi/docs-page';
 import { buildOpenApiDocument } from './openapi/document';
 import { appRouter } from './routers/app-router';
+import type { WebhookSettings } from './services/webhooks/webhook-settings';
 
 export interface AppDeps {
   db: Database;
@@ -34,9 +35,11 @@ export interface AppDeps {
   metrics?: Metrics;
   // Shared with the Redis client, so that one outage is one line per 10 s.
   logThrottle?: LogThrottle;
+  // Webhook URL rules and clock; absent: https only, no special-use addresses.
+  webhooks?: WebhookSettings;
 }
 
-export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics, logThrottle = new LogThrottle() }: AppDeps): Express {
+export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics, logThrottle = new LogThrottle(), webhooks }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -64,8 +67,8 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   ];
   const json = jsonBody();
 
-  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, restApi({ router: appRouter, db, logThrottle }));
-  app.use('/trpc', ...keyed, requireApiKey, ...json, trpcApi({ router: appRouter, db, logThrottle }));
+  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, restApi({ router: appRouter, db, logThrottle, webhooks }));
+  app.use('/trpc', ...keyed, requireApiKey, ...json, trpcApi({ router: appRouter, db, logThrottle, webhooks }));
 
   app.use(notFound);
   app.use(errorHandler(logThrottle));

@@ -54,6 +54,9 @@ const envSchema = z.object({
     .transform(Number)
     .pipe(z.number().max(65535, 'must be a port number'))
     .optional(),
+  // Webhooks (README "Webhooks"): the insecure switch must stay off in production.
+  WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).default('false'),
+  WEBHOOK_DISPATCHER: z.enum(['on', 'off']).default('on'),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -74,6 +77,10 @@ export interface Config {
   // GET /metrics: with a bearer token on the service's port, or on a port of its own.
   metricsToken?: string;
   metricsPort?: number;
+  // http:// and private addresses for webhook URLs; only for tests and local development.
+  webhookAllowInsecure: boolean;
+  // The webhook dispatcher runs in the service unless off (then `npm run worker` runs it).
+  webhookDispatcher: boolean;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -100,5 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpTimeouts: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS },
     metricsToken: values.METRICS_TOKEN,
     metricsPort: values.METRICS_PORT,
+    webhookAllowInsecure: values.WEBHOOK_ALLOW_INSECURE === 'true',
+    webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',
   };
 }

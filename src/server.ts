@@ -13,6 +13,7 @@ import { applyServerTimeouts } from './http/server-timeouts';
 import { LogThrottle } from './log-throttle';
 import { createLogger, type Logger } from './logger';
 import { createMetrics } from './metrics';
+import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 
 async function main() {
   const config = loadConfig();
@@ -37,7 +38,8 @@ async function main() {
   const server = createServer();
   applyServerTimeouts(server, config.httpTimeouts);
   const drainable = new DrainableServer(server);
-  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle }));
+  const webhooks = webhookSettings(config);
+  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks }));
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -59,6 +61,9 @@ async function main() {
     metricsPort: config.metricsPort,
   });
 
+  // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
+  const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger) : undefined;
+
   if (demo) printWelcome(port, demo);
   if (needsFirstKey) printFirstSteps();
 
@@ -68,6 +73,8 @@ async function main() {
     // Only once no request can use them any more.
     release: async () => {
       metricsServer?.close();
+      // Attempts in flight get 3 s to finish; the rest are released for another dispatcher.
+      await dispatcher?.stop(3_000);
       await db.close();
       await redis?.close();
     },

@@ -2,11 +2,13 @@ import { router } from '../trpc/init';
 import { contactsRouter } from './contacts';
 import { runsRouter } from './runs';
 import { sequencesRouter } from './sequences';
+import { webhooksRouter } from './webhooks';
 
 export const appRouter = router({
   contacts: contactsRouter,
   sequences: sequencesRouter,
   runs: runsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;
