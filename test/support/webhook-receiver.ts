@@ -8,7 +8,7 @@ export interface Received {
 }
 
 // A real local HTTP receiver. `respond` decides each answer (status, or 'hang' to never answer).
-export async function startReceiver(respond: (request: Received, index: number) => number | 'hang' = () => 204) {
+export async function startReceiver(respond: (request: Received, index: number) => number | 'hang' | Promise<number> = () => 204) {
   const received: Received[] = [];
   const hanging: Array<() => void> = [];
   const server: Server = createServer((req, res) => {
@@ -22,8 +22,10 @@ export async function startReceiver(respond: (request: Received, index: number) 
         hanging.push(() => res.destroy());
         return;
       }
-      res.statusCode = answer;
-      res.end();
+      void Promise.resolve(answer).then((status) => {
+        res.statusCode = status;
+        res.end();
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
