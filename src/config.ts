@@ -57,6 +57,7 @@ const envSchema = z.object({
   // Webhooks (README "Webhooks"): the insecure switch must stay off in production.
   WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).default('false'),
   WEBHOOK_DISPATCHER: z.enum(['on', 'off']).default('on'),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -81,6 +82,8 @@ export interface Config {
   webhookAllowInsecure: boolean;
   // The webhook dispatcher runs in the service unless off (then `npm run worker` runs it).
   webhookDispatcher: boolean;
+  // One delivery attempt, connect to end of response; a claim's lease is 3 times this.
+  webhookTimeoutMs: number;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -109,5 +112,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: values.METRICS_PORT,
     webhookAllowInsecure: values.WEBHOOK_ALLOW_INSECURE === 'true',
     webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',
+    webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
   };
 }

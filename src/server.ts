@@ -62,7 +62,7 @@ async function main() {
   });
 
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
-  const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger) : undefined;
+  const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs) : undefined;
 
   if (demo) printWelcome(port, demo);
   if (needsFirstKey) printFirstSteps();

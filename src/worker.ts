@@ -12,7 +12,7 @@ async function main() {
   const logger = createLogger(config.logLevel);
   const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
   await prepareDatabase(db);
-  const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger);
+  const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger, config.webhookTimeoutMs);
   logger.info({ msg: 'worker running', pid: process.pid, database: db.dialect });
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {

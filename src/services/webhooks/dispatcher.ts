@@ -18,10 +18,11 @@ export interface DispatcherOptions {
   // perEndpoint of the slots, never the others'.
   concurrency?: number;
   perEndpoint?: number;
-  // A claimed delivery is this dispatcher's until then; a crash lets it expire and another
-  // dispatcher (or this one, restarted) delivers it again.
-  leaseMs?: number;
+  // One attempt, at most 10 s.
   timeoutMs?: number;
+  // A claimed delivery is this dispatcher's until then (3 x timeoutMs unless given); a crash
+  // lets it expire and another dispatcher (or this one, restarted) delivers it again.
+  leaseMs?: number;
   pollMs?: number;
   random?: () => number;
 }
@@ -61,8 +62,8 @@ export class WebhookDispatcher {
   ) {
     this.concurrency = options.concurrency ?? 32;
     this.perEndpoint = options.perEndpoint ?? 4;
-    this.leaseMs = options.leaseMs ?? 60_000;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.leaseMs = options.leaseMs ?? 3 * this.timeoutMs;
     this.pollMs = options.pollMs ?? 250;
     this.random = options.random ?? Math.random;
   }

@@ -8,8 +8,8 @@ export function webhookSettings(config: Pick<Config, 'webhookAllowInsecure'>): W
   return { allowInsecure: config.webhookAllowInsecure, now: () => new Date() };
 }
 
-export function startWebhookDispatcher(db: Database, settings: WebhookSettings, logger: Logger): WebhookDispatcher {
-  const dispatcher = new WebhookDispatcher(db, { settings, logger });
+export function startWebhookDispatcher(db: Database, settings: WebhookSettings, logger: Logger, timeoutMs: number): WebhookDispatcher {
+  const dispatcher = new WebhookDispatcher(db, { settings, logger, timeoutMs });
   dispatcher.start();
   logger.info({ msg: 'webhook dispatcher started', allowInsecure: settings.allowInsecure });
   return dispatcher;
