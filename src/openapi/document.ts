@@ -3,6 +3,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 type Components = NonNullable<OpenAPIObject['components']>;
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
+import { WEBHOOK_DELIVERY } from './webhook-payload';
 
 // The REST surface's OpenAPI document. trpc-to-openapi writes paths, parameters and schemas
 // from the procedures; this adds what it cannot know (STACK.md): the real success statuses,
@@ -92,6 +93,7 @@ export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
     ),
     headers: HEADERS,
   };
+  document.webhooks = WEBHOOK_DELIVERY as unknown as NonNullable<OpenAPIObject['webhooks']>;
   return document;
 }
 
@@ -139,7 +141,8 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
     };
   }
   const specific = Object.entries((meta.openapi?.errorResponses ?? {}) as Record<string, string>).map(
-    ([status, message]) => [status, errorResponse(message, message)],
+    // A 400 carries `details` (ValidationError), whoever declares it.
+    ([status, message]) => [status, errorResponse(message, message, status === '400' ? VALIDATION_ERROR_REF : ERROR_REF)],
   );
   Object.assign(
     responses,
