@@ -55,6 +55,7 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
+  private running = false;
 
   constructor(
     private readonly db: Database,
@@ -69,12 +70,27 @@ export class WebhookDispatcher {
   }
 
   start(): void {
-    const loop = async () => {
-      if (this.stopped) return;
-      await this.tick();
-      if (!this.stopped) this.timer = setTimeout(() => void loop(), this.pollMs);
-    };
-    void loop();
+    this.running = true;
+    void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.stopped) return;
+    const started = await this.tick();
+    if (this.stopped) return;
+    // Work found and slots left: look again at once; otherwise wait for the poll, or for a
+    // slot to come free (wake).
+    if (started > 0 && this.inFlight.size < this.concurrency) this.timer = setTimeout(() => void this.loop(), 0);
+    else this.timer = setTimeout(() => void this.loop(), this.pollMs);
+  }
+
+  // A slot came free: look for more work now rather than at the next poll.
+  private wake(): void {
+    if (!this.running || this.stopped || this.ticking || this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.loop(), 0);
   }
 
   // One pass: fan out, claim what is due and fits the free slots, send. Resolves when the
@@ -139,8 +155,7 @@ export class WebhookDispatcher {
         const left = (this.perEndpointCount.get(claimed.endpointId) ?? 1) - 1;
         if (left === 0) this.perEndpointCount.delete(claimed.endpointId);
         else this.perEndpointCount.set(claimed.endpointId, left);
-        // A slot came free: look for more work soon, without waiting for the poll.
-        if (!this.stopped && this.timer) this.timer.refresh();
+        this.wake();
       });
     this.inFlight.set(claimed.deliveryId, work);
   }
