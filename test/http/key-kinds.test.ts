@@ -99,13 +99,16 @@ describe('API key kinds over HTTP', () => {
     const integration = await buildTenant();
     const runner = await buildTenant({ kind: 'runner' });
     const refused: string[] = [];
+    // An empty input is a 400 everywhere but where no input is needed (webhooks.list).
+    const needsNoInput = ['webhooks.list'];
     for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
       const { type } = (procedure as unknown as { _def: { type: string } })._def;
+      const expected = needsNoInput.includes(path) ? 200 : 400;
       const asRunner = await emptyCall(runner.key, path, type);
-      expect(asRunner.status, `${path} with a runner key`).to.equal(400);
+      expect(asRunner.status, `${path} with a runner key`).to.equal(expected);
       const asIntegration = await emptyCall(integration.key, path, type);
       if (asIntegration.status === 403) refused.push(path);
-      else expect(asIntegration.status, `${path} with an integration key`).to.equal(400);
+      else expect(asIntegration.status, `${path} with an integration key`).to.equal(expected);
     }
     expect(refused).to.deep.equal(['runs.transition']);
   });
