@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli } from '../../src/cli/run-cli';
+import { rebindModelsToTestDb } from '../support/db';
 
 describe('admin command line: webhooks', () => {
   let dir: string;
@@ -12,6 +13,8 @@ describe('admin command line: webhooks', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'webhook-cli-'));
     databaseUrl = `sqlite:${path.join(dir, 'cli.sqlite')}`;
   });
+  // The CLI opens its own Sequelize instance, which takes the model classes: give them back.
+  afterEach(() => rebindModelsToTestDb());
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   async function cli(...argv: string[]) {
