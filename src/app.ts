@@ -21,6 +21,7 @@ import type { Metrics } from './metrics';
 import type * as DocsPageModule from './openapi/docs-page';
 import type * as DocumentModule from './openapi/document';
 import { appRouter } from './routers/app-router';
+import type { WebhookSettings } from './services/webhooks/webhook-settings';
 
 export interface AppDeps {
   db: Database;
@@ -35,9 +36,11 @@ export interface AppDeps {
   metrics?: Metrics;
   // Shared with the Redis client, so that one outage is one line per 10 s.
   logThrottle?: LogThrottle;
+  // Webhook URL rules and clock; absent: https only, no special-use addresses.
+  webhooks?: WebhookSettings;
 }
 
-export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics, logThrottle = new LogThrottle() }: AppDeps): Express {
+export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics, logThrottle = new LogThrottle(), webhooks }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -75,8 +78,8 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
 
   const idempotent = idempotency(db);
 
-  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle }));
-  app.use('/trpc', ...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle }));
+  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks }));
+  app.use('/trpc', ...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks }));
 
   app.use(notFound);
   app.use(errorHandler(logThrottle));

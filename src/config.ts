@@ -57,6 +57,10 @@ const envSchema = z.object({
     .pipe(z.number().max(65535, 'must be a port number'))
     .optional(),
   EVENT_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
+  // Webhooks (README "Webhooks"): the insecure switch must stay off in production.
+  WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).default('false'),
+  WEBHOOK_DISPATCHER: z.enum(['on', 'off']).default('on'),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -81,6 +85,12 @@ export interface Config {
   publicBaseUrl?: string;
   // Events older than this are purged (README "Events").
   eventRetentionDays: number;
+  // http:// and private addresses for webhook URLs; only for tests and local development.
+  webhookAllowInsecure: boolean;
+  // The webhook dispatcher runs in the service unless off (then `npm run worker` runs it).
+  webhookDispatcher: boolean;
+  // One delivery attempt, connect to end of response; a claim's lease is 3 times this.
+  webhookTimeoutMs: number;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -109,5 +119,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: values.METRICS_PORT,
     publicBaseUrl: values.PUBLIC_BASE_URL,
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
+    webhookAllowInsecure: values.WEBHOOK_ALLOW_INSECURE === 'true',
+    webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',
+    webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
   };
 }

@@ -6,6 +6,7 @@ import { text } from '../schemas/text';
 import { createAccount, setMaxActiveRuns } from '../services/accounts';
 import { createApiKey, listApiKeys, setApiKeyActive } from '../services/api-keys';
 import { createSequence, listSequences, setSequenceStatus } from '../services/sequences/sequence-admin';
+import { WEBHOOK_COMMANDS } from './webhook-commands';
 
 // The admin command line's commands (CONTRACT.md "Accounts, keys and sequences"): each one a
 // schema for its flags and a call to a service.
@@ -88,6 +89,7 @@ export const COMMANDS = {
     flags: z.object({ account: uuid }),
     run: (db, f) => listSequences(db, { accountId: f.account }),
   }),
+  ...WEBHOOK_COMMANDS,
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

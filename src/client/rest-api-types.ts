@@ -360,8 +360,141 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Every endpoint of the account, oldest first. Secrets are never shown again.
+         */
+        get: operations["webhooks-list"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Events committed from now on are POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The body is the event: `{ id, type, createdAt, accountId, data }`. The answer carries the signing secret, once.
+         */
+        post: operations["webhooks-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Without its secret.
+         */
+        get: operations["webhooks-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Its pending deliveries and its attempt history go with it.
+         */
+        delete: operations["webhooks-delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Any of url, events, enabled, description. Re-enabling a disabled endpoint sends what queued meanwhile and restarts the 3-day failure count.
+         */
+        patch: operations["webhooks-update"];
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description A new secret, shown once. For 24 h the previous one still signs: `webhook-signature` carries both signatures, space-separated, so receivers can switch without losing a delivery.
+         */
+        post: operations["webhooks-rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List delivery attempts
+         * @description Every HTTP attempt to the endpoint, newest first, with its outcome and when the next try goes.
+         */
+        get: operations["webhooks-deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Records a `webhook.test` event (`data: { webhookId }`) that goes to this endpoint only, delivered like any other.
+         */
+        post: operations["webhooks-test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    event: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An event, POSTed to your endpoint
+         * @description Signed per Standard Webhooks: verify with any Standard Webhooks library (for Node, `standardwebhooks`) and the endpoint's `whsec_` secret. Answer 2xx within 10 s; anything else is retried after 5 s, 30 s, 2 min, 10 min, 1 h, 4 h, then every 12 h (with jitter), at least once, so deduplicate by `webhook-id`. An endpoint failing for 3 days is disabled.
+         */
+        post: operations["webhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Contact: {
@@ -526,7 +659,7 @@ export interface components {
              */
             createdAt: string;
         };
-        Event: components["schemas"]["ContactCreatedEvent"] | components["schemas"]["ContactUpdatedEvent"] | components["schemas"]["ContactDeletedEvent"] | components["schemas"]["ContactSubscriptionChangedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunStatusChangedEvent"];
+        Event: components["schemas"]["ContactCreatedEvent"] | components["schemas"]["ContactUpdatedEvent"] | components["schemas"]["ContactDeletedEvent"] | components["schemas"]["ContactSubscriptionChangedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunStatusChangedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["WebhookDisabledEvent"];
         /** @description A contact was created (create, upsert, batch, trigger, enroll-by-email). */
         ContactCreatedEvent: {
             /**
@@ -736,6 +869,151 @@ export interface components {
             from: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
             /** @enum {string} */
             to: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
+        };
+        /** @description Asked for with POST /webhooks/{id}/test; delivered to that endpoint only. */
+        WebhookTestEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook.test";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["WebhookTestData"];
+        };
+        WebhookTestData: {
+            /**
+             * @description UUID of the endpoint the test was sent to.
+             * @example 5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c
+             */
+            webhookId: string;
+        };
+        /** @description An endpoint was disabled after 3 days of failed attempts; sent to the account's other endpoints. */
+        WebhookDisabledEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook.disabled";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["WebhookDisabledData"];
+        };
+        WebhookDisabledData: {
+            /** @description The endpoint that was disabled. */
+            webhook: {
+                /**
+                 * @description UUID of the endpoint.
+                 * @example 5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c
+                 */
+                id: string;
+                /** @example https://hooks.example.com/contacts */
+                url: string;
+            };
+            /**
+             * @description Since when every attempt failed, ISO 8601 UTC.
+             * @example 2026-11-19T09:30:00.000Z
+             */
+            failingSince: string;
+        };
+        Webhook: {
+            /**
+             * @description The endpoint id (UUID).
+             * @example 5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c
+             */
+            id: string;
+            /** @example https://crm.example.com/hooks/contacts */
+            url: string;
+            /** @example CRM sync */
+            description: string | null;
+            /**
+             * @description Subscribed event types; null: every type.
+             * @example [
+             *       "contact.deleted",
+             *       "contact.subscription_changed"
+             *     ]
+             */
+            events: string[] | null;
+            /** @description False after PATCH enabled=false, or after 3 days of failed deliveries. */
+            enabled: boolean;
+            /**
+             * @description First failed attempt since the last success (ISO 8601), or null.
+             * @example null
+             */
+            failingSince: string | null;
+            /**
+             * @description After a rotation: until when the previous secret still signs (its signature is sent beside the new one).
+             * @example null
+             */
+            previousSecretExpiresAt: string | null;
+            /** @example 2026-11-22T09:30:00.000Z */
+            createdAt: string;
+            /** @example 2026-11-22T09:30:00.000Z */
+            updatedAt: string;
+        };
+        WebhookDeliveryAttempt: {
+            /**
+             * @description Attempt id, increasing.
+             * @example 1042
+             */
+            id: number;
+            /**
+             * @description The event delivered (also its `webhook-id` header).
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            eventId: string;
+            /**
+             * @description 1 for the first try of this event.
+             * @example 2
+             */
+            attempt: number;
+            /**
+             * @description The receiver's HTTP status, or null when no response came.
+             * @example 503
+             */
+            responseStatus: number | null;
+            /**
+             * @description Why no response counted: timeout, connection error, refused address.
+             * @example null
+             */
+            error: string | null;
+            /** @example 182 */
+            durationMs: number;
+            /** @description A 2xx within 10 s. */
+            succeeded: boolean;
+            /**
+             * @description When the next try goes after this failure; null after a success.
+             * @example 2026-11-22T09:32:00.000Z
+             */
+            nextAttemptAt: string | null;
+            /** @example 2026-11-22T09:30:00.000Z */
+            createdAt: string;
         };
         /** @description Every error answer. */
         Error: {
@@ -5769,7 +6047,7 @@ export interface operations {
         parameters: {
             query?: {
                 after?: string;
-                type?: "contact.created" | "contact.updated" | "contact.deleted" | "contact.subscription_changed" | "run.created" | "run.status_changed";
+                type?: "contact.created" | "contact.updated" | "contact.deleted" | "contact.subscription_changed" | "run.created" | "run.status_changed" | "webhook.test" | "webhook.disabled";
                 limit?: number;
             };
             header?: never;
@@ -5852,7 +6130,7 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ValidationError"] & {
                         /** @enum {string} */
-                        code?: "validation_failed";
+                        code?: "validation_failed" | "malformed_json";
                     };
                 };
             };
@@ -5943,6 +6221,1785 @@ export interface operations {
                         code?: "service_unavailable";
                     };
                 };
+            };
+        };
+    };
+    "webhooks-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhooks": [
+                     *         {
+                     *           "id": "5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c",
+                     *           "url": "https://crm.example.com/hooks/contacts",
+                     *           "description": "CRM sync",
+                     *           "events": [
+                     *             "contact.deleted",
+                     *             "contact.subscription_changed"
+                     *           ],
+                     *           "enabled": true,
+                     *           "failingSince": null,
+                     *           "previousSecretExpiresAt": null,
+                     *           "createdAt": "2026-11-22T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        webhooks: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://crm.example.com/hooks/contacts",
+                 *       "events": [
+                 *         "contact.deleted",
+                 *         "contact.subscription_changed"
+                 *       ],
+                 *       "description": "CRM sync"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Where events are POSTed. https; private, loopback, link-local and other special-use addresses are refused.
+                     * @example https://crm.example.com/hooks/contacts
+                     */
+                    url: string;
+                    /**
+                     * @description Event types to send; null or absent: every type. `webhook.test` is always sent when asked for.
+                     * @example [
+                     *       "contact.deleted",
+                     *       "contact.subscription_changed"
+                     *     ]
+                     */
+                    events?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.subscription_changed" | "run.created" | "run.status_changed" | "webhook.test" | "webhook.disabled")[] | null;
+                    /**
+                     * @description A note for people.
+                     * @example CRM sync
+                     */
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook": {
+                     *         "id": "5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c",
+                     *         "url": "https://crm.example.com/hooks/contacts",
+                     *         "description": "CRM sync",
+                     *         "events": [
+                     *           "contact.deleted",
+                     *           "contact.subscription_changed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "failingSince": null,
+                     *         "previousSecretExpiresAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": {
+                        webhook: components["schemas"]["Webhook"];
+                        /**
+                         * @description The signing secret, `whsec_` + base64. Shown only in this response.
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                         */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid URL (not https, or a refused address) or unknown event type */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid URL (not https, or a refused address) or unknown event type",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description Body is not `application/json` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook": {
+                     *         "id": "5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c",
+                     *         "url": "https://crm.example.com/hooks/contacts",
+                     *         "description": "CRM sync",
+                     *         "events": [
+                     *           "contact.deleted",
+                     *           "contact.subscription_changed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "failingSince": null,
+                     *         "previousSecretExpiresAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        webhook: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: the message names the first problem; `details` lists each */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://crm.example.com/hooks/contacts",
+                 *       "events": [
+                 *         "contact.deleted",
+                 *         "contact.subscription_changed"
+                 *       ],
+                 *       "enabled": true,
+                 *       "description": "CRM sync"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Where events are POSTed. https; private, loopback, link-local and other special-use addresses are refused.
+                     * @example https://crm.example.com/hooks/contacts
+                     */
+                    url?: string;
+                    /**
+                     * @description Event types to send; null or absent: every type. `webhook.test` is always sent when asked for.
+                     * @example [
+                     *       "contact.deleted",
+                     *       "contact.subscription_changed"
+                     *     ]
+                     */
+                    events?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.subscription_changed" | "run.created" | "run.status_changed" | "webhook.test" | "webhook.disabled")[] | null;
+                    /** @description False stops deliveries; they queue until it is true again. */
+                    enabled?: boolean;
+                    /**
+                     * @description A note for people.
+                     * @example CRM sync
+                     */
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook": {
+                     *         "id": "5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c",
+                     *         "url": "https://crm.example.com/hooks/contacts",
+                     *         "description": "CRM sync",
+                     *         "events": [
+                     *           "contact.deleted",
+                     *           "contact.subscription_changed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "failingSince": null,
+                     *         "previousSecretExpiresAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        webhook: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description Invalid URL, unknown event type, or nothing to change */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid URL, unknown event type, or nothing to change",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description Body is not `application/json` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-rotateSecret": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook": {
+                     *         "id": "5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c",
+                     *         "url": "https://crm.example.com/hooks/contacts",
+                     *         "description": "CRM sync",
+                     *         "events": [
+                     *           "contact.deleted",
+                     *           "contact.subscription_changed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "failingSince": null,
+                     *         "previousSecretExpiresAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": {
+                        webhook: components["schemas"]["Webhook"];
+                        /**
+                         * @description The signing secret, `whsec_` + base64. Shown only in this response.
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                         */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid request: the message names the first problem; `details` lists each */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description Body is not `application/json` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-deliveries": {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "attempts": [
+                     *         {
+                     *           "id": 1042,
+                     *           "eventId": "0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b",
+                     *           "attempt": 2,
+                     *           "responseStatus": 503,
+                     *           "error": null,
+                     *           "durationMs": 182,
+                     *           "succeeded": true,
+                     *           "nextAttemptAt": "2026-11-22T09:32:00.000Z",
+                     *           "createdAt": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "1042"
+                     *     }
+                     */
+                    "application/json": {
+                        attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+                        /**
+                         * @description Pass it as `cursor` for the next page; null on the last page.
+                         * @example 1042
+                         */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid cursor or limit */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid cursor or limit",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-test": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "eventId": "0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description The test event's id, also its `webhook-id` header.
+                         * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+                         */
+                        eventId: string;
+                    };
+                };
+            };
+            /** @description Invalid request: the message names the first problem; `details` lists each */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description Body is not `application/json` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    webhookEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every retry. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`; two, space-separated, for 24 h after a secret rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0b7d9c1e-3f4a-4c2b-9e8d-1a2b3c4d5e6f",
+                 *       "type": "webhook.test",
+                 *       "createdAt": "2026-11-22T12:00:00.000Z",
+                 *       "accountId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "data": {
+                 *         "webhookId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer in 10 s: retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -3,6 +3,7 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { Database } from '../db/database';
 import { ServiceUnavailableError } from '../errors';
 import type { LogThrottle } from '../log-throttle';
+import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import type { AppRouter } from '../routers/app-router';
 import { retryAfterSeconds } from '../trpc/errors';
 import './express-types';
@@ -18,13 +19,13 @@ const requireJsonMutation: RequestHandler = (req, res, next) => {
   sendError(req, res, { status: 415, code: 'unsupported_media_type', message: 'Content-Type must be application/json' });
 };
 
-export function trpcApi({ router, db, logThrottle }: { router: AppRouter; db: Database; logThrottle: LogThrottle }): RequestHandler[] {
+export function trpcApi({ router, db, logThrottle, webhooks }: { router: AppRouter; db: Database; logThrottle: LogThrottle; webhooks?: WebhookSettings }): RequestHandler[] {
   return [requireJsonMutation, createExpressMiddleware({
     router,
     // One call per HTTP request: the rate limit counts requests, and a batch would let one
     // request carry any number of calls (and open that many transactions at once).
     allowBatching: false,
-    createContext: ({ req }) => requestContext(req as Request, { db }, 'trpc'),
+    createContext: ({ req }) => requestContext(req as Request, { db, webhooks }, 'trpc'),
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);
       return retryAfter === undefined ? {} : { headers: { 'Retry-After': String(retryAfter) } };

@@ -4,6 +4,7 @@ type Components = NonNullable<OpenAPIObject['components']>;
 import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
+import { WEBHOOK_DELIVERY } from './webhook-payload';
 
 // The REST surface's OpenAPI document. trpc-to-openapi writes paths, parameters and schemas
 // from the procedures; this adds what it cannot know (STACK.md): the real success statuses,
@@ -99,6 +100,7 @@ const TAGS = [
   { name: 'Contacts', description: 'People you keep in sync: create, upsert by email, read, update, tag and delete.' },
   { name: 'Sequences', description: 'Enroll contacts in automated sequences and read their enrollment.' },
   { name: 'Events', description: 'What changed in the account, in commit order: poll the feed with its cursor.' },
+  { name: 'Webhooks', description: 'Endpoints that receive the account\'s events as signed POSTs (Standard Webhooks), with retries.' },
 ];
 
 export interface DocumentOptions {
@@ -144,6 +146,7 @@ export function buildOpenApiDocument(router: AppRouter, options: DocumentOptions
     headers: HEADERS,
   };
   addExamples(document);
+  document.webhooks = WEBHOOK_DELIVERY as unknown as NonNullable<OpenAPIObject['webhooks']>;
   return document;
 }
 
@@ -281,7 +284,12 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
   const declared: Record<string, string> = { ...(meta.openapi?.errorResponses as Record<string, string>) };
   const specific: [string, object][] = Object.entries(declared).map(([status, message]) => [
     status,
-    errorResponse(message, message, status === '409' ? [CODE_FOR_MESSAGE[message]] : [defaultCodeFor(Number(status))]),
+    errorResponse(
+      message,
+      message,
+      // A declared 400 is still a validation failure, and on a body also malformed JSON.
+      status === '409' ? [CODE_FOR_MESSAGE[message]] : status === '400' ? ERROR_CODES_BY_STATUS[400] : [defaultCodeFor(Number(status))],
+    ),
   ]);
   if (meta.openapi!.method === 'POST') specific.push(...idempotencyErrors(declared['409']));
   Object.assign(

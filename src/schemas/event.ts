@@ -12,6 +12,8 @@ export const EVENT_TYPES = [
   'contact.subscription_changed',
   'run.created',
   'run.status_changed',
+  'webhook.test',
+  'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -63,6 +65,20 @@ export const eventDataSchemas = {
   'run.status_changed': z
     .object({ run: eventRunSchema.describe('The run after the change.'), from: runStatusSchema, to: runStatusSchema })
     .meta({ id: 'RunStatusChangedData' }),
+  'webhook.test': z
+    .object({ webhookId: z.string().describe('UUID of the endpoint the test was sent to.').meta({ example: '5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c' }) })
+    .meta({ id: 'WebhookTestData' }),
+  'webhook.disabled': z
+    .object({
+      webhook: z
+        .object({
+          id: z.string().describe('UUID of the endpoint.').meta({ example: '5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c' }),
+          url: z.string().meta({ example: 'https://hooks.example.com/contacts' }),
+        })
+        .describe('The endpoint that was disabled.'),
+      failingSince: z.string().describe('Since when every attempt failed, ISO 8601 UTC.').meta({ example: '2026-11-19T09:30:00.000Z' }),
+    })
+    .meta({ id: 'WebhookDisabledData' }),
 } as const satisfies Record<EventType, z.ZodType>;
 
 export type EventData<T extends EventType> = z.infer<(typeof eventDataSchemas)[T]>;
@@ -74,6 +90,8 @@ const DESCRIPTIONS: Record<EventType, string> = {
   'contact.subscription_changed': 'A subscription status changed, one event per channel; sent beside contact.updated.',
   'run.created': 'A run was started (enroll, trigger, enroll-by-email).',
   'run.status_changed': 'A run moved: runs.transition, or cancelled by unenroll.',
+  'webhook.test': 'Asked for with POST /webhooks/{id}/test; delivered to that endpoint only.',
+  'webhook.disabled': 'An endpoint was disabled after 3 days of failed attempts; sent to the account\'s other endpoints.',
 };
 
 function eventSchemaFor<T extends EventType>(type: T) {
@@ -101,6 +119,8 @@ export const eventSchema = z
     eventSchemaFor('contact.subscription_changed'),
     eventSchemaFor('run.created'),
     eventSchemaFor('run.status_changed'),
+    eventSchemaFor('webhook.test'),
+    eventSchemaFor('webhook.disabled'),
   ])
   .meta({ id: 'Event' });
 export type EventDto = z.infer<typeof eventSchema>;

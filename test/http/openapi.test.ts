@@ -57,6 +57,14 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'GET /sequences/{id}': ['200'],
   'GET /sequences/{id}/runs': ['200'],
   'GET /events': ['200'],
+  'POST /webhooks': ['201'],
+  'GET /webhooks': ['200'],
+  'GET /webhooks/{id}': ['200'],
+  'PATCH /webhooks/{id}': ['200'],
+  'DELETE /webhooks/{id}': ['204'],
+  'POST /webhooks/{id}/rotate-secret': ['200'],
+  'GET /webhooks/{id}/deliveries': ['200'],
+  'POST /webhooks/{id}/test': ['202'],
 };
 
 // Declared statuses no request can produce, and why; anything else declared must be exercised.
@@ -334,7 +342,46 @@ const CASES: Record<string, Case[]> = {
     { status: 400, when: 'the cursor is not one the feed made', send: (f) => rest(f.key).get('/events?after=nope') },
     { status: 400, when: 'the type is unknown', send: (f) => rest(f.key).get('/events?type=contact.exploded') },
   ],
+  'POST /webhooks': [
+    { status: 201, when: 'the URL is https', send: (f) => rest(f.key).post('/webhooks').send({ url: 'https://hooks.example.com/a' }) },
+    { status: 400, when: 'the URL is a private address', send: (f) => rest(f.key).post('/webhooks').send({ url: 'https://10.0.0.1/a' }) },
+  ],
+  'GET /webhooks': [{ status: 200, when: 'the account has an endpoint', send: async (f) => (await webhookOf(f), rest(f.key).get('/webhooks')) }],
+  'GET /webhooks/{id}': [
+    { status: 200, when: 'the endpoint exists', send: async (f) => rest(f.key).get(`/webhooks/${await webhookOf(f)}`) },
+    { status: 404, when: 'the endpoint is unknown', send: (f) => rest(f.key).get(`/webhooks/${unknownId()}`) },
+  ],
+  'PATCH /webhooks/{id}': [
+    { status: 200, when: 'it is disabled', send: async (f) => rest(f.key).patch(`/webhooks/${await webhookOf(f)}`).send({ enabled: false }) },
+    { status: 400, when: 'the event type is unknown', send: async (f) => rest(f.key).patch(`/webhooks/${await webhookOf(f)}`).send({ events: ['nope'] }) },
+    { status: 404, when: 'the endpoint is unknown', send: (f) => rest(f.key).patch(`/webhooks/${unknownId()}`).send({ enabled: false }) },
+  ],
+  'DELETE /webhooks/{id}': [
+    { status: 204, when: 'the endpoint exists', send: async (f) => rest(f.key).delete(`/webhooks/${await webhookOf(f)}`) },
+    { status: 404, when: 'the endpoint is unknown', send: (f) => rest(f.key).delete(`/webhooks/${unknownId()}`) },
+  ],
+  'POST /webhooks/{id}/rotate-secret': [
+    { status: 200, when: 'the endpoint exists', send: async (f) => rest(f.key).post(`/webhooks/${await webhookOf(f)}/rotate-secret`).send({}) },
+    { status: 404, when: 'the endpoint is unknown', send: (f) => rest(f.key).post(`/webhooks/${unknownId()}/rotate-secret`).send({}) },
+    { status: 415, when: 'the body is not JSON', send: (f) => rest(f.key).post(`/webhooks/${unknownId()}/rotate-secret`).type('text/plain').send('x') },
+  ],
+  'GET /webhooks/{id}/deliveries': [
+    { status: 200, when: 'the endpoint exists', send: async (f) => rest(f.key).get(`/webhooks/${await webhookOf(f)}/deliveries?limit=5`) },
+    { status: 400, when: 'the cursor is not one', send: async (f) => rest(f.key).get(`/webhooks/${await webhookOf(f)}/deliveries?cursor=x`) },
+    { status: 404, when: 'the endpoint is unknown', send: (f) => rest(f.key).get(`/webhooks/${unknownId()}/deliveries`) },
+  ],
+  'POST /webhooks/{id}/test': [
+    { status: 202, when: 'the endpoint exists', send: async (f) => rest(f.key).post(`/webhooks/${await webhookOf(f)}/test`).send({}) },
+    { status: 404, when: 'the endpoint is unknown', send: (f) => rest(f.key).post(`/webhooks/${unknownId()}/test`).send({}) },
+    { status: 415, when: 'the body is not JSON', send: (f) => rest(f.key).post(`/webhooks/${unknownId()}/test`).type('text/plain').send('x') },
+  ],
 };
+
+async function webhookOf(f: Fixture): Promise<string> {
+  const res = await rest(f.key).post('/webhooks').send({ url: 'https://hooks.example.com/a' });
+  expect(res.status, 'setting up a webhook').to.equal(201);
+  return (res.body as { webhook: { id: string } }).webhook.id;
+}
 
 // The same for every operation: they are answered before the procedure is chosen.
 function transportCases(operation: string, hasBody: boolean): Case[] {
