@@ -1060,7 +1060,7 @@ export interface components {
         "Retry-After": number;
         /** @description `true` when this answer is the stored answer to an earlier request with the same Idempotency-Key. */
         "Idempotent-Replayed": "true";
-        /** @description The created contact: `/api/v1/contacts/{id}`. */
+        /** @description The created resource: `/api/v1/contacts/{id}` for a contact, `/api/v1/webhooks/{id}` for a webhook endpoint. */
         Location: string;
     };
     pathItems: never;
@@ -6409,6 +6409,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {

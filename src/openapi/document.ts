@@ -265,7 +265,7 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
   const headers = (status: number) => ({
     ...RATE_LIMIT_HEADERS,
     ...(post && { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } }),
-    ...(meta.createsContact && status === 201 && { Location: { $ref: '#/components/headers/Location' } }),
+    ...(meta.location && status === 201 && { Location: { $ref: '#/components/headers/Location' } }),
   });
   const responses: Operation['responses'] = {};
   responses[String(success)] =
@@ -365,7 +365,7 @@ const HEADERS: Components['headers'] = {
     schema: { type: 'string', enum: ['true'], example: 'true' },
   },
   Location: {
-    description: 'The created contact: `/api/v1/contacts/{id}`.',
+    description: 'The created resource: `/api/v1/contacts/{id}` for a contact, `/api/v1/webhooks/{id}` for a webhook endpoint.',
     schema: { type: 'string', example: '/api/v1/contacts/0b7f3c1e-5d2a-4c6b-9e8f-1a2b3c4d5e6f' },
   },
 };

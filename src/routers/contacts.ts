@@ -39,7 +39,7 @@ export const contactsRouter = router({
         protect: true,
         errorResponses: { 409: 'A contact with this email already exists' } },
       successStatus: 201,
-      createsContact: true,
+      location: '/api/v1/contacts/{id}',
     })
     .input(contactFieldsSchema)
     .output(contactResponseSchema)
@@ -64,7 +64,7 @@ export const contactsRouter = router({
       },
       successStatus: 200,
       alternateSuccess: { status: 201, description: 'The contact was created' },
-      createsContact: true,
+      location: '/api/v1/contacts/{id}',
     })
     .input(contactFieldsSchema)
     .output(contactResponseSchema.extend({ created: z.boolean() }))

@@ -40,10 +40,15 @@ export const webhooksRouter = router({
         errorResponses: { 400: 'Invalid URL (not https, or a refused address) or unknown event type' },
       },
       successStatus: 201,
+      location: '/api/v1/webhooks/{id}',
     })
     .input(z.object({ url: webhookUrlSchema, events: webhookEventsSchema.optional(), description: webhookDescriptionSchema.optional() }))
     .output(webhookWithSecretSchema)
-    .mutation(({ ctx, input }) => createWebhook(ctx.db, { accountId: ctx.accountId, ...input }, ctx.webhooks ?? SECURE_WEBHOOKS)),
+    .mutation(async ({ ctx, input }) => {
+      const created = await createWebhook(ctx.db, { accountId: ctx.accountId, ...input }, ctx.webhooks ?? SECURE_WEBHOOKS);
+      ctx.http.headers.Location = `/api/v1/webhooks/${created.webhook.id}`;
+      return created;
+    }),
 
   list: accountProcedure
     .meta({

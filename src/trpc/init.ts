@@ -10,8 +10,9 @@ import { decodeOrKeep } from '../url-decode';
 export type ApiMeta = OpenApiMeta<{
   successStatus?: 200 | 201 | 202 | 204;
   alternateSuccess?: { status: 200 | 201; description: string };
-  // Its 201 creates one contact and says where (Location): documented, and set by the procedure.
-  createsContact?: true;
+  // Its 201 creates one resource and says where (Location, set by the procedure): the path
+  // template, e.g. '/api/v1/contacts/{id}'.
+  location?: string;
 }>;
 
 const t = initTRPC

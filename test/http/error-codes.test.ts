@@ -204,4 +204,14 @@ describe('Location on 201', () => {
     expect(updated.status).to.equal(200);
     expect(updated.headers.location).to.equal(undefined);
   });
+
+  it('is set on a webhook endpoint\'s create, and leads to it', async () => {
+    const { key } = await buildTenant();
+    const created = await rest(key).post('/webhooks').send({ url: 'https://hooks.example.com/a' });
+    expect(created.status).to.equal(201);
+    expect(created.headers.location).to.equal(`/api/v1/webhooks/${created.body.webhook.id}`);
+    const followed = await request(testApp()).get(created.headers.location).set('x-api-key', key);
+    expect(followed.status).to.equal(200);
+    expect(followed.body.webhook.id).to.equal(created.body.webhook.id);
+  });
 });
