@@ -41,7 +41,7 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   const routeOf = routeTemplates(appRouter);
-  app.use(accessLog(logger, routeOf));
+  app.use(accessLog(app, logger, routeOf));
   if (metrics) app.use(requestMetrics(metrics, routeOf));
   if (metrics && config.metricsToken && !config.metricsPort) app.get('/metrics', metricsEndpoint(metrics, config.metricsToken));
 

@@ -9,8 +9,10 @@ import './express-types';
 export function requestContext(req: Request, deps: { db: Database }, transport: 'rest' | 'trpc'): Context {
   return {
     db: deps.db,
-    // Every line a procedure logs carries the request id.
-    logger: req.log,
+    // Every line a procedure logs carries the request id. A getter: req.log is made on first use.
+    get logger() {
+      return req.log;
+    },
     requestId: req.id,
     transport,
     authenticate: async () => req.auth ?? { ok: false, message: AUTH_MESSAGES.missing },
