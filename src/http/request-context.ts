@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { Database } from '../db/database';
 import { AUTH_MESSAGES } from '../services/api-keys';
 import { newHttpMeta, type Context } from '../trpc/context';
+import { deferredRequestLogger } from './access-log';
 import './express-types';
 
 // The procedures' context for an HTTP request, on either transport. The key was resolved
@@ -9,10 +10,8 @@ import './express-types';
 export function requestContext(req: Request, deps: { db: Database }, transport: 'rest' | 'trpc'): Context {
   return {
     db: deps.db,
-    // Every line a procedure logs carries the request id. A getter: req.log is made on first use.
-    get logger() {
-      return req.log;
-    },
+    // Every line a procedure logs carries the request id.
+    logger: deferredRequestLogger(req),
     requestId: req.id,
     transport,
     authenticate: async () => req.auth ?? { ok: false, message: AUTH_MESSAGES.missing },
