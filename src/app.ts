@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import express, { type Express, type Router } from 'express';
 import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
@@ -43,9 +44,12 @@ export interface AppDeps {
 export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics, logThrottle = new LogThrottle(), webhooks }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  // No ETag (a hash of every body express sends) on answers that change with each write and are
+  // never revalidated: errors, probes. The document sets its own, made once (below).
+  app.set('etag', false);
   app.set('trust proxy', false);
   const routeOf = routeTemplates(appRouter);
-  app.use(accessLog(logger, routeOf));
+  app.use(accessLog(app, logger, routeOf));
   if (metrics) app.use(requestMetrics(metrics, routeOf));
   if (metrics && config.metricsToken && !config.metricsPort) app.get('/metrics', metricsEndpoint(metrics, config.metricsToken));
 
@@ -61,8 +65,15 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   let docs: Router | undefined;
   const docsRouter = () => (docs ??= express.Router().use(...(require('./openapi/docs-page') as typeof DocsPageModule).docsPage(openApiDocument())));
   /* eslint-enable @typescript-eslint/no-require-imports */
-  app.get('/api/v1/openapi.json', (_req, res) => {
-    res.json(openApiDocument());
+  let documentJson: { body: string; etag: string } | undefined;
+  app.get('/api/v1/openapi.json', (req, res) => {
+    if (!documentJson) {
+      const body = JSON.stringify(openApiDocument());
+      documentJson = { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
+    }
+    res.setHeader('ETag', documentJson.etag);
+    if (req.fresh) return void res.status(304).end();
+    res.type('json').send(documentJson.body);
   });
   app.use('/docs', (req, res, next) => docsRouter()(req, res, next));
 

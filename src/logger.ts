@@ -22,8 +22,10 @@ const SECRET_PATHS = [
 ];
 
 // One JSON object per line on stderr, so stdout stays clean for the CLI's JSON output and the
-// welcome text. Synchronous: a line written just before process.exit is not lost.
-export function createLogger(level: LogLevel, destination: DestinationStream = pino.destination({ dest: 2, sync: true })): Logger {
+// welcome text. Asynchronous (sonic-boom): a line costs no blocking write on the request path;
+// lines still buffered at exit are written by flushLogs on shutdown, and by pino's own exit
+// hook (a synchronous flush on process.exit) on every other way out.
+export function createLogger(level: LogLevel, destination: DestinationStream = pino.destination({ dest: 2, sync: false })): Logger {
   return pino(
     {
       level,
@@ -34,4 +36,21 @@ export function createLogger(level: LogLevel, destination: DestinationStream = p
     },
     destination,
   );
+}
+
+// Waits until the lines written so far have reached the destination, at most timeoutMs (a
+// stderr nobody reads must not hold a shutdown).
+export function flushLogs(logger: Logger, timeoutMs = 1_000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    try {
+      logger.flush(done);
+    } catch {
+      done();
+    }
+  });
 }

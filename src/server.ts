@@ -11,7 +11,7 @@ import { DrainableServer } from './http/graceful-shutdown';
 import { startMetricsServer } from './http/metrics-server';
 import { applyServerTimeouts } from './http/server-timeouts';
 import { LogThrottle } from './log-throttle';
-import { createLogger, type Logger } from './logger';
+import { createLogger, flushLogs, type Logger } from './logger';
 import type * as MetricsModule from './metrics';
 import { DEFAULT_EVENT_RETENTION, EventRetention } from './services/events/event-retention';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
@@ -111,6 +111,7 @@ function stopOnSignals(drainable: DrainableServer, { timeoutMs, logger, release 
       if (now - firstSignalAt < 1_000) return;
       logger.warn({ signal, inFlight: drainable.inFlight }, 'second signal: stopping now');
       drainable.destroyAll();
+      await flushLogs(logger);
       process.exit(1);
     }
     firstSignalAt = now;
@@ -129,6 +130,7 @@ function stopOnSignals(drainable: DrainableServer, { timeoutMs, logger, release 
       exitCode = 1;
     }
     logger.info({ exitCode, ms: Date.now() - now }, 'stopped');
+    await flushLogs(logger);
     process.exit(exitCode);
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, (received) => void stop(received));

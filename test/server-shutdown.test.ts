@@ -149,6 +149,9 @@ describe('stopping the server', function () {
       expect(written.filter((email) => !stored.has(email)), '2xx writes missing from the database').to.deep.equal([]);
       expect(server.stderr()).not.to.include('connection manager was closed');
       expect(server.stderr()).to.include('"msg":"stopped"');
+      // The log is written asynchronously: nothing still buffered at exit is lost.
+      const accessLines = server.stderr().split('\n').filter((line) => line.includes('"msg":"request completed"'));
+      expect(accessLines.length, 'access lines of answered requests').to.be.at.least(outcomes.filter((o) => o.status).length);
     });
   }
 

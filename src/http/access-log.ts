@@ -1,5 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
-import { pinoHttp } from 'pino-http';
+import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logger';
 import './express-types';
 import { assignRequestId } from './request-id';
@@ -8,39 +7,76 @@ import type { RouteOf } from './route-template';
 // Probes and scrapes come every few seconds from machines: their successes are logged at debug.
 const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
-// One line per request, when it is answered, and req.log: a child logger whose every line
-// carries the request id (`reqId`, the X-Request-Id the client sees). The line names the route
+const CHILD = Symbol('requestLogger');
+type WithChild = Request & { [CHILD]?: Logger };
+
+// One line per request, when it is answered, and req.log: a logger whose every line carries
+// the request id (`reqId`, the X-Request-Id the client sees). The line names the route
 // template, never the URL (it carries ids and emails), and no header or body is logged.
 //
 // Levels: info; 5xx error, but 503 info: an outage's 503s are logged once per 10 s per cause
 // (src/log-throttle.ts), and at LOG_LEVEL=warn one line per 503 would undo that.
-export function accessLog(logger: Logger, routeOf: RouteOf): RequestHandler {
-  const line = (req: Request, res: Response, durationMs: number) => ({
-    method: req.method,
-    route: routeOf(req),
-    status: res.statusCode,
-    durationMs,
-    ...(req.auth?.ok && { accountId: req.auth.key.accountId, keyId: req.auth.key.keyId }),
-    ...(req.rateLimitedBy && { limiter: req.rateLimitedBy }),
-    ...(req.unavailableCause && { cause: req.unavailableCause }),
-  });
-  const message = (req: Request, res: Response) =>
-    !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted';
-  return pinoHttp<Request, Response>({
-    logger,
-    genReqId: assignRequestId,
-    quietReqLogger: true,
-    quietResLogger: true,
-    // The logger's own serializers (the safe `err` one) must not be replaced by pino-http's.
-    wrapSerializers: false,
-    customLogLevel: (req, res) => {
-      if (res.statusCode >= 500 && res.statusCode !== 503) return 'error';
-      if (res.statusCode < 400 && PROBES.has(routeOf(req))) return 'debug';
-      return 'info';
+//
+// Cost (issue 8): pino-http made two child loggers per request, one of them bound to the whole
+// IncomingMessage, and was about 30% of a GET's CPU. Here a request costs one listener and one
+// line of plain fields. req.log is made on first use only (error paths), from the app's request
+// prototype. The line skips the logger's redaction pass (8 µs a line, its wildcard paths walk
+// every field): every field of it is set here, from values that are never secret.
+export function accessLog(app: Express, logger: Logger, routeOf: RouteOf): RequestHandler {
+  Object.defineProperty(app.request, 'log', {
+    configurable: true,
+    get(this: WithChild): Logger {
+      return (this[CHILD] ??= logger.child({ reqId: this.id }));
     },
-    customSuccessObject: (req, res, value: { responseTime: number }) => line(req, res, value.responseTime),
-    customErrorObject: (req, res, _error, value: { responseTime: number }) => line(req, res, value.responseTime),
-    customSuccessMessage: message,
-    customErrorMessage: message,
-  }) as unknown as RequestHandler;
+    set(this: WithChild, value: Logger) {
+      this[CHILD] = value;
+    },
+  });
+  const lines = logger.child({}, { redact: [] });
+
+  const write = (req: Request, res: Response, startedAt: number, bytesBefore: number) => {
+    const status = res.statusCode;
+    const route = routeOf(req);
+    const level = status >= 500 && status !== 503 ? 'error' : status < 400 && PROBES.has(route) ? 'debug' : 'info';
+    if (!lines.isLevelEnabled(level)) return;
+    lines[level](
+      {
+        reqId: req.id,
+        method: req.method,
+        route,
+        status,
+        durationMs: Math.round((performance.now() - startedAt) * 10) / 10,
+        bytesSent: (req.socket?.bytesWritten ?? bytesBefore) - bytesBefore,
+        ...(req.auth?.ok && { accountId: req.auth.key.accountId, keyId: req.auth.key.keyId }),
+        ...(req.rateLimitedBy && { limiter: req.rateLimitedBy }),
+        ...(req.unavailableCause && { cause: req.unavailableCause }),
+      },
+      !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted',
+    );
+  };
+
+  return (req, res, next) => {
+    const startedAt = performance.now();
+    // Headers and body, as nginx's $bytes_sent: what the socket carried for this response
+    // (one response at a time per connection; Node computes Content-Length without setting it).
+    const bytesBefore = req.socket?.bytesWritten ?? 0;
+    req.id = assignRequestId(req, res);
+    // 'close' comes once per response: after it is sent, or when the client went away first.
+    res.once('close', () => write(req, res, startedAt, bytesBefore));
+    next();
+  };
+}
+
+// req.log for holders that are copied whole, such as the procedures' context (tRPC copies it in
+// every middleware, which would read a getter, and so make the child, on every request): a
+// stand-in that makes req.log when a line is first written through it.
+export function deferredRequestLogger(req: Request): Logger {
+  return new Proxy({} as Logger, {
+    get: (_target, property) => {
+      const value: unknown = Reflect.get(req.log, property, req.log);
+      return typeof value === 'function' ? value.bind(req.log) : value;
+    },
+    set: (_target, property, value) => Reflect.set(req.log, property, value),
+    has: (_target, property) => Reflect.has(req.log, property),
+  });
 }

@@ -1,8 +1,11 @@
+import type { Logger } from '../logger';
 import type { AuthResult } from '../services/api-keys';
 
 declare module 'express-serve-static-core' {
   interface Request {
     id: string;
+    // Set by the access log: every line carries the request id.
+    log: Logger;
     // Set by resolveApiKey on keyed routes.
     auth?: AuthResult;
     // Why the request was refused, when it was: read by the access log and the metrics.

@@ -3,6 +3,7 @@ import type { Database } from '../db/database';
 import { AUTH_MESSAGES } from '../services/api-keys';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import { newHttpMeta, type Context } from '../trpc/context';
+import { deferredRequestLogger } from './access-log';
 import './express-types';
 
 // The procedures' context for an HTTP request, on either transport. The key was resolved
@@ -11,7 +12,7 @@ export function requestContext(req: Request, deps: { db: Database; webhooks?: We
   return {
     db: deps.db,
     // Every line a procedure logs carries the request id.
-    logger: req.log,
+    logger: deferredRequestLogger(req),
     requestId: req.id,
     transport,
     authenticate: async () => req.auth ?? { ok: false, message: AUTH_MESSAGES.missing },
