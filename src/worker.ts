@@ -1,6 +1,6 @@
 import { loadConfig } from './config';
 import { openDatabase, prepareDatabase } from './db/database';
-import { createLogger } from './logger';
+import { createLogger, flushLogs } from './logger';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 
 // `npm run worker`: the webhook dispatcher alone, for services run with WEBHOOK_DISPATCHER=off.
@@ -22,6 +22,7 @@ async function main() {
     await dispatcher.stop(Math.min(config.shutdownTimeoutMs, 10_000));
     await db.close();
     logger.info('stopped');
+    await flushLogs(logger);
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, (received) => void stop(received));
