@@ -2,6 +2,9 @@ import express, { type Express } from 'express';
 import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
 import { accessLog } from './http/access-log';
+import { dashboardApi } from './http/dashboard-api';
+import { dashboardPage } from './http/dashboard-page';
+import { SIGN_IN_WINDOW_MS } from './http/sign-in-limit';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import type { Lifecycle } from './http/graceful-shutdown';
@@ -23,7 +26,8 @@ import { appRouter } from './routers/app-router';
 
 export interface AppDeps {
   db: Database;
-  config: Pick<Config, 'rateLimitPerMinute'> & Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort'>>;
+  config: Pick<Config, 'rateLimitPerMinute'> &
+    Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicOrigin' | 'trustProxy'>>;
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
   rateLimitLog?: SlidingLog;
@@ -34,12 +38,14 @@ export interface AppDeps {
   metrics?: Metrics;
   // Shared with the Redis client, so that one outage is one line per 10 s.
   logThrottle?: LogThrottle;
+  // The dashboard's built files; dist/dashboard unless given.
+  dashboardDir?: string;
 }
 
-export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics, logThrottle = new LogThrottle() }: AppDeps): Express {
+export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics, logThrottle = new LogThrottle(), dashboardDir }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  app.set('trust proxy', config.trustProxy ?? false);
   const routeOf = routeTemplates(appRouter);
   app.use(accessLog(logger, routeOf));
   if (metrics) app.use(requestMetrics(metrics, routeOf));
@@ -63,6 +69,12 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
     }),
   ];
   const json = jsonBody();
+
+  // The dashboard: its page, and its procedures by session cookie (never by key) ahead of the
+  // keyed /trpc mount. The in-memory log sweeps by its own window, hence one of 15 min here.
+  app.use('/dashboard', dashboardPage(dashboardDir));
+  const signInLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog(SIGN_IN_WINDOW_MS);
+  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin }));
 
   app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, restApi({ router: appRouter, db, logThrottle }));
   app.use('/trpc', ...keyed, requireApiKey, ...json, trpcApi({ router: appRouter, db, logThrottle }));

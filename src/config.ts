@@ -54,6 +54,16 @@ const envSchema = z.object({
     .transform(Number)
     .pipe(z.number().max(65535, 'must be a port number'))
     .optional(),
+  // The dashboard's address as people reach it (setup links, the Origin check), e.g.
+  // https://svc.example.com; else http://localhost:PORT.
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  // Behind a reverse proxy: Express's `trust proxy` (true, a hop count, or addresses), so that
+  // the client IP and https (Secure cookies) come from X-Forwarded-*.
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .transform((value) => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value))
+    .optional(),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -74,6 +84,10 @@ export interface Config {
   // GET /metrics: with a bearer token on the service's port, or on a port of its own.
   metricsToken?: string;
   metricsPort?: number;
+  publicBaseUrl: string;
+  // The Origin the dashboard's mutations must carry: set only when PUBLIC_BASE_URL is.
+  publicOrigin?: string;
+  trustProxy: boolean | number | string;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -100,5 +114,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpTimeouts: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS },
     metricsToken: values.METRICS_TOKEN,
     metricsPort: values.METRICS_PORT,
+    publicBaseUrl: (values.PUBLIC_BASE_URL ?? `http://localhost:${values.PORT}`).replace(/\/+$/, ''),
+    publicOrigin: values.PUBLIC_BASE_URL ? new URL(values.PUBLIC_BASE_URL).origin : undefined,
+    trustProxy: values.TRUST_PROXY ?? false,
   };
 }

@@ -32,7 +32,11 @@ export function parseFlags(args: string[]): Record<string, string> {
 }
 
 // Returns the exit code: 0 done, 2 bad arguments (nothing written), 1 anything else.
-export async function runCli(argv: string[], config: Pick<Config, 'databaseUrl'>, io: CliIo): Promise<number> {
+export async function runCli(
+  argv: string[],
+  config: Pick<Config, 'databaseUrl'> & Partial<Pick<Config, 'publicBaseUrl'>>,
+  io: CliIo,
+): Promise<number> {
   const [name, ...rest] = argv;
   if (!name) return fail(io, 'no command given (npm run cli -- --help lists them)', 2);
   if (name === '--help' || name === 'help') {
@@ -64,7 +68,8 @@ export async function runCli(argv: string[], config: Pick<Config, 'databaseUrl'>
   try {
     await prepareDatabase(db);
     await migrateToLatest(db);
-    const result = await (command.run as (db: unknown, flags: unknown) => Promise<unknown>)(db, parsed.data);
+    const settings = { publicBaseUrl: config.publicBaseUrl ?? 'http://localhost:3000' };
+    const result = await (command.run as (db: unknown, flags: unknown, s: unknown) => Promise<unknown>)(db, parsed.data, settings);
     io.stdout(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {

@@ -1,5 +1,6 @@
 import { router } from '../trpc/init';
 import { contactsRouter } from './contacts';
+import { dashboardRouter } from './dashboard';
 import { runsRouter } from './runs';
 import { sequencesRouter } from './sequences';
 
@@ -7,6 +8,7 @@ export const appRouter = router({
   contacts: contactsRouter,
   sequences: sequencesRouter,
   runs: runsRouter,
+  dashboard: dashboardRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,6 +1,7 @@
 import type { Database } from '../db/database';
 import type { Logger } from '../logger';
 import type { AuthResult } from '../services/api-keys';
+import type { DashboardHttp } from './dashboard-context';
 
 // What a procedure may set about its HTTP answer. A mutable holder, because middlewares pass
 // copies of the context on: a plain `ctx.status` set by a procedure would be lost.
@@ -19,6 +20,8 @@ export interface Context {
   http: HttpMeta;
   // REST only: a DELETE's JSON body, which the REST adapter does not read (remove tags).
   restDeleteBody?: unknown;
+  // Only on the dashboard's own mount (src/http/dashboard-api.ts): its session, never a key.
+  dashboard?: DashboardHttp;
 }
 
 export function newHttpMeta(): HttpMeta {

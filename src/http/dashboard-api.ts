@@ -1,0 +1,73 @@
+import express, { type Request, type Router } from 'express';
+import { createExpressMiddleware } from '@trpc/server/adapters/express';
+import type { Database } from '../db/database';
+import { ServiceUnavailableError } from '../errors';
+import type { LogThrottle } from '../log-throttle';
+import type { AppRouter } from '../routers/app-router';
+import { resolveSession } from '../services/dashboard/sessions';
+import type { DashboardHttp } from '../trpc/dashboard-context';
+import { retryAfterSeconds } from '../trpc/errors';
+import { dashboardCsrf } from './dashboard-csrf';
+import { jsonBody } from './json-body';
+import { reportUnavailable } from './report-unavailable';
+import { requestContext } from './request-context';
+import { signInLimiters } from './sign-in-limit';
+import type { SlidingLog } from './rate-limit/sliding-window-store';
+import './express-types';
+
+export const SESSION_COOKIE = 'svc_session';
+
+export interface DashboardApiOptions {
+  router: AppRouter;
+  db: Database;
+  logThrottle: LogThrottle;
+  signInLog: SlidingLog;
+  // PUBLIC_BASE_URL's origin, when the service is reached under a name of its own.
+  publicOrigin?: string;
+}
+
+function sessionCookie(req: Request): string | undefined {
+  for (const part of (req.get('cookie') ?? '').split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === SESSION_COOKIE) return value.join('=');
+  }
+  return undefined;
+}
+
+// /trpc/dashboard.*: the same router, reached by session cookie instead of API key. Other
+// paths pass on to the keyed /trpc mount, which never reads the cookie.
+export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin }: DashboardApiOptions): Router {
+  const api = express.Router();
+  const trpc = createExpressMiddleware({
+    router,
+    allowBatching: false,
+    createContext: async ({ req, res }) => {
+      const request = req as Request;
+      const user = await resolveSession(db, sessionCookie(request));
+      const cookie = { httpOnly: true, sameSite: 'lax', secure: request.secure, path: '/' } as const;
+      const dashboard: DashboardHttp = {
+        user,
+        ip: request.ip ?? 'unknown',
+        startSession: (session) => res.cookie(SESSION_COOKIE, session.token, { ...cookie, expires: session.expiresAt }),
+        endSession: () => res.clearCookie(SESSION_COOKIE, cookie),
+      };
+      return { ...requestContext(request, { db }, 'trpc'), dashboard };
+    },
+    responseMeta: ({ errors }) => {
+      const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);
+      // Account data: never kept by a shared cache or the browser's back button.
+      const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
+      if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
+      return { headers };
+    },
+    onError: ({ error, req }) => {
+      if (error.cause instanceof ServiceUnavailableError) reportUnavailable(req as Request, error.cause, logThrottle);
+      else if (error.code === 'INTERNAL_SERVER_ERROR') (req as Request).log.error({ err: error.cause ?? error }, 'request failed');
+    },
+  });
+  const onlyDashboard: express.RequestHandler = (req, _res, next) => (req.path.startsWith('/dashboard.') ? next() : next('router'));
+  api.use(onlyDashboard, dashboardCsrf(publicOrigin), ...jsonBody());
+  api.post('/dashboard.auth.signIn', ...signInLimiters(signInLog));
+  api.use(trpc);
+  return api;
+}
