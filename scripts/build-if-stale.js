@@ -8,7 +8,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const stamp = path.join(root, 'dist', '.build-stamp');
-const inputs = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+const inputs = ['src', 'web', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
 
 function newestMtime(file) {
   const stat = fs.statSync(file);

@@ -1,0 +1,37 @@
+import { useQuery } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { Layout } from './components/layout';
+import { Status } from './components/status';
+import { AccountPage } from './pages/account';
+import { ApiKeysPage } from './pages/settings/developer/api-keys';
+import { SetupPage } from './pages/setup';
+import { SignInPage } from './pages/sign-in';
+import { Redirect, useLocation } from './router';
+import { trpc } from './trpc';
+
+const PAGES: Record<string, { title: string; Page: () => React.ReactNode }> = {
+  '/settings/developer/api-keys': { title: 'API keys', Page: ApiKeysPage },
+  '/account': { title: 'Account', Page: AccountPage },
+};
+const HOME = '/settings/developer/api-keys';
+
+export function App() {
+  const { route } = useLocation();
+  const me = useQuery(trpc.dashboard.auth.me.queryOptions());
+  const page = PAGES[route];
+  useEffect(() => {
+    document.title = `${page?.title ?? (route === '/setup' ? 'Set your password' : 'Sign in')} · Dashboard`;
+  }, [page, route]);
+
+  // The setup link works signed in or not: it is about another person's password.
+  if (route === '/setup') return <SetupPage />;
+  if (me.isPending) return <Status>Loading…</Status>;
+  if (me.isError) return <Status role="alert">The dashboard could not reach the service. Reload to try again.</Status>;
+  if (!me.data) return route === '/sign-in' ? <SignInPage /> : <Redirect to="/sign-in" />;
+  if (!page) return <Redirect to={HOME} />;
+  return (
+    <Layout email={me.data.email} title={page.title}>
+      <page.Page />
+    </Layout>
+  );
+}
