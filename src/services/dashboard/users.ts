@@ -28,7 +28,7 @@ function summarize(user: User): UserSummary {
     accountId: user.accountId,
     email: user.email,
     active: Boolean(user.active),
-    passwordSet: user.passwordHash !== null,
+    passwordSet: Boolean(user.passwordHash),
     createdAt: user.createdAt.toISOString(),
     lastLoginAt: user.lastLoginAt ? user.lastLoginAt.toISOString() : null,
   };
@@ -53,7 +53,7 @@ export async function createUser(
     if (!account) throw new NotFoundError('Account');
     let created: User;
     try {
-      created = await User.create({ accountId: input.accountId, email: normalizeEmail(input.email), active: true }, { transaction });
+      created = await User.create({ accountId: input.accountId, email: normalizeEmail(input.email), passwordHash: null, active: true }, { transaction });
     } catch (error) {
       if (error instanceof UniqueConstraintError) throw new ConflictError('A user with this email exists');
       throw error;
