@@ -137,7 +137,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
             {errorMessage(create.error)}
           </p>
         )}
-        <Field label="Name" hint="Who or what uses it, e.g. “Shop plugin”." required maxLength={255} value={name} error={errors.name} onChange={(e) => setName(e.target.value)} autoFocus />
+        <Field label="Name" hint="Who or what uses it, e.g. “Shop plugin”." required maxLength={255} value={name} error={errors.name} onChange={(e) => setName(e.target.value)} data-autofocus />
         <Field label="Expires on (optional)" type="date" value={expiry} error={errors.expiresAt} onChange={(e) => setExpiry(e.target.value)} />
         <fieldset className="field">
           <legend>Kind</legend>
@@ -188,7 +188,7 @@ function KeyValueDialog({ created, onClose }: { created: { name: string; key: st
       </label>
       <div className="copy-row">
         <input id="new-key-value" className="mono" readOnly value={created?.key ?? ''} onFocus={(e) => e.currentTarget.select()} />
-        <button type="button" onClick={copy} autoFocus>
+        <button type="button" onClick={copy} data-autofocus>
           Copy
         </button>
       </div>
@@ -233,7 +233,7 @@ function ToggleKeyDialog({ subject, onClose }: { subject: Key | null; onClose: (
         </p>
       )}
       <div className="actions">
-        <button type="button" className="secondary" onClick={close} autoFocus>
+        <button type="button" className="secondary" onClick={close} data-autofocus>
           Cancel
         </button>
         <button
