@@ -4,6 +4,7 @@
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const zlib = require('node:zlib');
 
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');
@@ -22,6 +23,12 @@ const dashboardSteps = [
 for (const args of dashboardSteps) {
   const step = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
   if (step.status !== 0) process.exit(step.status ?? 1);
+}
+// Served as is to browsers that accept gzip (src/http/dashboard-page.ts).
+const assets = path.join(dist, 'dashboard', 'assets');
+for (const name of fs.readdirSync(assets).filter((file) => /\.(js|css)$/.test(file))) {
+  const file = path.join(assets, name);
+  fs.writeFileSync(`${file}.gz`, zlib.gzipSync(fs.readFileSync(file), { level: 9 }));
 }
 // Dated when the build began: a source saved during the compile makes the next start rebuild.
 const stamp = path.join(dist, '.build-stamp');

@@ -8,6 +8,17 @@ export const DASHBOARD_DIR = path.resolve(__dirname, '..', '..', 'dist', 'dashbo
 
 export function dashboardPage(dir = DASHBOARD_DIR): Router {
   const page = express.Router();
+  // The build writes a .gz beside each script and stylesheet: a third of the bytes, and no
+  // compression work per request.
+  page.get(/^\/assets\/[\w.-]+\.(js|css)$/, (req, res, next) => {
+    const gz = path.join(dir, `${req.path}.gz`);
+    if (!req.acceptsEncodings('gzip') || !fs.existsSync(gz)) return next();
+    res.set('Vary', 'Accept-Encoding');
+    res.set('Content-Encoding', 'gzip');
+    res.set('Cache-Control', 'public, max-age=31536000, immutable');
+    res.type(path.extname(req.path));
+    res.sendFile(gz);
+  });
   page.use('/assets', express.static(path.join(dir, 'assets'), { immutable: true, maxAge: '365d', fallthrough: false }));
   page.get(/.*/, (_req, res) => {
     const index = path.join(dir, 'index.html');
