@@ -11,11 +11,13 @@ import { dashboardCsrf } from './dashboard-csrf';
 import { jsonBody } from './json-body';
 import { reportUnavailable } from './report-unavailable';
 import { requestContext } from './request-context';
+import { sendError } from './send-error';
 import { signInLimiters } from './sign-in-limit';
 import type { SlidingLog } from './rate-limit/sliding-window-store';
 import './express-types';
 
 export const SESSION_COOKIE = 'svc_session';
+export const KEY_NOT_ACCEPTED = 'The dashboard procedures take a signed-in session, not an API key';
 
 export interface DashboardApiOptions {
   router: AppRouter;
@@ -66,7 +68,11 @@ export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin 
     },
   });
   const onlyDashboard: express.RequestHandler = (req, _res, next) => (req.path.startsWith('/dashboard.') ? next() : next('router'));
-  api.use(onlyDashboard, dashboardCsrf(publicOrigin), ...jsonBody());
+  // A key is refused outright, even where a procedure needs no session (auth.me, signIn): an
+  // integration that sends one here has the wrong address, and should learn it.
+  const noKeys: express.RequestHandler = (req, res, next) =>
+    req.get('x-api-key') === undefined ? next() : sendError(req, res, 401, KEY_NOT_ACCEPTED);
+  api.use(onlyDashboard, noKeys, dashboardCsrf(publicOrigin), ...jsonBody());
   api.post('/dashboard.auth.signIn', ...signInLimiters(signInLog));
   api.use(trpc);
   return api;

@@ -26,6 +26,8 @@ export function dashboardPage(dir = DASHBOARD_DIR): Router {
     res.set('Cache-Control', 'no-cache');
     res.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'");
     res.set('X-Content-Type-Options', 'nosniff');
+    // A setup link's token is in the URL: no Referer carries it anywhere.
+    res.set('Referrer-Policy', 'no-referrer');
     res.sendFile(index);
   });
   return page;

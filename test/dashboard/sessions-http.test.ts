@@ -7,7 +7,10 @@ import { createUser, disableUser } from '../../src/services/dashboard/users';
 import { SIGN_IN_FAILED } from '../../src/routers/dashboard/auth';
 import { SIGN_IN_LIMITED } from '../../src/http/sign-in-limit';
 import { createCaller, createCallerContext } from '../../src/trpc/caller';
+import { createApp } from '../../src/app';
+import { KEY_NOT_ACCEPTED } from '../../src/http/dashboard-api';
 import { api, silentLogger, testApp } from '../support/app';
+import { bufferLogger } from '../support/log-buffer';
 import { testDb } from '../support/db';
 import { buildApiKey, buildTenant } from '../support/factories';
 import { buildUser, dashboardApp, mutate, ORIGIN, PASSWORD, query, signInCookie } from '../support/dashboard';
@@ -119,7 +122,9 @@ describe('dashboard sessions over HTTP', () => {
       const { key } = await buildTenant();
       const list = await query(app, 'dashboard.keys.list').set('x-api-key', key);
       expect(list.status).to.equal(401);
-      expect(list.body.error.message).to.equal('Sign in to continue');
+      expect(list.body.error.message).to.equal(KEY_NOT_ACCEPTED);
+      const me = await query(app, 'dashboard.auth.me').set('x-api-key', key);
+      expect(me.status).to.equal(401);
       const create = await mutate(app, 'dashboard.keys.create', { name: 'sneaky' }).set('x-api-key', key);
       expect(create.status).to.equal(401);
       const caller = createCaller(createCallerContext({ db: testDb(), logger: silentLogger, apiKey: key }));
@@ -268,6 +273,24 @@ describe('dashboard sessions over HTTP', () => {
       const cookie = await signInCookie(app, user.email);
       const res = await query(app, 'dashboard.account.get', cookie);
       expect(res.body.result.data).to.include({ id: user.accountId, maxActiveRuns: 50, activeRuns: 0 });
+    });
+  });
+
+  describe('logs', () => {
+    it('never carry a setup token, a session token or a password', async () => {
+      const logs = bufferLogger('debug');
+      const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1000, publicOrigin: ORIGIN }, logger: logs.logger });
+      const account = await buildTenant();
+      const { setupToken } = await createUser(testDb(), { accountId: account.accountId, email: 'ada@example.com' });
+      await request(app).get(`/dashboard/setup?token=${setupToken}`).expect(200);
+      await mutate(app, 'dashboard.auth.setup', { token: setupToken, password: PASSWORD }).expect(200);
+      await mutate(app, 'dashboard.auth.signIn', { email: 'ada@example.com', password: 'wrong password!' }).expect(401);
+      const cookie = await signInCookie(app, 'ada@example.com');
+      await query(app, 'dashboard.keys.list', cookie).expect(200);
+      const text = logs.text();
+      for (const secret of [setupToken, cookie.split('=')[1], PASSWORD, 'wrong password!']) expect(text).to.not.include(secret);
+      const routes = logs.records().map((r) => r.route);
+      expect(routes).to.include('/dashboard').and.include('/trpc/dashboard.auth.signIn').and.include('/trpc/dashboard.keys.list');
     });
   });
 
