@@ -45,6 +45,7 @@ interface Authenticated {
 interface KeyRow {
   id: string;
   account_id: string;
+  kind: string;
   active: unknown;
   expires_at: unknown;
   last_used_at: unknown;
@@ -55,7 +56,7 @@ async function authenticate(header: string | undefined): Promise<Authenticated |
   if (!KEY_FORMAT.test(header)) return 'Invalid API key';
   const hash = createHash('sha256').update(header).digest('hex');
   const [row] = await sql.rows<KeyRow>(
-    'SELECT id, account_id, active, expires_at, last_used_at FROM api_keys WHERE key_hash = ?',
+    'SELECT id, account_id, kind, active, expires_at, last_used_at FROM api_keys WHERE key_hash = ?',
     [hash],
   );
   if (!row) return 'Invalid API key';
@@ -67,7 +68,7 @@ async function authenticate(header: string | undefined): Promise<Authenticated |
     const at = sqlTimestamp(now);
     void sql
       .transaction((tx) =>
-        sql.run('UPDATE `api_keys` SET `last_used_at`=?,`updated_at`=? WHERE `id` = ?', [at, at, row.id], tx),
+        sql.run('UPDATE api_keys SET last_used_at = ?, updated_at = ? WHERE id = ?', [at, at, row.id], tx),
       )
       .catch((error) => console.error('last_used_at update failed', error));
   }

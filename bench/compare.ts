@@ -4,7 +4,7 @@ import { openBenchDatabase } from './lib/database';
 import { contactIdsByEmail, createBenchAccount, seedContacts } from './lib/fixture';
 import { GeneralLog } from './lib/general-log';
 import { runLoad, type LoadResult } from './lib/load';
-import { fixed, median, spread, table } from './lib/report';
+import { fixed, median, medianCells, spread, table } from './lib/report';
 import { checkSameWork, endpointProbe, errorProbes, type ProbeOutcome } from './lib/same-work';
 import {
   bareSpec,
@@ -258,12 +258,7 @@ function reportResults(endpoints: readonly Endpoint[], servers: readonly Running
       rows.push([
         endpoint.name,
         server.spec.name,
-        fixed(median(runs.map((r) => r.perSecond)), 0),
-        fixed(median(runs.map((r) => r.cpuMsPerRequest)), 3),
-        fixed(median(runs.map((r) => r.p50)), 2),
-        fixed(median(runs.map((r) => r.p99)), 2),
-        String(runs.reduce((sum, r) => sum + r.ok, 0)),
-        String(runs.reduce((sum, r) => sum + r.wrong, 0)),
+        ...medianCells(runs),
       ]);
     }
   }

@@ -34,6 +34,8 @@ interface Phase {
   size: number;
   results: Map<EndpointName, LoadResult>;
   requests: Requests;
+  // Sent only for the EXPLAIN: the other request-path statements (trigger, unenroll).
+  explainOnly: Array<{ method: 'POST'; expect: number; next: () => NextRequest }>;
   freshSequences: string[];
   tables: string;
 }
@@ -178,7 +180,26 @@ async function measurePhase(
     progress(`${size} contacts: ${name.padEnd(8)} p50 ${fixed(result.p50, 2)} ms  p99 ${fixed(result.p99, 2)} ms  (${result.ok} requests)`);
   }
 
-  return { size, results, requests, freshSequences, tables: await tableSizes(database, account.accountId) };
+  const toUnenroll = [...enrolled];
+  const explainOnly: Phase['explainOnly'] = [
+    {
+      method: 'POST',
+      expect: 202,
+      next: () => ({
+        path: `/api/v1/sequences/${enrolled[0].sequenceId}/trigger`,
+        body: JSON.stringify({ contact: { email: email(random(size)) } }),
+      }),
+    },
+    {
+      method: 'POST',
+      expect: 200,
+      next: () => {
+        const { sequenceId, contactIds } = toUnenroll.shift()!;
+        return { path: `/api/v1/sequences/${sequenceId}/unenroll`, body: JSON.stringify({ contactIds }) };
+      },
+    },
+  ];
+  return { size, results, requests, explainOnly, freshSequences, tables: await tableSizes(database, account.accountId) };
 }
 
 // Every statement the endpoints' requests send, with its values, from the general log. The
@@ -195,8 +216,7 @@ async function captureStatements(
   phase.freshSequences.push(...(await account.newSequences(2)));
   await log.start();
   try {
-    for (const name of ENDPOINTS) {
-      const { method, expect, next } = phase.requests[name];
+    for (const { method, expect, next } of [...ENDPOINTS.map((name) => phase.requests[name]), ...phase.explainOnly]) {
       await runLoad({ base: service.base, apiKey: account.key, method, connections: 1, amount: 2, expectStatus: expect, next }, service.pid);
     }
     await new Promise((resolve) => setTimeout(resolve, 150));

@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type Router } from 'express';
 import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
 import { accessLog } from './http/access-log';
@@ -20,8 +20,8 @@ import { trpcApi } from './http/trpc-api';
 import { LogThrottle } from './log-throttle';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
-import { docsPage } from './openapi/docs-page';
-import { buildOpenApiDocument } from './openapi/document';
+import type * as DocsPageModule from './openapi/docs-page';
+import type * as DocumentModule from './openapi/document';
 import { appRouter } from './routers/app-router';
 
 export interface AppDeps {
@@ -54,11 +54,19 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   app.use(healthRoutes(readinessDependencies(db, rateLimitLog), logThrottle, lifecycle));
 
   // Public: the contract and its reference page need no key.
-  const document = buildOpenApiDocument(appRouter);
+  // Both made at their first request, not at start: the document's generator and Swagger UI
+  // are a tenth of a start, and most instances never serve them.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  let document: ReturnType<typeof DocumentModule.buildOpenApiDocument> | undefined;
+  const openApiDocument = () =>
+    (document ??= (require('./openapi/document') as typeof DocumentModule).buildOpenApiDocument(appRouter));
+  let docs: Router | undefined;
+  const docsRouter = () => (docs ??= express.Router().use(...(require('./openapi/docs-page') as typeof DocsPageModule).docsPage(openApiDocument())));
+  /* eslint-enable @typescript-eslint/no-require-imports */
   app.get('/api/v1/openapi.json', (_req, res) => {
-    res.json(document);
+    res.json(openApiDocument());
   });
-  app.use('/docs', ...docsPage(document));
+  app.use('/docs', (req, res, next) => docsRouter()(req, res, next));
 
   const keyed = [
     resolveApiKey(db),

@@ -6,14 +6,14 @@ import { migrateToLatest } from './db/migrator';
 import { countAccounts } from './services/accounts';
 import { setupUrl } from './services/dashboard/users';
 import { seedDemoIfEmpty } from './services/demo-seed';
-import { connectRedis } from './http/rate-limit/redis-client';
+import type * as RedisClientModule from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
 import { DrainableServer } from './http/graceful-shutdown';
 import { startMetricsServer } from './http/metrics-server';
 import { applyServerTimeouts } from './http/server-timeouts';
 import { LogThrottle } from './log-throttle';
 import { createLogger, type Logger } from './logger';
-import { createMetrics } from './metrics';
+import type * as MetricsModule from './metrics';
 
 async function main() {
   const config = loadConfig();
@@ -31,9 +31,15 @@ async function main() {
   // With REDIS_URL, every instance counts against one shared limit. Unreachable at start-up is
   // a configuration error: the service refuses to start rather than run with a different limit.
   const logThrottle = new LogThrottle();
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger, logThrottle) : undefined;
+  // The Redis client and prom-client (some 700 modules together) load only when configured.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const redis = config.redisUrl
+    ? await (require('./http/rate-limit/redis-client') as typeof RedisClientModule).connectRedis(config.redisUrl, logger, logThrottle)
+    : undefined;
   const rateLimitLog = redis ? new RedisSlidingLog(redis) : undefined;
-  const metrics = config.metricsToken || config.metricsPort ? createMetrics(db) : undefined;
+  const metrics =
+    config.metricsToken || config.metricsPort ? (require('./metrics') as typeof MetricsModule).createMetrics(db) : undefined;
+  /* eslint-enable @typescript-eslint/no-require-imports */
   // The server exists before the app so that the app's /readyz can read its shutdown state.
   const server = createServer();
   applyServerTimeouts(server, config.httpTimeouts);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { byIndexOrder } from '../../src/db/key-order';
 import { type ContactDto, type ContactFields, normalizeEmail } from '../../src/schemas/contact';
 import { isStorableText } from '../../src/schemas/text';
 import {
@@ -49,6 +50,32 @@ export async function findContactRow(sql: Sql, accountId: string, rawId: string,
   return row;
 }
 
+// src/services/contacts/lock-contacts.ts: the emails read first, then the contacts locked
+// through the (account_id, email_normalized) index in its order; one whose email changed in
+// between is looked up again.
+export async function lockContactsById(sql: Sql, accountId: string, ids: readonly string[], tx: Tx): Promise<Set<string>> {
+  const locked = new Set<string>();
+  let pending = ids;
+  while (pending.length > 0) {
+    const found = await sql.rows<{ id: string; email_normalized: string }>(
+      `SELECT id, email_normalized FROM contacts WHERE account_id = ? AND id IN (${marks(pending.length)})`,
+      [accountId, ...pending],
+      tx,
+    );
+    if (found.length === 0) break;
+    const emails = found.map((row) => row.email_normalized).sort(byIndexOrder);
+    const rows = await sql.rows<{ id: string }>(
+      `SELECT id FROM contacts WHERE account_id = ? AND email_normalized IN (${marks(emails.length)}) FOR UPDATE`,
+      [accountId, ...emails],
+      tx,
+    );
+    const wanted = new Set(found.map((row) => row.id));
+    rows.filter((row) => wanted.has(row.id)).forEach((row) => locked.add(row.id));
+    pending = found.map((row) => row.id).filter((id) => !locked.has(id));
+  }
+  return locked;
+}
+
 export async function getContactByEmail(sql: Sql, accountId: string, email: string): Promise<ContactDto> {
   if (!isStorableText(email)) throw contactNotFound();
   const [row] = await sql.rows<ContactRow>(`${CONTACT_SELECT} WHERE account_id = ? AND email_normalized = ?`, [
@@ -91,8 +118,9 @@ export interface UpsertOutcome {
   updated: number;
 }
 
-// src/services/contacts/upsert-contacts.ts: INSERT ... ON DUPLICATE KEY UPDATE id = id, the
-// rows read back locked, then one multi-row upsert of those that changed.
+// src/services/contacts/upsert-contacts.ts: INSERT ... ON DUPLICATE KEY UPDATE id = id (rows
+// in index order), the rows read back (already locked by the INSERT), then one multi-row
+// upsert of those that changed.
 export async function upsertContacts(
   sql: Sql,
   accountId: string,
@@ -107,7 +135,7 @@ export async function upsertContacts(
     group.push({ index, fields });
     byEmail.set(email, group);
   });
-  const emails = [...byEmail.keys()].sort();
+  const emails = [...byEmail.keys()].sort(byIndexOrder);
   const proposedIds = new Map(emails.map((email) => [email, randomUUID()]));
   const freshStates = new Map(emails.map((email) => [email, foldItems(null, byEmail.get(email)!)]));
 
@@ -117,7 +145,7 @@ export async function upsertContacts(
     tx,
   );
   const rows = await sql.rows<ContactRow>(
-    `${CONTACT_SELECT} WHERE account_id = ? AND email_normalized IN (${marks(emails.length)}) FOR UPDATE`,
+    `${CONTACT_SELECT} WHERE account_id = ? AND email_normalized IN (${marks(emails.length)})`,
     [accountId, ...emails],
     tx,
   );

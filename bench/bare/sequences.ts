@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { toIso, toIsoOrNull } from '../../src/db/rows';
 import type { ContactFields } from '../../src/schemas/contact';
-import { findContactRow, normalizeId, upsertContacts } from './contacts';
+import { findContactRow, lockContactsById, normalizeId, upsertContacts } from './contacts';
 import { HttpError } from './http-error';
 import { marks, sqlTimestamp, type Sql, type Tx } from './sql';
 
@@ -10,10 +10,9 @@ import { marks, sqlTimestamp, type Sql, type Tx } from './sql';
 const ACTIVE_STATUSES = ['pending', 'running', 'paused'];
 const RUN_SELECT = 'SELECT id, contact_id, status, started_at, completed_at, created_at FROM sequence_runs';
 const RUN_COLUMNS = 'id, account_id, sequence_id, contact_id, status, started_at, completed_at, created_at, updated_at';
-// The one statement the service writes through a Sequelize model (Enrollment.create).
 const INSERT_ENROLLMENT =
-  'INSERT INTO `enrollments` (`id`,`account_id`,`sequence_id`,`status`,`total_contacts`,`successful_enrollments`,' +
-  '`failed_enrollments`,`skipped_duplicates`,`created_at`,`updated_at`) VALUES (?,?,?,?,?,?,?,?,?,?)';
+  'INSERT INTO enrollments (id, account_id, sequence_id, status, total_contacts, successful_enrollments, ' +
+  `failed_enrollments, skipped_duplicates, created_at, updated_at) VALUES (${marks(10)})`;
 
 interface RunRow {
   id: string;
@@ -125,12 +124,7 @@ export function enrollByIds(sql: Sql, accountId: string, sequenceId: string, con
   return sql.transaction(async (tx) => {
     const id = await requireSequence(sql, accountId, sequenceId, true, tx);
     const capacity = await remainingRunCapacity(sql, accountId, tx);
-    const found = await sql.rows<{ id: string }>(
-      `SELECT id FROM contacts WHERE account_id = ? AND id IN (${marks(ids.length)}) LOCK IN SHARE MODE`,
-      [accountId, ...ids],
-      tx,
-    );
-    const existing = new Set(found.map((row) => row.id));
+    const existing = await lockContactsById(sql, accountId, ids, tx);
     const active = await contactsWithActiveRun(sql, id, [...existing], tx);
     const candidates = ids.filter((contactId) => existing.has(contactId) && !active.has(contactId));
     const allowed = capacity ? candidates.slice(0, capacity.remaining) : candidates;
@@ -160,9 +154,11 @@ export function unenroll(sql: Sql, accountId: string, sequenceId: string, contac
   const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
   return sql.transaction(async (tx) => {
     const id = await requireSequence(sql, accountId, sequenceId, false, tx);
+    const contacts = await lockContactsById(sql, accountId, ids, tx);
+    if (contacts.size === 0) return { cancelled: 0, contactIds: [] };
     const runs = await sql.rows<{ id: string; contact_id: string }>(
-      `SELECT id, contact_id FROM sequence_runs WHERE sequence_id = ? AND account_id = ? AND contact_id IN (${marks(ids.length)}) AND active_flag = 1 FOR UPDATE`,
-      [id, accountId, ...ids],
+      `SELECT id, contact_id FROM sequence_runs WHERE sequence_id = ? AND account_id = ? AND contact_id IN (${marks(contacts.size)}) AND active_flag = 1 FOR UPDATE`,
+      [id, accountId, ...contacts],
       tx,
     );
     if (runs.length > 0) {

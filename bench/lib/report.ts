@@ -31,3 +31,18 @@ export function table(header: readonly string[], rows: readonly (readonly string
       .trimEnd();
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
+
+// The measured columns of one table row, over a pair's rounds: medians of req/s, CPU ms per
+// request, p50 and p99, then the summed good and wrong answers.
+export function medianCells(
+  runs: ReadonlyArray<{ perSecond: number; cpuMsPerRequest: number; p50: number; p99: number; ok: number; wrong: number }>,
+): string[] {
+  return [
+    fixed(median(runs.map((r) => r.perSecond)), 0),
+    fixed(median(runs.map((r) => r.cpuMsPerRequest)), 3),
+    fixed(median(runs.map((r) => r.p50)), 2),
+    fixed(median(runs.map((r) => r.p99)), 2),
+    String(runs.reduce((sum, r) => sum + r.ok, 0)),
+    String(runs.reduce((sum, r) => sum + r.wrong, 0)),
+  ];
+}

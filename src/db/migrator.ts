@@ -1,6 +1,7 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { DataTypes } from 'sequelize';
-import { SequelizeStorage, Umzug } from 'umzug';
+import type * as UmzugModule from 'umzug';
 import type { Logger } from '../logger';
 import type { Database } from './database';
 
@@ -14,6 +15,10 @@ interface MigrationModule {
 // The migration files are in sequelize-cli's format, and the applied ones are recorded in the
 // same SequelizeMeta table sequelize-cli uses, so either tool can run them.
 export function createMigrator(db: Database, logger?: Logger) {
+  // Loaded when there is something to migrate: umzug brings its command line's dependencies
+  // (about 170 modules), a fifth of a start on an up-to-date database.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { SequelizeStorage, Umzug } = require('umzug') as typeof UmzugModule;
   const queryInterface = db.sequelize.getQueryInterface();
   return new Umzug({
     migrations: {
@@ -43,12 +48,28 @@ export function createMigrator(db: Database, logger?: Logger) {
 }
 
 export async function migrateToLatest(db: Database, logger?: Logger): Promise<string[]> {
-  return db.withoutStatementDeadline(() =>
-    withMigrationLock(db, async () => {
+  return db.withoutStatementDeadline(async () => {
+    // Nothing pending (the usual start): no lock, no migrator. Otherwise umzug decides again
+    // under the lock, as before.
+    if (!(await hasPendingMigrations(db))) return [];
+    return withMigrationLock(db, async () => {
       const applied = await createMigrator(db, logger).up();
       return applied.map((migration) => migration.name);
-    }),
-  );
+    });
+  });
+}
+
+// Whether a migration file has no row in SequelizeMeta (or there is no such table yet).
+async function hasPendingMigrations(db: Database): Promise<boolean> {
+  const files = fs.readdirSync(MIGRATIONS_DIR).filter((file) => file.endsWith('.js'));
+  let applied: Array<{ name: string }>;
+  try {
+    applied = (await db.sequelize.query('SELECT name FROM SequelizeMeta', { type: 'SELECT' })) as Array<{ name: string }>;
+  } catch {
+    return true;
+  }
+  const names = new Set(applied.map((row) => row.name));
+  return files.some((file) => !names.has(file));
 }
 
 const LOCK = "'contact-service:migrations'";

@@ -1,5 +1,6 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from './database';
+import { directStatementOptions } from './direct-statements';
 import { orUnavailable } from './unavailable';
 
 // Every raw statement goes through here: values are bound the same way on both dialects, and
@@ -19,25 +20,33 @@ async function insert(
   transaction: Transaction,
 ): Promise<void> {
   if (rows.length === 0) return;
-  const tuple = `(${columns.map(() => '?').join(', ')})`;
-  const values = rows.map(() => tuple).join(', ');
-  await execute(db, `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values}${onConflict}`, rows.flat(), transaction);
+  const key = `${table}\n${columns.join()}\n${rows.length}\n${onConflict}`;
+  let sql = insertStatements.get(key);
+  if (sql === undefined) {
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}${onConflict}`;
+    // A handful of tables and row counts up to a request's limit: bounded, but kept so anyway.
+    if (insertStatements.size >= 1000) insertStatements.clear();
+    insertStatements.set(key, sql);
+  }
+  await execute(db, sql, rows.flat(), transaction);
 }
 
-// Every raw statement's values pass through here, so that timestamps keep their milliseconds
-// on MySQL (see sqlTimestamp).
-function bindable(db: Database, values: readonly unknown[]): unknown[] {
-  return values.map((value) => (value instanceof Date ? sqlTimestamp(db, value) : value));
-}
+// The text of each INSERT shape, made once.
+const insertStatements = new Map<string, string>();
 
-// A statement that returns no rows (UPDATE, DELETE, INSERT without a read-back).
+// A statement that returns no rows (UPDATE, DELETE, INSERT without a read-back); answers the
+// number of rows it changed. Values are bound, never written into the text
+// (src/db/direct-statements.ts); an array value is a list (`IN (?)`).
 export async function execute(
   db: Database,
   sql: string,
-  replacements: readonly unknown[],
+  values: readonly unknown[],
   transaction?: Transaction,
-): Promise<void> {
-  await orUnavailable(() => db.sequelize.query(sql, { replacements: bindable(db, replacements), transaction }));
+): Promise<number> {
+  return orUnavailable(
+    async () => (await db.sequelize.query(sql, directStatementOptions({ values, returnsRows: false }, transaction))) as unknown as number,
+  );
 }
 
 // A multi-row INSERT; a unique-index clash fails it (UniqueConstraintError).
@@ -80,13 +89,6 @@ export async function upsertRows(
   await insert(db, table, columns, rows, onConflict, transaction);
 }
 
-// A timestamp as a replacement in a raw query, milliseconds kept. Sequelize writes a Date
-// replacement for MySQL as 'YYYY-MM-DD HH:mm:ss' (it does not know the column is DATETIME(3)),
-// which would drop them; SQLite's form keeps them.
-function sqlTimestamp(db: Database, date: Date): Date | string {
-  return db.dialect === 'sqlite' ? date : date.toISOString().slice(0, 23).replace('T', ' ');
-}
-
 // Row locks for the rest of the transaction on MySQL; SQLite needs none (one writer at a time).
 export function forUpdate(db: Database): string {
   return db.dialect === 'sqlite' ? '' : ' FOR UPDATE';
@@ -101,10 +103,10 @@ export function forShare(db: Database): string {
 export async function select<T>(
   db: Database,
   sql: string,
-  replacements: unknown[],
+  values: readonly unknown[],
   transaction?: Transaction,
 ): Promise<T[]> {
   return orUnavailable(
-    async () => (await db.sequelize.query(sql, { replacements: bindable(db, replacements), transaction, type: 'SELECT' })) as T[],
+    async () => (await db.sequelize.query(sql, directStatementOptions({ values, returnsRows: true }, transaction))) as T[],
   );
 }

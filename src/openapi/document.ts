@@ -138,6 +138,8 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
       headers: RATE_LIMIT_HEADERS,
     };
   }
+  // A GET with query parameters (the lists) validates them: a 400 like a body's.
+  const query = ((operation.parameters ?? []) as Parameter[]).some((p) => p.in === 'query') ? { 400: INVALID } : {};
   const specific = Object.entries((meta.openapi?.errorResponses ?? {}) as Record<string, string>).map(
     ([status, message]) => [status, errorResponse(message, message)],
   );
@@ -147,6 +149,7 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
       Object.entries({
         ...COMMON_ERRORS,
         ...BODY_ERRORS[meta.openapi!.method],
+        ...query,
         ...Object.fromEntries(specific),
       }).sort(([a], [b]) => Number(a) - Number(b)),
     ),

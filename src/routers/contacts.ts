@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   contactFieldsSchema,
   contactResponseSchema,
+  contactSchema,
   contactUpdateSchema,
   subscriptionStatusSchema,
   tagsSchema,
@@ -17,7 +18,11 @@ import {
   upsertContact,
 } from '../services/contacts/contact-operations';
 import { getContact, getContactByEmail } from '../services/contacts/find-contact';
+import { listContacts } from '../services/contacts/list-contacts';
+import { listContactRuns } from '../services/sequences/list-runs';
 import { accountProcedure, router } from '../trpc/init';
+import { nextCursorSchema } from '../schemas/list';
+import { contactListInputSchema, runFilters, runListInputSchema, runListOutputSchema } from '../schemas/list-queries';
 
 const TAGS = ['Contacts'];
 const idParam = z.object({ id: z.string().describe('The contact id (UUID).') });
@@ -94,6 +99,56 @@ export const contactsRouter = router({
     .mutation(async ({ ctx, input }) => ({
       summary: await batchUpsertContacts(ctx.db, { ...input, accountId: ctx.accountId }),
     })),
+
+  list: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/contacts',
+        tags: TAGS,
+        summary: 'List and search contacts',
+        description:
+          'Newest first by `createdAt` (ties by `id`, newest first too). Filters combine (all must hold): `tag`, ' +
+          'the two subscription statuses, `q` (a case-insensitive prefix of the email), `createdAfter` and ' +
+          '`updatedSince` (exclusive). Walk the pages with `nextCursor`; in the default order a walk sees every ' +
+          'contact that existed when it began and still exists exactly once, even while contacts are created ' +
+          'and changed meanwhile. `sort=updatedAt` gives the oldest change first (ties by `id`), for incremental ' +
+          'sync with `updatedSince`: a contact updated during the walk may appear again later, and never goes ' +
+          'missing; the changes of the last few seconds may come again on the next page.',
+        protect: true,
+      },
+    })
+    .input(contactListInputSchema)
+    .output(z.object({ contacts: z.array(contactSchema), nextCursor: nextCursorSchema }))
+    .query(async ({ ctx, input }) => {
+      const page = await listContacts(ctx.db, { ...input, accountId: ctx.accountId });
+      return { contacts: page.items, nextCursor: page.nextCursor };
+    }),
+
+  runs: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/contacts/{id}/runs',
+        tags: TAGS,
+        summary: 'List a contact\'s runs',
+        description:
+          'The contact\'s runs in every sequence, newest first by `createdAt` (ties by `id`). Filter by `status`, ' +
+          'or `active=true` for pending, running and paused (`active=false` for the others).',
+        protect: true,
+        errorResponses: { 404: 'Contact not found' },
+      },
+    })
+    .input(runListInputSchema.extend(idParam.shape))
+    .output(runListOutputSchema)
+    .query(async ({ ctx, input }) => {
+      const page = await listContactRuns(ctx.db, {
+        ...runFilters(input),
+        accountId: ctx.accountId,
+        contactId: input.id,
+      });
+      return { runs: page.items, nextCursor: page.nextCursor };
+    }),
 
   getByEmail: accountProcedure
     .meta({

@@ -5,12 +5,79 @@ import { enrollByIds } from '../services/sequences/enroll-by-ids';
 import { enrollContact } from '../services/sequences/enroll-contact';
 import { enrollmentStatus } from '../services/sequences/enrollment-status';
 import { unenroll } from '../services/sequences/unenroll';
+import { getSequence, listSequences } from '../services/sequences/list-sequences';
+import { listSequenceRuns } from '../services/sequences/list-runs';
+import {
+  runFilters,
+  runListInputSchema,
+  runListOutputSchema,
+  sequenceListInputSchema,
+  sequenceListOutputSchema,
+} from '../schemas/list-queries';
+import { sequenceSchema } from '../schemas/sequence';
 import { accountProcedure, router } from '../trpc/init';
 
 const TAGS = ['Sequences'];
 const sequenceParam = z.object({ id: z.string().describe('The sequence id (UUID).') });
 
 export const sequencesRouter = router({
+  list: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/sequences',
+        tags: TAGS,
+        summary: 'List sequences',
+        description:
+          'The account\'s sequences, newest first by `createdAt` (ties by `id`), with their number of active runs. ' +
+          'Filter by `status`; walk the pages with `nextCursor`.',
+        protect: true,
+      },
+    })
+    .input(sequenceListInputSchema)
+    .output(sequenceListOutputSchema)
+    .query(async ({ ctx, input }) => {
+      const page = await listSequences(ctx.db, { ...input, accountId: ctx.accountId });
+      return { sequences: page.items, nextCursor: page.nextCursor };
+    }),
+
+  get: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/sequences/{id}',
+        tags: TAGS,
+        summary: 'Get a sequence',
+        description: 'The sequence, its status and its number of active runs (pending, running or paused).',
+        protect: true,
+        errorResponses: { 404: 'Sequence not found' },
+      },
+    })
+    .input(sequenceParam)
+    .output(z.object({ sequence: sequenceSchema }))
+    .query(async ({ ctx, input }) => ({ sequence: await getSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  runs: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/sequences/{id}/runs',
+        tags: TAGS,
+        summary: 'List a sequence\'s runs',
+        description:
+          'Newest first by `createdAt` (ties by `id`). Filter by `status`, or `active=true` for pending, running ' +
+          'and paused (`active=false` for the others). Works whatever the sequence\'s status.',
+        protect: true,
+        errorResponses: { 404: 'Sequence not found' },
+      },
+    })
+    .input(runListInputSchema.extend(sequenceParam.shape))
+    .output(runListOutputSchema)
+    .query(async ({ ctx, input }) => {
+      const page = await listSequenceRuns(ctx.db, { ...runFilters(input), accountId: ctx.accountId, sequenceId: input.id });
+      return { runs: page.items, nextCursor: page.nextCursor };
+    }),
+
   trigger: accountProcedure
     .meta({
       openapi: {

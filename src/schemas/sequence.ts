@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SEQUENCE_STATUSES } from '../models/sequence';
 import { RUN_STATUSES } from '../models/sequence-run';
 
 // The Sequences API's contract (SPEC.md 2.3, 2.4, 4.2; CONTRACT.md "Runs", "Batch and bulk").
@@ -58,3 +59,26 @@ export const limitReachedSchema = z.object({
 });
 export const enrollOutcomeSchema = z.union([enrolledSchema, activeRunExistsSchema, limitReachedSchema]);
 export type EnrollOutcome = z.infer<typeof enrollOutcomeSchema>;
+
+export const sequenceStatusSchema = z.enum(SEQUENCE_STATUSES);
+
+export const sequenceSchema = z
+  .object({
+    id: z.string().describe('UUID of the sequence.'),
+    name: z.string(),
+    status: sequenceStatusSchema.describe('Only an `active` sequence accepts trigger and enrollments.'),
+    activeRuns: z.number().int().describe('Runs of the sequence in pending, running or paused now.'),
+    createdAt: z.string().describe('ISO 8601 UTC with milliseconds.'),
+    updatedAt: z.string().describe('ISO 8601 UTC with milliseconds.'),
+  })
+  .meta({ id: 'Sequence' });
+export type SequenceDto = z.infer<typeof sequenceSchema>;
+
+// A run in the run lists: the run, and what it belongs to.
+export const listedRunSchema = runSchema
+  .extend({
+    sequenceId: z.string().describe('UUID of the run\'s sequence.'),
+    contactId: z.string().describe('UUID of the run\'s contact.'),
+  })
+  .meta({ id: 'ListedRun' });
+export type ListedRunDto = z.infer<typeof listedRunSchema>;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../db/database';
-import { select } from '../db/sql';
+import { execute, select } from '../db/sql';
 import { toDate } from '../db/rows';
 import { Account, ApiKey } from '../models';
 import type { ApiKeyKind } from '../models/api-key';
@@ -67,7 +67,9 @@ export async function authenticateApiKey(
   if (now.getTime() - lastUsed >= LAST_USED_GRANULARITY_MS) {
     // The request does not wait for bookkeeping; a failure only loses a timestamp.
     db.inBackground(
-      withTransaction(db, (transaction) => ApiKey.update({ lastUsedAt: now }, { where: { id: row.id }, transaction })),
+      withTransaction(db, (transaction) =>
+        execute(db, 'UPDATE api_keys SET last_used_at = ?, updated_at = ? WHERE id = ?', [now, now, row.id], transaction),
+      ),
     );
   }
   return { ok: true, key: { keyId: row.id, accountId: row.account_id, kind: row.kind } };

@@ -99,6 +99,8 @@ describe('API key kinds over HTTP', () => {
     const integration = await buildTenant();
     const runner = await buildTenant({ kind: 'runner' });
     const refused: string[] = [];
+    // Lists take no required input: an empty call is a first page.
+    const answered = (path: string) => (['contacts.list', 'sequences.list'].includes(path) ? 200 : 400);
     for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
       const { type } = (procedure as unknown as { _def: { type: string } })._def;
       if (path.startsWith('dashboard.')) {
@@ -107,10 +109,10 @@ describe('API key kinds over HTTP', () => {
         continue;
       }
       const asRunner = await emptyCall(runner.key, path, type);
-      expect(asRunner.status, `${path} with a runner key`).to.equal(400);
+      expect(asRunner.status, `${path} with a runner key`).to.equal(answered(path));
       const asIntegration = await emptyCall(integration.key, path, type);
       if (asIntegration.status === 403) refused.push(path);
-      else expect(asIntegration.status, `${path} with an integration key`).to.equal(400);
+      else expect(asIntegration.status, `${path} with an integration key`).to.equal(answered(path));
     }
     expect(refused).to.deep.equal(['runs.transition']);
   });

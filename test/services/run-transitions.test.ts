@@ -155,7 +155,7 @@ describe('run transitions (runs.transition, internal tRPC)', () => {
       const paths = Object.keys(document.paths ?? {});
       // A sanity check that the document is the REST surface at all.
       expect(paths).to.include('/sequences/{id}/trigger');
-      expect(paths.filter((path) => /run|transition/i.test(path))).to.deep.equal([]);
+      expect(paths.filter((path) => /transition|^\/runs/i.test(path))).to.deep.equal([]);
       const operationIds = Object.values(document.paths ?? {}).flatMap((item) =>
         Object.values(item ?? {}).map((operation) => (operation as { operationId?: string })?.operationId ?? ''),
       );

@@ -77,6 +77,67 @@ describe('upsert contacts (service)', () => {
     });
   });
 
+  describe('the tag mirror (contact_tags), set-based', () => {
+    const tagged = (count: number, prefix: string, tags: string[]) =>
+      emails(count, prefix).map((contact) => ({ ...contact, tags }));
+
+    async function mirror(accountId: string): Promise<string[]> {
+      const rows = (await testDb().sequelize.query(
+        'SELECT c.email_normalized AS email, t.tag FROM contact_tags t JOIN contacts c ON c.id = t.contact_id WHERE t.account_id = ?',
+        { replacements: [accountId], type: 'SELECT' },
+      )) as Array<{ email: string; tag: string }>;
+      return rows.map((row) => `${row.email}:${row.tag}`).sort();
+    }
+
+    it('writes the tags of a batch of 100 new tagged contacts in as many statements as for 2', async () => {
+      const { accountId } = await buildTenant();
+      const small = await captureQueries(() => batchUpsertContacts(testDb(), { accountId, contacts: tagged(2, 'small', ['a', 'b']) }));
+      const large = await captureQueries(() => batchUpsertContacts(testDb(), { accountId, contacts: tagged(100, 'large', ['a', 'b']) }));
+
+      expect(large.queries.length).to.equal(small.queries.length);
+      expect(large.queries.length).to.be.at.most(7);
+      const rows = await mirror(accountId);
+      expect(rows).to.have.length(204);
+      expect(rows).to.include.members(['large-99@example.com:a', 'large-99@example.com:b', 'small-0@example.com:b']);
+    });
+
+    it('rewrites the tags of a batch of 100 that updates half in as many statements as for 2 that update one', async () => {
+      const { accountId } = await buildTenant();
+      await batchUpsertContacts(testDb(), { accountId, contacts: [...tagged(1, 'two', ['old']), ...tagged(50, 'hundred', ['old'])] });
+
+      const small = await captureQueries(() => batchUpsertContacts(testDb(), { accountId, contacts: tagged(2, 'two', ['new']) }));
+      const large = await captureQueries(() => batchUpsertContacts(testDb(), { accountId, contacts: tagged(100, 'hundred', ['new']) }));
+
+      expect(large.result).to.deep.equal({ total: 100, inserted: 50, updated: 50 });
+      expect(large.queries.length).to.equal(small.queries.length);
+      expect(large.queries.length).to.be.at.most(9);
+      const rows = await mirror(accountId);
+      expect(rows).to.have.length(102);
+      expect(rows.every((row) => row.endsWith(':new'))).to.equal(true);
+    });
+
+    it('leaves the mirror alone when an upsert changes nothing, and keeps a contact\'s tags when tags are not given', async () => {
+      const { accountId } = await buildTenant();
+      await batchUpsertContacts(testDb(), { accountId, contacts: tagged(3, 'same', ['x']) });
+      const unchanged = await captureQueries(() => batchUpsertContacts(testDb(), { accountId, contacts: tagged(3, 'same', ['x']) }));
+      expect(unchanged.queries.join('\n')).to.not.match(/contact_tags/);
+      await batchUpsertContacts(testDb(), { accountId, contacts: emails(3, 'same').map((c) => ({ ...c, lastName: 'L' })) });
+      expect(await mirror(accountId)).to.deep.equal(['same-0@example.com:x', 'same-1@example.com:x', 'same-2@example.com:x']);
+    });
+
+    it('carries the contact\'s created_at and updated_at, as the list\'s tag walk needs', async () => {
+      const { accountId } = await buildTenant();
+      await batchUpsertContacts(testDb(), { accountId, contacts: tagged(2, 'times', ['t']) });
+      await batchUpsertContacts(testDb(), { accountId, contacts: emails(1, 'times').map((c) => ({ ...c, lastName: 'Later' })) });
+      const rows = (await testDb().sequelize.query(
+        `SELECT COUNT(*) AS n FROM contact_tags t JOIN contacts c ON c.id = t.contact_id
+          WHERE t.account_id = ? AND t.created_at = c.created_at AND t.updated_at = c.updated_at`,
+        { replacements: [accountId], type: 'SELECT' },
+      )) as Array<{ n: number | string }>;
+      expect(Number(rows[0].n)).to.equal(2);
+    });
+  });
+
   describe('single upsert', () => {
     it('reports created on the first upsert of an email and not on the second', async () => {
       const { accountId } = await buildTenant();

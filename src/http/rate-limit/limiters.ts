@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit, type Options } from 'express-rate-limit';
 import '../express-types';
 import { sendError } from '../send-error';
+import { draft8Headers } from './draft8-headers';
 import { SlidingWindowStore, type SlidingLog } from './sliding-window-store';
 
 const MINUTE = 60_000;
@@ -13,25 +14,33 @@ export interface RateLimitSettings {
 }
 
 // Which limiter refused goes on the request, for the access log and the 429 counter.
-const tooMany = (req: Request, res: Response, _next: NextFunction, options: Options) => {
-  req.rateLimitedBy = String(options.identifier);
-  sendError(req, res, 429, 'Rate limit exceeded');
-};
+const tooMany =
+  (refused: (req: Request, res: Response) => void) =>
+  (req: Request, res: Response, _next: NextFunction, options: Options) => {
+    refused(req, res);
+    req.rateLimitedBy = String(options.identifier);
+    sendError(req, res, 429, 'Rate limit exceeded');
+  };
 
 // Two limits, both after the key is resolved:
 // - per API key (its id, not the raw header, so random bogus keys get no fresh budgets),
 //   counted across REST and tRPC, with RateLimit / RateLimit-Policy headers (IETF draft-8);
 // - per client IP on requests that fail authentication, so keys cannot be guessed at speed.
 export function rateLimiters(settings: RateLimitSettings): RequestHandler[] {
+  // The draft-8 headers are written by draft8-headers.ts (no per-response key hash), so the
+  // library's own are off; each limiter keeps its info under its own request property.
   const common = {
     windowMs: MINUTE,
-    standardHeaders: 'draft-8',
+    standardHeaders: false,
     legacyHeaders: false,
-    handler: tooMany,
   } as const;
+  const failedAuthHeaders = draft8Headers({ property: 'rateLimitFailedAuth', name: 'failed-auth', windowMs: MINUTE });
+  const perKeyHeaders = draft8Headers({ property: 'rateLimit', name: 'api-key', windowMs: MINUTE });
   const failedAuthPerIp = rateLimit({
     ...common,
     identifier: 'failed-auth',
+    requestPropertyName: 'rateLimitFailedAuth',
+    handler: tooMany(failedAuthHeaders.refused),
     limit: settings.failedAuthPerIpPerMinute,
     store: new SlidingWindowStore(settings.log, 'rl:ip:'),
     skip: (req) => req.auth?.ok === true,
@@ -40,10 +49,12 @@ export function rateLimiters(settings: RateLimitSettings): RequestHandler[] {
   const perKey = rateLimit({
     ...common,
     identifier: 'api-key',
+    requestPropertyName: 'rateLimit',
+    handler: tooMany(perKeyHeaders.refused),
     limit: settings.perKeyPerMinute,
     store: new SlidingWindowStore(settings.log, 'rl:key:'),
     skip: (req) => req.auth?.ok !== true,
     keyGenerator: (req) => (req.auth?.ok ? req.auth.key.keyId : 'unauthenticated'),
   });
-  return [failedAuthPerIp, perKey];
+  return [failedAuthPerIp, failedAuthHeaders.middleware, perKey, perKeyHeaders.middleware];
 }

@@ -1,9 +1,9 @@
 import type { Database } from '../../db/database';
+import { execute } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { NotFoundError } from '../../errors';
 import { type ContactDto, type ContactFields, type ContactUpdate, normalizeEmail } from '../../schemas/contact';
 import type { SubscriptionStatus } from '../../models/contact';
-import { Contact } from '../../models';
 import { normalizeId } from '../ids';
 import { assertWithinLimits, newContactState, uniqueTags } from './contact-state';
 import { upsertContacts } from './upsert-contacts';
@@ -90,7 +90,7 @@ export async function deleteContact(db: Database, input: { accountId: string; id
   const deleted = await withTransaction(db, async (transaction) => {
     const locked = await lockContactsById(db, input.accountId, [id], transaction);
     if (locked.size === 0) return 0;
-    return Contact.destroy({ where: { id, accountId: input.accountId }, transaction });
+    return execute(db, 'DELETE FROM contacts WHERE id = ? AND account_id = ?', [id, input.accountId], transaction);
   });
   if (deleted === 0) throw new NotFoundError('Contact');
 }

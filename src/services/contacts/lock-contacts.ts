@@ -58,9 +58,11 @@ async function lockThroughEmailIndex<Row extends { id: string }>(
       transaction,
     );
     if (found.length === 0) break;
+    // Named: with the list indexes (account_id, ...) to choose from, the optimizer may read the
+    // account's range of another one, locking rows in its order and rows of other writers.
     const rows = await select<Row>(
       db,
-      `${selectFrom} WHERE account_id = ? AND email_normalized IN (?)${forUpdate(db)}`,
+      `${selectFrom} FORCE INDEX (contacts_account_email_unique) WHERE account_id = ? AND email_normalized IN (?)${forUpdate(db)}`,
       [accountId, found.map((row) => row.email_normalized).sort(byIndexOrder)],
       transaction,
     );

@@ -6,6 +6,7 @@ import { insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
 import { type ContactDto, type ContactFields, normalizeEmail } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
 import { applyUpsert, assertWithinLimits, sameState, type ContactState } from './contact-state';
+import { syncContactTags, type TaggedContact } from './contact-tags';
 
 export interface UpsertOutcome {
   // One per item, in request order: the contact as that item left it.
@@ -68,9 +69,13 @@ export async function upsertContacts(
     transaction,
   );
   const rowByEmail = new Map(rows.map((row) => [row.email_normalized, row]));
+  // Taken now that every lock is held: from here to COMMIT nothing waits, which keeps a change's
+  // updated_at close to the moment it becomes visible (the list's sort=updatedAt relies on it).
+  const changedAt = new Date();
 
   const results: UpsertOutcome['results'] = new Array(items.length);
   const toUpdate: unknown[][] = [];
+  const written: TaggedContact[] = [];
   let inserted = 0;
   for (const email of emails) {
     const row = rowByEmail.get(email);
@@ -80,9 +85,13 @@ export async function upsertContacts(
     const folded = current ? foldItems(current, byEmail.get(email)!) : freshStates.get(email)!;
     const changed = !current || !sameState(current, folded.final);
     const createdAt = created ? now : row.created_at;
-    const updatedAt = changed ? now : row.updated_at;
+    const updatedAt = created ? now : changed ? changedAt : row.updated_at;
     if (created) inserted += 1;
-    else if (changed) toUpdate.push(rowValues(row.id, accountId, folded.final, now, now));
+    else if (changed) toUpdate.push(rowValues(row.id, accountId, folded.final, changedAt, changedAt));
+    if (changed) {
+      const { tags } = folded.final;
+      written.push({ id: row.id, accountId, tags, previousTags: current?.tags ?? null, createdAt, updatedAt: created ? now : changedAt });
+    }
     folded.steps.forEach(({ index, state }, step) => {
       assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
       results[index] = { contact: toContactDto(row.id, state, createdAt, updatedAt), created: created && step === 0 };
@@ -98,6 +107,7 @@ export async function upsertContacts(
     UPDATED_ON_UPSERT,
     transaction,
   );
+  await syncContactTags(db, written, transaction);
   return { results, inserted, updated: items.length - inserted };
 }
 

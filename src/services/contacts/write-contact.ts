@@ -8,6 +8,7 @@ import type { ContactDto } from '../../schemas/contact';
 import { normalizeId } from '../ids';
 import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
 import { assertWithinLimits, sameState, type ContactState } from './contact-state';
+import { syncContactTags } from './contact-tags';
 import { lockContactRow } from './lock-contacts';
 
 const EMAIL_TAKEN = 'A contact with this email already exists';
@@ -26,6 +27,11 @@ export async function insertContact(
     if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
     throw error;
   }
+  await syncContactTags(
+    db,
+    [{ id, accountId, tags: state.tags, previousTags: null, createdAt: now, updatedAt: now }],
+    transaction,
+  );
   return toContactDto(id, state, now, now);
 }
 
@@ -69,6 +75,21 @@ export function modifyContact(
       if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
       throw error;
     }
+    // Every change moves updated_at, which the mirror carries too.
+    await syncContactTags(
+      db,
+      [
+        {
+          id: row.id,
+          accountId: input.accountId,
+          tags: next.tags,
+          previousTags: current.tags,
+          createdAt: row.created_at,
+          updatedAt: now,
+        },
+      ],
+      transaction,
+    );
     return toContactDto(row.id, next, row.created_at, now);
   });
 }

@@ -1,11 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database';
+import { insertRows } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
-import { Enrollment } from '../../models';
 import type { EnrollmentDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { requireSequence } from './find-sequence';
 import { contactsWithActiveRun, remainingRunCapacity, startRuns } from './runs';
+
+const ENROLLMENT_COLUMNS = [
+  'id',
+  'account_id',
+  'sequence_id',
+  'status',
+  'total_contacts',
+  'successful_enrollments',
+  'failed_enrollments',
+  'skipped_duplicates',
+  'created_at',
+  'updated_at',
+];
 
 export interface EnrollByIdsResult {
   enrollment: EnrollmentDto;
@@ -47,7 +60,14 @@ export function enrollByIds(
       failedEnrollments: failed,
       skippedDuplicates: skipped,
     };
-    await Enrollment.create({ ...enrollment, accountId }, { transaction });
+    const now = new Date();
+    await insertRows(
+      db,
+      'enrollments',
+      ENROLLMENT_COLUMNS,
+      [[enrollment.id, accountId, sequenceId, enrollment.status, ids.length, successful, failed, skipped, now, now]],
+      transaction,
+    );
     return { enrollment, summary: { processed: ids.length, successful, failed, skipped } };
   });
 }

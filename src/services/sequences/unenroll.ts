@@ -22,7 +22,9 @@ export function unenroll(
     if (contacts.size === 0) return { cancelled: 0, contactIds: [] };
     const runs = await select<{ id: string; contact_id: string }>(
       db,
-      `SELECT id, contact_id FROM sequence_runs
+      // Through the one-active-run index (contact first): it visits only these contacts' runs.
+      // A sequence's own indexes would lock its runs of other contacts on the way.
+      `SELECT id, contact_id FROM sequence_runs${db.dialect === 'sqlite' ? '' : ' FORCE INDEX (sequence_runs_one_active)'}
         WHERE sequence_id = ? AND account_id = ? AND contact_id IN (?) AND ${activeRun(db)}${forUpdate(db)}`,
       [sequenceId, input.accountId, [...contacts]],
       transaction,

@@ -1,0 +1,73 @@
+import type { Database } from '../../db/database';
+import { toIso } from '../../db/rows';
+import { select } from '../../db/sql';
+import { NotFoundError } from '../../errors';
+import type { SequenceStatus } from '../../models/sequence';
+import type { SequenceDto } from '../../schemas/sequence';
+import { normalizeId } from '../ids';
+import type { CursorScope } from '../lists/cursor';
+import { afterPosition, orderBy, readThrough, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
+import { activeRun } from './runs';
+
+// GET /sequences and GET /sequences/{id}: newest first by (created_at, id), through
+// (account_id[, status], created_at, id). activeRuns is counted for the page's sequences in one
+// statement, through the one-active-run index's (sequence_id, active) entries.
+
+interface SequenceRow {
+  id: string;
+  name: string;
+  status: string;
+  created_at: unknown;
+  updated_at: unknown;
+}
+
+const COLUMNS = 'SELECT id, name, status, created_at, updated_at';
+const SELECT = `${COLUMNS} FROM sequences`;
+
+export async function listSequences(
+  db: Database,
+  input: { accountId: string; status?: SequenceStatus } & PageRequest,
+): Promise<Page<SequenceDto>> {
+  const scope: CursorScope = { list: 'sequences', accountId: input.accountId, filters: { status: input.status } };
+  const after = afterPosition('created_at', 'id', 'DESC', startPosition(scope, input));
+  const status = input.status ? { sql: ' AND status = ?', values: [input.status] } : { sql: '', values: [] };
+  const index = input.status ? 'sequences_account_status_created' : 'sequences_account_created';
+  const rows = await select<SequenceRow>(
+    db,
+    `${COLUMNS} FROM ${readThrough(db, 'sequences', 's', index)}` +
+      ` WHERE account_id = ?${status.sql}${after.sql}${orderBy('created_at', 'id', 'DESC')} LIMIT ?`,
+    [input.accountId, ...status.values, ...after.values, input.limit + 1],
+  );
+  const page = toPage(scope, input, rows, { position: (row) => ({ at: row.created_at, id: row.id }), item: (row) => row });
+  const counts = await activeRunCounts(db, page.items.map((row) => row.id));
+  return { items: page.items.map((row) => toSequenceDto(row, counts.get(row.id) ?? 0)), nextCursor: page.nextCursor };
+}
+
+export async function getSequence(db: Database, input: { accountId: string; id: string }): Promise<SequenceDto> {
+  const id = normalizeId(input.id);
+  const [row] = id ? await select<SequenceRow>(db, `${SELECT} WHERE id = ? AND account_id = ?`, [id, input.accountId]) : [];
+  if (!row) throw new NotFoundError('Sequence');
+  const counts = await activeRunCounts(db, [row.id]);
+  return toSequenceDto(row, counts.get(row.id) ?? 0);
+}
+
+async function activeRunCounts(db: Database, sequenceIds: readonly string[]): Promise<Map<string, number>> {
+  if (sequenceIds.length === 0) return new Map();
+  const rows = await select<{ sequence_id: string; active: number | string }>(
+    db,
+    `SELECT sequence_id, COUNT(*) AS active FROM sequence_runs WHERE sequence_id IN (?) AND ${activeRun(db)} GROUP BY sequence_id`,
+    [sequenceIds],
+  );
+  return new Map(rows.map((row) => [row.sequence_id, Number(row.active)]));
+}
+
+function toSequenceDto(row: SequenceRow, activeRuns: number): SequenceDto {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status as SequenceStatus,
+    activeRuns,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  };
+}

@@ -1,0 +1,87 @@
+import fs from 'node:fs';
+import { expect } from 'chai';
+import type { Database } from '../../src/db/database';
+import { createMigrator, MIGRATIONS_DIR, migrateToLatest } from '../../src/db/migrator';
+import { select } from '../../src/db/sql';
+import { listContacts } from '../../src/services/contacts/list-contacts';
+import { dropAllTables, schemaTables, testDb } from '../support/db';
+
+// The migration that adds the list indexes and contact_tags, applied to a database that
+// already has contacts (as an upgrade finds it): their tags are copied into contact_tags, with
+// their timestamps, so the tag filter finds them at once.
+
+const MIGRATION = '20261202000000-create-list-indexes.js';
+const ACCOUNT = '00000000-0000-4000-8000-0000000000c1';
+
+async function migrateToJustBefore(db: Database) {
+  const files = fs.readdirSync(MIGRATIONS_DIR).filter((file) => file.endsWith('.js')).sort();
+  await createMigrator(db).up({ to: files[files.indexOf(MIGRATION) - 1] });
+}
+
+async function insertOldContacts(db: Database) {
+  const now = new Date(Date.UTC(2026, 0, 1));
+  await db.sequelize.query(
+    'INSERT INTO accounts (id, name, max_active_runs, created_at, updated_at) VALUES (?, ?, NULL, ?, ?)',
+    { replacements: [ACCOUNT, 'Before the upgrade', now, now] },
+  );
+  const contacts = [
+    { id: '00000000-0000-4000-8000-0000000000d1', email: 'a@x.io', tags: ['vip', 'VIP', 'naïve 🎉'], minute: 1 },
+    { id: '00000000-0000-4000-8000-0000000000d2', email: 'b@x.io', tags: [], minute: 2 },
+    { id: '00000000-0000-4000-8000-0000000000d3', email: 'c@x.io', tags: ['vip'], minute: 3 },
+  ];
+  for (const contact of contacts) {
+    const at = new Date(Date.UTC(2026, 0, 1, 0, contact.minute));
+    await db.sequelize.query(
+      `INSERT INTO contacts (id, account_id, email, email_normalized, tags, custom_fields, email_subscription_status,
+         whatsapp_subscription_status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, '{}', 'subscribed', 'subscribed', ?, ?)`,
+      { replacements: [contact.id, ACCOUNT, contact.email, contact.email, JSON.stringify(contact.tags), at, at] },
+    );
+  }
+  return contacts;
+}
+
+describe(`migration ${MIGRATION}`, function () {
+  this.timeout(60_000);
+
+  afterEach(async () => {
+    // Whatever a test left, the suites that follow get the whole schema.
+    if (!(await schemaTables(testDb())).includes('contact_tags')) await dropAllTables(testDb());
+    await migrateToLatest(testDb());
+  });
+
+  it('copies existing contacts\' tags into contact_tags, and the tag filter finds them', async () => {
+    const db = testDb();
+    await dropAllTables(db);
+    await migrateToJustBefore(db);
+    const [a, , c] = await insertOldContacts(db);
+
+    expect((await createMigrator(db).up({ to: MIGRATION })).map((m) => m.name)).to.deep.equal([MIGRATION]);
+
+    const rows = await select<{ contact_id: string; tag: string }>(
+      db,
+      'SELECT contact_id, tag FROM contact_tags ORDER BY contact_id, tag',
+      [],
+    );
+    expect(rows.map((row) => `${row.contact_id.slice(-2)} ${row.tag}`).sort()).to.deep.equal(
+      ['d1 VIP', 'd1 naïve 🎉', 'd1 vip', 'd3 vip'].sort(),
+    );
+    await migrateToLatest(db);
+    const page = await listContacts(db, { accountId: ACCOUNT, tag: 'vip', limit: 10 });
+    expect(page.items.map((contact) => contact.id)).to.deep.equal([c.id, a.id]);
+    const updated = await listContacts(db, { accountId: ACCOUNT, tag: 'vip', sort: 'updatedAt', limit: 10 });
+    expect(updated.items.map((contact) => contact.id)).to.deep.equal([a.id, c.id]);
+    expect((await listContacts(db, { accountId: ACCOUNT, tag: 'naïve 🎉', limit: 10 })).items).to.have.length(1);
+  });
+
+  it('goes down and up again', async () => {
+    const db = testDb();
+    await dropAllTables(db);
+    await migrateToJustBefore(db);
+    await insertOldContacts(db);
+    await createMigrator(db).up({ to: MIGRATION });
+    await createMigrator(db).down({ to: MIGRATION });
+    expect(await schemaTables(db)).to.not.include('contact_tags');
+    await createMigrator(db).up({ to: MIGRATION });
+    expect(await select(db, 'SELECT tag FROM contact_tags', [])).to.have.length(4);
+  });
+});
