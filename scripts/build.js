@@ -13,6 +13,8 @@ fs.rmSync(dist, { recursive: true, force: true });
 const tsc = require.resolve('typescript/bin/tsc');
 const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
 if (result.status !== 0) process.exit(result.status ?? 1);
+// The router's type for consumers, free of the service's internals (package.json "./trpc").
+require('./public-router-types');
 // The dashboard: type-checked against the AppRouter type (vite does not check types), then
 // bundled by vite into dist/dashboard.
 const vite = path.join(path.dirname(require.resolve('vite/package.json')), 'bin', 'vite.js');

@@ -8,6 +8,7 @@ import { SIGN_IN_WINDOW_MS } from './http/sign-in-limit';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import type { Lifecycle } from './http/graceful-shutdown';
+import { idempotency } from './http/idempotency';
 import { healthRoutes, readinessDependencies } from './http/health';
 import { jsonBody, requireJsonObject } from './http/json-body';
 import { metricsEndpoint } from './http/metrics-endpoint';
@@ -23,11 +24,12 @@ import type { Metrics } from './metrics';
 import type * as DocsPageModule from './openapi/docs-page';
 import type * as DocumentModule from './openapi/document';
 import { appRouter } from './routers/app-router';
+import type { WebhookSettings } from './services/webhooks/webhook-settings';
 
 export interface AppDeps {
   db: Database;
   config: Pick<Config, 'rateLimitPerMinute'> &
-    Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicOrigin' | 'trustProxy'>>;
+    Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl' | 'publicOrigin' | 'trustProxy'>>;
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
   rateLimitLog?: SlidingLog;
@@ -40,9 +42,21 @@ export interface AppDeps {
   logThrottle?: LogThrottle;
   // The dashboard's built files; dist/dashboard unless given.
   dashboardDir?: string;
+  // Webhook URL rules and clock; absent: https only, no special-use addresses.
+  webhooks?: WebhookSettings;
 }
 
-export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics, logThrottle = new LogThrottle(), dashboardDir }: AppDeps): Express {
+export function createApp({
+  db,
+  config,
+  logger,
+  rateLimitLog,
+  lifecycle,
+  metrics,
+  logThrottle = new LogThrottle(),
+  dashboardDir,
+  webhooks,
+}: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy ?? false);
@@ -59,7 +73,10 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   /* eslint-disable @typescript-eslint/no-require-imports */
   let document: ReturnType<typeof DocumentModule.buildOpenApiDocument> | undefined;
   const openApiDocument = () =>
-    (document ??= (require('./openapi/document') as typeof DocumentModule).buildOpenApiDocument(appRouter));
+    (document ??= (require('./openapi/document') as typeof DocumentModule).buildOpenApiDocument(appRouter, {
+      // Only when PUBLIC_BASE_URL was set: otherwise the document names the relative /api/v1.
+      publicBaseUrl: config.publicOrigin ? config.publicBaseUrl : undefined,
+    }));
   let docs: Router | undefined;
   const docsRouter = () => (docs ??= express.Router().use(...(require('./openapi/docs-page') as typeof DocsPageModule).docsPage(openApiDocument())));
   /* eslint-enable @typescript-eslint/no-require-imports */
@@ -84,8 +101,10 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   const signInLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog(SIGN_IN_WINDOW_MS);
   app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin }));
 
-  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, restApi({ router: appRouter, db, logThrottle }));
-  app.use('/trpc', ...keyed, requireApiKey, ...json, trpcApi({ router: appRouter, db, logThrottle }));
+  const idempotent = idempotency(db);
+
+  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks }));
+  app.use('/trpc', ...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks }));
 
   app.use(notFound);
   app.use(errorHandler(logThrottle));

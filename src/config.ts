@@ -48,6 +48,9 @@ const envSchema = z.object({
   REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
+  // The service's absolute address as clients and people reach it: the OpenAPI document's
+  // `servers` URL, the dashboard's setup links and the Origin its mutations must carry.
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   METRICS_PORT: z
     .string()
     .regex(/^\d{1,5}$/, 'must be a port number')
@@ -56,7 +59,6 @@ const envSchema = z.object({
     .optional(),
   // The dashboard's address as people reach it (setup links, the Origin check), e.g.
   // https://svc.example.com; else http://localhost:PORT.
-  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
   // Behind a reverse proxy: Express's `trust proxy` (true, a hop count, or addresses), so that
   // the client IP and https (Secure cookies) come from X-Forwarded-*.
   TRUST_PROXY: z
@@ -64,6 +66,11 @@ const envSchema = z.object({
     .trim()
     .transform((value) => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value))
     .optional(),
+  EVENT_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
+  // Webhooks (README "Webhooks"): the insecure switch must stay off in production.
+  WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).default('false'),
+  WEBHOOK_DISPATCHER: z.enum(['on', 'off']).default('on'),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -88,6 +95,14 @@ export interface Config {
   // The Origin the dashboard's mutations must carry: set only when PUBLIC_BASE_URL is.
   publicOrigin?: string;
   trustProxy: boolean | number | string;
+  // Events older than this are purged (README "Events").
+  eventRetentionDays: number;
+  // http:// and private addresses for webhook URLs; only for tests and local development.
+  webhookAllowInsecure: boolean;
+  // The webhook dispatcher runs in the service unless off (then `npm run worker` runs it).
+  webhookDispatcher: boolean;
+  // One delivery attempt, connect to end of response; a claim's lease is 3 times this.
+  webhookTimeoutMs: number;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -117,5 +132,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (values.PUBLIC_BASE_URL ?? `http://localhost:${values.PORT}`).replace(/\/+$/, ''),
     publicOrigin: values.PUBLIC_BASE_URL ? new URL(values.PUBLIC_BASE_URL).origin : undefined,
     trustProxy: values.TRUST_PROXY ?? false,
+    eventRetentionDays: values.EVENT_RETENTION_DAYS,
+    webhookAllowInsecure: values.WEBHOOK_ALLOW_INSECURE === 'true',
+    webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',
+    webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
   };
 }

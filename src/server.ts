@@ -14,6 +14,8 @@ import { applyServerTimeouts } from './http/server-timeouts';
 import { LogThrottle } from './log-throttle';
 import { createLogger, type Logger } from './logger';
 import type * as MetricsModule from './metrics';
+import { DEFAULT_EVENT_RETENTION, EventRetention } from './services/events/event-retention';
+import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 
 async function main() {
   const config = loadConfig();
@@ -44,7 +46,8 @@ async function main() {
   const server = createServer();
   applyServerTimeouts(server, config.httpTimeouts);
   const drainable = new DrainableServer(server);
-  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle }));
+  const webhooks = webhookSettings(config);
+  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks }));
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -66,6 +69,11 @@ async function main() {
     metricsPort: config.metricsPort,
   });
 
+  const eventRetention = new EventRetention(db, { ...DEFAULT_EVENT_RETENTION, retentionDays: config.eventRetentionDays }, logger);
+  eventRetention.start();
+  // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
+  const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs) : undefined;
+
   if (demo) printWelcome(port, demo, config.publicOrigin ? config.publicBaseUrl : `http://localhost:${port}`);
   if (needsFirstKey) printFirstSteps();
 
@@ -75,6 +83,9 @@ async function main() {
     // Only once no request can use them any more.
     release: async () => {
       metricsServer?.close();
+      // Attempts in flight get 3 s to finish; the rest are released for another dispatcher.
+      await dispatcher?.stop(3_000);
+      await eventRetention.stop();
       await db.close();
       await redis?.close();
     },

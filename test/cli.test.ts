@@ -262,7 +262,7 @@ describe('admin command line', () => {
       expect(disabled).to.not.have.property('key');
       const refusedRes = await get();
       expect(refusedRes.status).to.equal(401);
-      expect(refusedRes.body).to.deep.equal({ error: 'API key is inactive' });
+      expect(refusedRes.body).to.deep.include({ error: 'API key is inactive' });
 
       const enabled = await ok('key:enable', '--id', id);
       expect(enabled).to.include({ id, active: true });
@@ -286,7 +286,7 @@ describe('admin command line', () => {
         request(app).post('/api/v1/contacts').set('x-api-key', key).send({ email: 'ada@example.com' }),
       );
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: 'API key has expired' });
+      expect(res.body).to.deep.include({ error: 'API key has expired' });
     });
   });
 

@@ -7,6 +7,8 @@ import { createAccount, setMaxActiveRuns } from '../services/accounts';
 import { createApiKey, listApiKeys, setApiKeyActive } from '../services/api-keys';
 import { createUser, disableUser, listUsers, setupUrl } from '../services/dashboard/users';
 import { createSequence, listSequences, setSequenceStatus } from '../services/sequences/sequence-admin';
+import type { CliSettings } from './cli-settings';
+import { WEBHOOK_COMMANDS } from './webhook-commands';
 
 // The admin command line's commands (CONTRACT.md "Accounts, keys and sequences"): each one a
 // schema for its flags and a call to a service.
@@ -15,10 +17,6 @@ const uuid = z.uuid('must be a UUID');
 const name = text().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
 const limit = z.string().regex(/^\d{1,9}$/, 'must be a whole number').transform(Number);
 
-export interface CliSettings {
-  // Where setup links point (PUBLIC_BASE_URL, else http://localhost:PORT).
-  publicBaseUrl: string;
-}
 
 interface Command<S extends z.ZodType> {
   usage: string;
@@ -112,6 +110,7 @@ export const COMMANDS = {
     flags: z.object({ id: uuid }),
     run: (db, f) => disableUser(db, { id: f.id }),
   }),
+  ...WEBHOOK_COMMANDS,
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

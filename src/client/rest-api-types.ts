@@ -17,7 +17,10 @@ export interface paths {
          */
         get: operations["contacts-list"];
         put?: never;
-        /** Create a contact */
+        /**
+         * Create a contact
+         * @description Creates a contact with a new email (unique per account, case-insensitively); an existing email is a 409.
+         */
         post: operations["contacts-create"];
         delete?: never;
         options?: never;
@@ -112,7 +115,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a contact */
+        /**
+         * Get a contact
+         * @description Reads one contact of the key's account by id; an id of another account is a 404.
+         */
         get: operations["contacts-get"];
         /**
          * Update a contact
@@ -143,7 +149,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change subscription statuses */
+        /**
+         * Change subscription statuses
+         * @description Sets the email and/or WhatsApp subscription status; give at least one. Other fields are unchanged.
+         */
         patch: operations["contacts-updateSubscriptions"];
         trace?: never;
     };
@@ -331,18 +340,192 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the account's events, in commit order
+         * @description The changes of the account, oldest first, in the order they committed. Page with `after`: pass the `nextCursor` of the previous answer. `nextCursor` is never null: on the last page (short or empty) it is where you stand, so keep it and poll again with it to receive what commits next. An event that commits after you read never lands before your cursor, so polling this way misses none and repeats none. Events are kept 30 days by default (EVENT_RETENTION_DAYS).
+         */
+        get: operations["events-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Every endpoint of the account, oldest first. Secrets are never shown again.
+         */
+        get: operations["webhooks-list"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Events committed from now on are POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The body is the event: `{ id, type, createdAt, accountId, data }`. The answer carries the signing secret, once.
+         */
+        post: operations["webhooks-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Without its secret.
+         */
+        get: operations["webhooks-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Its pending deliveries and its attempt history go with it.
+         */
+        delete: operations["webhooks-delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Any of url, events, enabled, description. Re-enabling a disabled endpoint sends what queued meanwhile and restarts the 3-day failure count.
+         */
+        patch: operations["webhooks-update"];
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description A new secret, shown once. For 24 h the previous one still signs: `webhook-signature` carries both signatures, space-separated, so receivers can switch without losing a delivery.
+         */
+        post: operations["webhooks-rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List delivery attempts
+         * @description Every HTTP attempt to the endpoint, newest first, with its outcome and when the next try goes.
+         */
+        get: operations["webhooks-deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Records a `webhook.test` event (`data: { webhookId }`) that goes to this endpoint only, delivered like any other.
+         */
+        post: operations["webhooks-test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    event: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An event, POSTed to your endpoint
+         * @description Signed per Standard Webhooks: verify with any Standard Webhooks library (for Node, `standardwebhooks`) and the endpoint's `whsec_` secret. Answer 2xx within 10 s; anything else is retried after 5 s, 30 s, 2 min, 10 min, 1 h, 4 h, then every 12 h (with jitter), at least once, so deduplicate by `webhook-id`. An endpoint failing for 3 days is disabled.
+         */
+        post: operations["webhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Contact: {
-            /** @description UUID assigned by the service. */
+            /**
+             * @description UUID assigned by the service.
+             * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+             */
             id: string;
+            /** @example ada@example.com */
             email: string;
+            /** @example +447700900123 */
             phone: string | null;
+            /** @example Ada */
             firstName: string | null;
+            /** @example Lovelace */
             lastName: string | null;
+            /**
+             * @example [
+             *       "vip",
+             *       "newsletter"
+             *     ]
+             */
             tags: string[];
+            /**
+             * @example {
+             *       "plan": "pro",
+             *       "address": {
+             *         "city": "Leeds"
+             *       }
+             *     }
+             */
             customFields: {
                 [key: string]: unknown;
             };
@@ -350,76 +533,496 @@ export interface components {
             emailSubscriptionStatus: "subscribed" | "unsubscribed";
             /** @enum {string} */
             whatsappSubscriptionStatus: "subscribed" | "unsubscribed";
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             createdAt: string;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             updatedAt: string;
         };
         ListedRun: {
-            /** @description UUID of the run. */
+            /**
+             * @description UUID of the run.
+             * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+             */
             id: string;
             /**
              * @description pending, running and paused are active; completed, failed and cancelled are not.
              * @enum {string}
              */
             status: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             startedAt: string;
-            /** @description Set when the run completes, fails or is cancelled; null before. */
+            /**
+             * @description Set when the run completes, fails or is cancelled; null before.
+             * @example null
+             */
             completedAt: string | null;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             createdAt: string;
-            /** @description UUID of the run's sequence. */
+            /**
+             * @description UUID of the run's sequence.
+             * @example 7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b
+             */
             sequenceId: string;
-            /** @description UUID of the run's contact. */
+            /**
+             * @description UUID of the run's contact.
+             * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+             */
             contactId: string;
         };
         Sequence: {
-            /** @description UUID of the sequence. */
+            /**
+             * @description UUID of the sequence.
+             * @example 7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b
+             */
             id: string;
+            /** @example Welcome series */
             name: string;
             /**
              * @description Only an `active` sequence accepts trigger and enrollments.
              * @enum {string}
              */
             status: "draft" | "active" | "paused" | "archived";
-            /** @description Runs of the sequence in pending, running or paused now. */
+            /**
+             * @description Runs of the sequence in pending, running or paused now.
+             * @example 42
+             */
             activeRuns: number;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-20T08:00:00.000Z
+             */
             createdAt: string;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-21T10:15:00.000Z
+             */
             updatedAt: string;
         };
         Enrollment: {
+            /** @example c8e6a4f2-0d1b-4c9e-a7f5-3b2d1c0e9f8a */
             id: string;
+            /** @example 7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b */
             sequenceId: string;
-            /** @description `completed`: the call ran to its end. */
+            /**
+             * @description `completed`: the call ran to its end.
+             * @example completed
+             */
             status: string;
-            /** @description Distinct contact ids in the request. */
+            /**
+             * @description Distinct contact ids in the request.
+             * @example 3
+             */
             totalContacts: number;
+            /** @example 2 */
             successfulEnrollments: number;
+            /** @example 0 */
             failedEnrollments: number;
+            /** @example 1 */
             skippedDuplicates: number;
         };
         SequenceRun: {
-            /** @description UUID of the run. */
+            /**
+             * @description UUID of the run.
+             * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+             */
             id: string;
             /**
              * @description pending, running and paused are active; completed, failed and cancelled are not.
              * @enum {string}
              */
             status: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             startedAt: string;
-            /** @description Set when the run completes, fails or is cancelled; null before. */
+            /**
+             * @description Set when the run completes, fails or is cancelled; null before.
+             * @example null
+             */
             completedAt: string | null;
-            /** @description ISO 8601 UTC with milliseconds. */
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        Event: components["schemas"]["ContactCreatedEvent"] | components["schemas"]["ContactUpdatedEvent"] | components["schemas"]["ContactDeletedEvent"] | components["schemas"]["ContactSubscriptionChangedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunStatusChangedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["WebhookDisabledEvent"];
+        /** @description A contact was created (create, upsert, batch, trigger, enroll-by-email). */
+        ContactCreatedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.created";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["ContactCreatedData"];
+        };
+        ContactCreatedData: {
+            contact: components["schemas"]["Contact"];
+        };
+        /** @description A contact changed; `changedFields` names what changed. Never sent for a write that changed nothing. */
+        ContactUpdatedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.updated";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["ContactUpdatedData"];
+        };
+        ContactUpdatedData: {
+            /** @description The contact after the change. */
+            contact: components["schemas"]["Contact"];
+            /** @description The fields whose value changed, in the order of the Contact schema. */
+            changedFields: ("email" | "phone" | "firstName" | "lastName" | "tags" | "customFields" | "emailSubscriptionStatus" | "whatsappSubscriptionStatus")[];
+        };
+        /** @description A contact was deleted. Its runs went with it; no run event is sent for them. */
+        ContactDeletedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.deleted";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["ContactDeletedData"];
+        };
+        ContactDeletedData: {
+            /** @description UUID of the deleted contact. */
+            id: string;
+            email: string;
+        };
+        /** @description A subscription status changed, one event per channel; sent beside contact.updated. */
+        ContactSubscriptionChangedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contact.subscription_changed";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["ContactSubscriptionChangedData"];
+        };
+        ContactSubscriptionChangedData: {
+            /** @description The contact after the change. */
+            contact: components["schemas"]["Contact"];
+            /** @enum {string} */
+            channel: "email" | "whatsapp";
+            /** @enum {string} */
+            from: "subscribed" | "unsubscribed";
+            /** @enum {string} */
+            to: "subscribed" | "unsubscribed";
+        };
+        /** @description A run was started (enroll, trigger, enroll-by-email). */
+        RunCreatedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.created";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["RunCreatedData"];
+        };
+        RunCreatedData: {
+            run: components["schemas"]["EventRun"];
+        };
+        EventRun: {
+            /**
+             * @description UUID of the run.
+             * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+             */
+            id: string;
+            /**
+             * @description pending, running and paused are active; completed, failed and cancelled are not.
+             * @enum {string}
+             */
+            status: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            startedAt: string;
+            /**
+             * @description Set when the run completes, fails or is cancelled; null before.
+             * @example null
+             */
+            completedAt: string | null;
+            /**
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description UUID of the sequence the run belongs to. */
+            sequenceId: string;
+            /** @description UUID of the contact the run belongs to. */
+            contactId: string;
+        };
+        /** @description A run moved: runs.transition, or cancelled by unenroll. */
+        RunStatusChangedEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.status_changed";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["RunStatusChangedData"];
+        };
+        RunStatusChangedData: {
+            /** @description The run after the change. */
+            run: components["schemas"]["EventRun"];
+            /** @enum {string} */
+            from: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
+            /** @enum {string} */
+            to: "pending" | "running" | "paused" | "completed" | "failed" | "cancelled";
+        };
+        /** @description Asked for with POST /webhooks/{id}/test; delivered to that endpoint only. */
+        WebhookTestEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook.test";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["WebhookTestData"];
+        };
+        WebhookTestData: {
+            /**
+             * @description UUID of the endpoint the test was sent to.
+             * @example 5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c
+             */
+            webhookId: string;
+        };
+        /** @description An endpoint was disabled after 3 days of failed attempts; sent to the account's other endpoints. */
+        WebhookDisabledEvent: {
+            /**
+             * @description UUID of the event; the same event always has the same id.
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook.disabled";
+            /**
+             * @description When the change was recorded, ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description UUID of the account.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            accountId: string;
+            data: components["schemas"]["WebhookDisabledData"];
+        };
+        WebhookDisabledData: {
+            /** @description The endpoint that was disabled. */
+            webhook: {
+                /**
+                 * @description UUID of the endpoint.
+                 * @example 5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c
+                 */
+                id: string;
+                /** @example https://hooks.example.com/contacts */
+                url: string;
+            };
+            /**
+             * @description Since when every attempt failed, ISO 8601 UTC.
+             * @example 2026-11-19T09:30:00.000Z
+             */
+            failingSince: string;
+        };
+        Webhook: {
+            /**
+             * @description The endpoint id (UUID).
+             * @example 5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c
+             */
+            id: string;
+            /** @example https://crm.example.com/hooks/contacts */
+            url: string;
+            /** @example CRM sync */
+            description: string | null;
+            /**
+             * @description Subscribed event types; null: every type.
+             * @example [
+             *       "contact.deleted",
+             *       "contact.subscription_changed"
+             *     ]
+             */
+            events: string[] | null;
+            /** @description False after PATCH enabled=false, or after 3 days of failed deliveries. */
+            enabled: boolean;
+            /**
+             * @description First failed attempt since the last success (ISO 8601), or null.
+             * @example null
+             */
+            failingSince: string | null;
+            /**
+             * @description After a rotation: until when the previous secret still signs (its signature is sent beside the new one).
+             * @example null
+             */
+            previousSecretExpiresAt: string | null;
+            /** @example 2026-11-22T09:30:00.000Z */
+            createdAt: string;
+            /** @example 2026-11-22T09:30:00.000Z */
+            updatedAt: string;
+        };
+        WebhookDeliveryAttempt: {
+            /**
+             * @description Attempt id, increasing.
+             * @example 1042
+             */
+            id: number;
+            /**
+             * @description The event delivered (also its `webhook-id` header).
+             * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+             */
+            eventId: string;
+            /**
+             * @description 1 for the first try of this event.
+             * @example 2
+             */
+            attempt: number;
+            /**
+             * @description The receiver's HTTP status, or null when no response came.
+             * @example 503
+             */
+            responseStatus: number | null;
+            /**
+             * @description Why no response counted: timeout, connection error, refused address.
+             * @example null
+             */
+            error: string | null;
+            /** @example 182 */
+            durationMs: number;
+            /** @description A 2xx within 10 s. */
+            succeeded: boolean;
+            /**
+             * @description When the next try goes after this failure; null after a success.
+             * @example 2026-11-22T09:32:00.000Z
+             */
+            nextAttemptAt: string | null;
+            /** @example 2026-11-22T09:30:00.000Z */
             createdAt: string;
         };
         /** @description Every error answer. */
         Error: {
             /** @description What went wrong, for a person to read. */
             error: string;
+            /** @description Stable, machine-readable: branch on this, not on `error`. */
+            code: string;
+            /** @description The X-Request-Id of the request, for support. */
+            requestId: string;
         };
         /** @description A 400 for invalid input names each problem. Malformed JSON has no `details`. */
         ValidationError: {
@@ -428,6 +1031,10 @@ export interface components {
              * @example contacts.3.email: Invalid email address
              */
             error: string;
+            /** @description Stable, machine-readable: branch on this, not on `error`. */
+            code: string;
+            /** @description The X-Request-Id of the request, for support. */
+            requestId: string;
             details?: {
                 /**
                  * @description Dotted path of the field in the request.
@@ -443,12 +1050,18 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
+        /** @description The request's id: the caller's `X-Request-Id` when it is 1 to 64 of `A-Z a-z 0-9 . _ -`, otherwise a new UUID. Every log line of the request carries it. */
+        "X-Request-Id": string;
         /** @description IETF draft-8 RateLimit: remaining requests (`r`) and seconds until one is free again (`t`). */
         RateLimit: string;
         /** @description IETF draft-8 RateLimit-Policy: the quota (`q`) per window of `w` seconds. */
         "RateLimit-Policy": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
+        /** @description `true` when this answer is the stored answer to an earlier request with the same Idempotency-Key. */
+        "Idempotent-Replayed": "true";
+        /** @description The created resource: `/api/v1/contacts/{id}` for a contact, `/api/v1/webhooks/{id}` for a webhook endpoint. */
+        Location: string;
     };
     pathItems: never;
 }
@@ -476,14 +1089,46 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contacts": [
+                     *         {
+                     *           "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *           "email": "ada@example.com",
+                     *           "phone": "+447700900123",
+                     *           "firstName": "Ada",
+                     *           "lastName": "Lovelace",
+                     *           "tags": [
+                     *             "vip",
+                     *             "newsletter"
+                     *           ],
+                     *           "customFields": {
+                     *             "plan": "pro",
+                     *             "address": {
+                     *               "city": "Leeds"
+                     *             }
+                     *           },
+                     *           "emailSubscriptionStatus": "subscribed",
+                     *           "whatsappSubscriptionStatus": "subscribed",
+                     *           "createdAt": "2026-11-22T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19"
+                     *     }
+                     */
                     "application/json": {
                         contacts: components["schemas"]["Contact"][];
-                        /** @description Pass it as `cursor` for the next page; null on the last page. */
+                        /**
+                         * @description Pass it as `cursor` for the next page; null on the last page.
+                         * @example eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19
+                         */
                         nextCursor: string | null;
                     };
                 };
@@ -491,6 +1136,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -498,15 +1144,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -514,15 +1166,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -531,15 +1189,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -547,25 +1211,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -573,12 +1248,35 @@ export interface operations {
     "contacts-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -627,11 +1325,39 @@ export interface operations {
             /** @description Successful response */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -640,6 +1366,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -647,15 +1374,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -663,15 +1396,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
-            /** @description A contact with this email already exists */
+            /** @description A contact with this email already exists; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -679,15 +1418,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "A contact with this email already exists"
+                     *       "error": "A contact with this email already exists",
+                     *       "code": "contact_exists",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "contact_exists" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -695,15 +1440,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -711,15 +1462,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -728,15 +1507,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -744,25 +1529,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -770,12 +1566,35 @@ export interface operations {
     "contacts-upsert": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -824,11 +1643,39 @@ export interface operations {
             /** @description The contact existed and was updated */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       },
+                     *       "created": true
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                         created: boolean;
@@ -838,11 +1685,40 @@ export interface operations {
             /** @description The contact was created */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       },
+                     *       "created": true
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                         created: boolean;
@@ -852,6 +1728,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -859,15 +1736,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -875,15 +1758,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -891,15 +1802,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -907,15 +1824,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -924,15 +1869,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -940,25 +1891,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -966,12 +1928,39 @@ export interface operations {
     "contacts-batch": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contacts": [
+                 *         {
+                 *           "email": "ada@example.com",
+                 *           "phone": "+447700900123",
+                 *           "firstName": "Ada",
+                 *           "lastName": "Lovelace",
+                 *           "tags": [
+                 *             "vip",
+                 *             "newsletter"
+                 *           ],
+                 *           "customFields": {
+                 *             "plan": "pro",
+                 *             "address": {
+                 *               "city": "Leeds"
+                 *             }
+                 *           },
+                 *           "emailSubscriptionStatus": "subscribed",
+                 *           "whatsappSubscriptionStatus": "subscribed"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     contacts: {
                         /**
@@ -1022,18 +2011,38 @@ export interface operations {
             /** @description Successful response */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "summary": {
+                     *         "total": 3,
+                     *         "inserted": 2,
+                     *         "updated": 1
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         summary: {
-                            /** @description Items in the request. */
+                            /**
+                             * @description Items in the request.
+                             * @example 3
+                             */
                             total: number;
-                            /** @description Contacts created. */
+                            /**
+                             * @description Contacts created.
+                             * @example 2
+                             */
                             inserted: number;
-                            /** @description Items applied to an existing contact. */
+                            /**
+                             * @description Items applied to an existing contact.
+                             * @example 1
+                             */
                             updated: number;
                         };
                     };
@@ -1042,6 +2051,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1049,15 +2059,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1065,15 +2081,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1081,15 +2125,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1097,15 +2147,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1114,15 +2192,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1130,25 +2214,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1173,14 +2268,34 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "runs": [
+                     *         {
+                     *           "id": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c",
+                     *           "status": "pending",
+                     *           "startedAt": "2026-11-22T09:30:00.000Z",
+                     *           "completedAt": null,
+                     *           "createdAt": "2026-11-22T09:30:00.000Z",
+                     *           "sequenceId": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *           "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19"
+                     *     }
+                     */
                     "application/json": {
                         runs: components["schemas"]["ListedRun"][];
-                        /** @description Pass it as `cursor` for the next page; null on the last page. */
+                        /**
+                         * @description Pass it as `cursor` for the next page; null on the last page.
+                         * @example eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19
+                         */
                         nextCursor: string | null;
                     };
                 };
@@ -1188,6 +2303,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1195,15 +2311,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1211,15 +2333,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1227,15 +2355,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1244,15 +2378,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1260,25 +2400,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1298,11 +2449,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1311,6 +2488,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1318,15 +2496,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1334,15 +2518,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1351,15 +2541,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1367,25 +2563,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1405,11 +2612,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1418,6 +2651,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1425,15 +2659,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1441,15 +2681,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1458,15 +2704,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1474,25 +2726,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1509,6 +2772,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -1552,11 +2835,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1565,6 +2874,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1572,15 +2882,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1588,15 +2904,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1604,15 +2926,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description A contact with this email already exists */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1620,15 +2948,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "A contact with this email already exists"
+                     *       "error": "A contact with this email already exists",
+                     *       "code": "contact_exists",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "contact_exists";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1636,15 +2970,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1652,15 +2992,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1669,15 +3015,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1685,25 +3037,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1723,6 +3086,7 @@ export interface operations {
             /** @description Deleted; no body */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1732,6 +3096,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1739,15 +3104,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1755,15 +3126,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1771,15 +3148,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1787,15 +3170,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1804,15 +3193,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1820,25 +3215,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -1855,6 +3261,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     emailSubscriptionStatus?: "subscribed" | "unsubscribed";
@@ -1867,11 +3279,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -1880,6 +3318,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1887,15 +3326,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1903,15 +3348,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1919,15 +3370,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1935,15 +3392,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1951,15 +3414,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1968,15 +3437,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1984,25 +3459,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2010,7 +3496,10 @@ export interface operations {
     "contacts-addTags": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The contact id (UUID). */
                 id: string;
@@ -2019,6 +3508,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Tags to add or remove.
@@ -2035,11 +3532,38 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -2048,6 +3572,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2055,15 +3580,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2071,15 +3602,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2087,15 +3624,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2103,15 +3668,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2119,15 +3690,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2136,15 +3735,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2152,25 +3757,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2187,6 +3803,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Tags to add or remove.
@@ -2203,11 +3827,37 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+447700900123",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "tags": [
+                     *           "vip",
+                     *           "newsletter"
+                     *         ],
+                     *         "customFields": {
+                     *           "plan": "pro",
+                     *           "address": {
+                     *             "city": "Leeds"
+                     *           }
+                     *         },
+                     *         "emailSubscriptionStatus": "subscribed",
+                     *         "whatsappSubscriptionStatus": "subscribed",
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contact: components["schemas"]["Contact"];
                     };
@@ -2216,6 +3866,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2223,15 +3874,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2239,15 +3896,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2255,15 +3918,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Contact not found"
+                     *       "error": "Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2271,15 +3940,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2288,15 +3963,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2304,25 +3985,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2343,14 +4035,33 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sequences": [
+                     *         {
+                     *           "id": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *           "name": "Welcome series",
+                     *           "status": "draft",
+                     *           "activeRuns": 42,
+                     *           "createdAt": "2026-11-20T08:00:00.000Z",
+                     *           "updatedAt": "2026-11-21T10:15:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19"
+                     *     }
+                     */
                     "application/json": {
                         sequences: components["schemas"]["Sequence"][];
-                        /** @description Pass it as `cursor` for the next page; null on the last page. */
+                        /**
+                         * @description Pass it as `cursor` for the next page; null on the last page.
+                         * @example eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19
+                         */
                         nextCursor: string | null;
                     };
                 };
@@ -2358,6 +4069,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2365,15 +4077,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2381,15 +4099,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2398,15 +4122,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2414,25 +4144,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2452,11 +4193,24 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sequence": {
+                     *         "id": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *         "name": "Welcome series",
+                     *         "status": "draft",
+                     *         "activeRuns": 42,
+                     *         "createdAt": "2026-11-20T08:00:00.000Z",
+                     *         "updatedAt": "2026-11-21T10:15:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         sequence: components["schemas"]["Sequence"];
                     };
@@ -2465,6 +4219,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2472,15 +4227,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2488,15 +4249,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2505,15 +4272,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2521,25 +4294,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2564,14 +4348,34 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "runs": [
+                     *         {
+                     *           "id": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c",
+                     *           "status": "pending",
+                     *           "startedAt": "2026-11-22T09:30:00.000Z",
+                     *           "completedAt": null,
+                     *           "createdAt": "2026-11-22T09:30:00.000Z",
+                     *           "sequenceId": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *           "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19"
+                     *     }
+                     */
                     "application/json": {
                         runs: components["schemas"]["ListedRun"][];
-                        /** @description Pass it as `cursor` for the next page; null on the last page. */
+                        /**
+                         * @description Pass it as `cursor` for the next page; null on the last page.
+                         * @example eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19
+                         */
                         nextCursor: string | null;
                     };
                 };
@@ -2579,6 +4383,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2586,15 +4391,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2602,15 +4413,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2618,15 +4435,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2635,15 +4458,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2651,25 +4480,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2677,7 +4517,10 @@ export interface operations {
     "sequences-trigger": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -2686,6 +4529,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contact": {
+                 *         "email": "ada@example.com",
+                 *         "phone": "+447700900123",
+                 *         "firstName": "Ada",
+                 *         "lastName": "Lovelace",
+                 *         "tags": [
+                 *           "vip",
+                 *           "newsletter"
+                 *         ],
+                 *         "customFields": {
+                 *           "plan": "pro",
+                 *           "address": {
+                 *             "city": "Leeds"
+                 *           }
+                 *         },
+                 *         "emailSubscriptionStatus": "subscribed",
+                 *         "whatsappSubscriptionStatus": "subscribed"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description The contact to upsert, by email. */
                     contact: {
@@ -2737,32 +4602,54 @@ export interface operations {
             /** @description Successful response */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *       "runId": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         enrolled: true;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
-                        /** @description UUID of the new run. */
+                        /**
+                         * @description UUID of the new run.
+                         * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+                         */
                         runId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "active_run_exists";
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "sequence_limit_reached";
+                        /** @example The account has reached its limit of active runs (1000) */
                         message: string;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     };
                 };
@@ -2770,6 +4657,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2777,15 +4665,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2793,15 +4687,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2809,15 +4709,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
-            /** @description Sequence is not active */
+            /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2825,15 +4731,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence is not active"
+                     *       "error": "Sequence is not active",
+                     *       "code": "sequence_not_active",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "sequence_not_active" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2841,15 +4753,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2857,15 +4775,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2874,15 +4820,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2890,25 +4842,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -2916,7 +4879,10 @@ export interface operations {
     "sequences-enroll": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -2925,6 +4891,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contactIds": [
+                 *         "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Contact ids (UUIDs), 1 to 500. Repeated ids count once.
@@ -2940,21 +4913,54 @@ export interface operations {
             /** @description Successful response */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrollment": {
+                     *         "id": "c8e6a4f2-0d1b-4c9e-a7f5-3b2d1c0e9f8a",
+                     *         "sequenceId": "7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b",
+                     *         "status": "completed",
+                     *         "totalContacts": 3,
+                     *         "successfulEnrollments": 2,
+                     *         "failedEnrollments": 0,
+                     *         "skippedDuplicates": 1
+                     *       },
+                     *       "summary": {
+                     *         "processed": 3,
+                     *         "successful": 2,
+                     *         "failed": 0,
+                     *         "skipped": 1
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         enrollment: components["schemas"]["Enrollment"];
                         summary: {
-                            /** @description Distinct contact ids attempted. */
+                            /**
+                             * @description Distinct contact ids attempted.
+                             * @example 3
+                             */
                             processed: number;
-                            /** @description New runs created. */
+                            /**
+                             * @description New runs created.
+                             * @example 2
+                             */
                             successful: number;
-                            /** @description Unknown contacts, or over the account limit. */
+                            /**
+                             * @description Unknown contacts, or over the account limit.
+                             * @example 0
+                             */
                             failed: number;
-                            /** @description Contacts that already had an active run. */
+                            /**
+                             * @description Contacts that already had an active run.
+                             * @example 1
+                             */
                             skipped: number;
                         };
                     };
@@ -2963,6 +4969,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2970,15 +4977,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2986,15 +4999,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3002,15 +5021,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
-            /** @description Sequence is not active */
+            /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3018,15 +5043,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence is not active"
+                     *       "error": "Sequence is not active",
+                     *       "code": "sequence_not_active",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "sequence_not_active" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3034,15 +5065,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3050,15 +5087,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3067,15 +5132,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3083,25 +5154,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -3109,7 +5191,10 @@ export interface operations {
     "sequences-enrollByEmail": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -3118,6 +5203,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+447700900123",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "customFields": {
+                 *         "plan": "pro",
+                 *         "address": {
+                 *           "city": "Leeds"
+                 *         }
+                 *       },
+                 *       "emailSubscriptionStatus": "subscribed",
+                 *       "whatsappSubscriptionStatus": "subscribed"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Email address; unique per account, case-insensitively. Stored and returned as first given (trimmed). Dot-atom local part (RFC 5321, UTF-8 allowed), domain with a dot; no quoted local parts or IP literals.
@@ -3166,32 +5271,54 @@ export interface operations {
             /** @description Not enrolled: `active_run_exists` or `sequence_limit_reached` */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *       "runId": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         enrolled: true;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
-                        /** @description UUID of the new run. */
+                        /**
+                         * @description UUID of the new run.
+                         * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+                         */
                         runId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "active_run_exists";
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "sequence_limit_reached";
+                        /** @example The account has reached its limit of active runs (1000) */
                         message: string;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     };
                 };
@@ -3199,32 +5326,54 @@ export interface operations {
             /** @description Enrolled: a new run was started */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "contactId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *       "runId": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         enrolled: true;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
-                        /** @description UUID of the new run. */
+                        /**
+                         * @description UUID of the new run.
+                         * @example b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c
+                         */
                         runId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "active_run_exists";
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     } | {
                         /** @constant */
                         enrolled: false;
                         /** @constant */
                         reason: "sequence_limit_reached";
+                        /** @example The account has reached its limit of active runs (1000) */
                         message: string;
-                        /** @description UUID of the contact (created or updated by this call). */
+                        /**
+                         * @description UUID of the contact (created or updated by this call).
+                         * @example 3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f
+                         */
                         contactId: string;
                     };
                 };
@@ -3232,6 +5381,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3239,15 +5389,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3255,15 +5411,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3271,15 +5433,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
-            /** @description Sequence is not active */
+            /** @description Sequence is not active; or a request with the same Idempotency-Key is still running */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3287,15 +5455,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence is not active"
+                     *       "error": "Sequence is not active",
+                     *       "code": "sequence_not_active",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "sequence_not_active" | "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3303,15 +5477,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3319,15 +5499,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3336,15 +5544,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3352,25 +5566,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -3378,7 +5603,10 @@ export interface operations {
     "sequences-unenroll": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The sequence id (UUID). */
                 id: string;
@@ -3387,6 +5615,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contactIds": [
+                 *         "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Contact ids (UUIDs), 1 to 500. Repeated ids count once.
@@ -3402,15 +5637,33 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "cancelled": 1,
+                     *       "contactIds": [
+                     *         "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        /** @description Contacts whose run was cancelled. */
+                        /**
+                         * @description Contacts whose run was cancelled.
+                         * @example 1
+                         */
                         cancelled: number;
-                        /** @description Those contacts, in request order. */
+                        /**
+                         * @description Those contacts, in request order.
+                         * @example [
+                         *       "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                         *     ]
+                         */
                         contactIds: string[];
                     };
                 };
@@ -3418,6 +5671,7 @@ export interface operations {
             /** @description Invalid request: the message names the first problem; `details` lists each */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3425,15 +5679,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "email: Invalid email address"
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3441,15 +5701,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3457,15 +5723,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found"
+                     *       "error": "Sequence not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
                 };
             };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3473,15 +5767,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body too large (limit 1 MiB)"
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
             /** @description Body is not `application/json` */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3489,15 +5789,43 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Content-Type must be application/json"
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3506,15 +5834,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3522,25 +5856,36 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
             };
         };
@@ -3562,11 +5907,24 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enrolled": true,
+                     *       "run": {
+                     *         "id": "b2d4f6a8-1c3e-4f5a-8b7c-9d0e1f2a3b4c",
+                     *         "status": "pending",
+                     *         "startedAt": "2026-11-22T09:30:00.000Z",
+                     *         "completedAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         enrolled: boolean;
                         run: components["schemas"]["SequenceRun"] | null;
@@ -3576,6 +5934,7 @@ export interface operations {
             /** @description Missing, unknown, inactive or expired API key */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3583,15 +5942,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Invalid API key"
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
                 };
             };
             /** @description Sequence not found, or Contact not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3599,15 +5964,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Sequence not found, or Contact not found"
+                     *       "error": "Sequence not found, or Contact not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
                 };
             };
             /** @description Rate limit exceeded: retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3616,15 +5987,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Rate limit exceeded"
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
             /** @description Unexpected failure; details are logged, never returned */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -3632,26 +6009,1998 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Internal server error"
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
                 };
             };
             /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
-                     *       "error": "Database unavailable; retry shortly"
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
                 };
+            };
+        };
+    };
+    "events-list": {
+        parameters: {
+            query?: {
+                after?: string;
+                type?: "contact.created" | "contact.updated" | "contact.deleted" | "contact.subscription_changed" | "run.created" | "run.status_changed" | "webhook.test" | "webhook.disabled";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": "0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b",
+                     *           "type": "contact.created",
+                     *           "createdAt": "2026-11-22T09:30:00.000Z",
+                     *           "accountId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *           "data": {
+                     *             "contact": {
+                     *               "id": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f",
+                     *               "email": "ada@example.com",
+                     *               "phone": "+447700900123",
+                     *               "firstName": "Ada",
+                     *               "lastName": "Lovelace",
+                     *               "tags": [
+                     *                 "vip",
+                     *                 "newsletter"
+                     *               ],
+                     *               "customFields": {
+                     *                 "plan": "pro",
+                     *                 "address": {
+                     *                   "city": "Leeds"
+                     *                 }
+                     *               },
+                     *               "emailSubscriptionStatus": "subscribed",
+                     *               "whatsappSubscriptionStatus": "subscribed",
+                     *               "createdAt": "2026-11-22T09:30:00.000Z",
+                     *               "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextCursor": "ZXYxOjQz"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Oldest first; at most `limit`. */
+                        events: components["schemas"]["Event"][];
+                        /**
+                         * @description Pass as `after` for the next page, or to poll for new events; never null.
+                         * @example ZXYxOjQz
+                         */
+                        nextCursor: string;
+                    };
+                };
+            };
+            /** @description Bad cursor, type or limit */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Bad cursor, type or limit",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhooks": [
+                     *         {
+                     *           "id": "5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c",
+                     *           "url": "https://crm.example.com/hooks/contacts",
+                     *           "description": "CRM sync",
+                     *           "events": [
+                     *             "contact.deleted",
+                     *             "contact.subscription_changed"
+                     *           ],
+                     *           "enabled": true,
+                     *           "failingSince": null,
+                     *           "previousSecretExpiresAt": null,
+                     *           "createdAt": "2026-11-22T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        webhooks: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://crm.example.com/hooks/contacts",
+                 *       "events": [
+                 *         "contact.deleted",
+                 *         "contact.subscription_changed"
+                 *       ],
+                 *       "description": "CRM sync"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Where events are POSTed. https; private, loopback, link-local and other special-use addresses are refused.
+                     * @example https://crm.example.com/hooks/contacts
+                     */
+                    url: string;
+                    /**
+                     * @description Event types to send; null or absent: every type. `webhook.test` is always sent when asked for.
+                     * @example [
+                     *       "contact.deleted",
+                     *       "contact.subscription_changed"
+                     *     ]
+                     */
+                    events?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.subscription_changed" | "run.created" | "run.status_changed" | "webhook.test" | "webhook.disabled")[] | null;
+                    /**
+                     * @description A note for people.
+                     * @example CRM sync
+                     */
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook": {
+                     *         "id": "5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c",
+                     *         "url": "https://crm.example.com/hooks/contacts",
+                     *         "description": "CRM sync",
+                     *         "events": [
+                     *           "contact.deleted",
+                     *           "contact.subscription_changed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "failingSince": null,
+                     *         "previousSecretExpiresAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": {
+                        webhook: components["schemas"]["Webhook"];
+                        /**
+                         * @description The signing secret, `whsec_` + base64. Shown only in this response.
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                         */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid URL (not https, or a refused address) or unknown event type */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid URL (not https, or a refused address) or unknown event type",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description Body is not `application/json` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook": {
+                     *         "id": "5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c",
+                     *         "url": "https://crm.example.com/hooks/contacts",
+                     *         "description": "CRM sync",
+                     *         "events": [
+                     *           "contact.deleted",
+                     *           "contact.subscription_changed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "failingSince": null,
+                     *         "previousSecretExpiresAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        webhook: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: the message names the first problem; `details` lists each */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://crm.example.com/hooks/contacts",
+                 *       "events": [
+                 *         "contact.deleted",
+                 *         "contact.subscription_changed"
+                 *       ],
+                 *       "enabled": true,
+                 *       "description": "CRM sync"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Where events are POSTed. https; private, loopback, link-local and other special-use addresses are refused.
+                     * @example https://crm.example.com/hooks/contacts
+                     */
+                    url?: string;
+                    /**
+                     * @description Event types to send; null or absent: every type. `webhook.test` is always sent when asked for.
+                     * @example [
+                     *       "contact.deleted",
+                     *       "contact.subscription_changed"
+                     *     ]
+                     */
+                    events?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.subscription_changed" | "run.created" | "run.status_changed" | "webhook.test" | "webhook.disabled")[] | null;
+                    /** @description False stops deliveries; they queue until it is true again. */
+                    enabled?: boolean;
+                    /**
+                     * @description A note for people.
+                     * @example CRM sync
+                     */
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook": {
+                     *         "id": "5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c",
+                     *         "url": "https://crm.example.com/hooks/contacts",
+                     *         "description": "CRM sync",
+                     *         "events": [
+                     *           "contact.deleted",
+                     *           "contact.subscription_changed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "failingSince": null,
+                     *         "previousSecretExpiresAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        webhook: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description Invalid URL, unknown event type, or nothing to change */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid URL, unknown event type, or nothing to change",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description Body is not `application/json` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-rotateSecret": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook": {
+                     *         "id": "5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c",
+                     *         "url": "https://crm.example.com/hooks/contacts",
+                     *         "description": "CRM sync",
+                     *         "events": [
+                     *           "contact.deleted",
+                     *           "contact.subscription_changed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "failingSince": null,
+                     *         "previousSecretExpiresAt": null,
+                     *         "createdAt": "2026-11-22T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-22T09:30:00.000Z"
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": {
+                        webhook: components["schemas"]["Webhook"];
+                        /**
+                         * @description The signing secret, `whsec_` + base64. Shown only in this response.
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                         */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid request: the message names the first problem; `details` lists each */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description Body is not `application/json` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-deliveries": {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "attempts": [
+                     *         {
+                     *           "id": 1042,
+                     *           "eventId": "0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b",
+                     *           "attempt": 2,
+                     *           "responseStatus": 503,
+                     *           "error": null,
+                     *           "durationMs": 182,
+                     *           "succeeded": true,
+                     *           "nextAttemptAt": "2026-11-22T09:32:00.000Z",
+                     *           "createdAt": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "1042"
+                     *     }
+                     */
+                    "application/json": {
+                        attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+                        /**
+                         * @description Pass it as `cursor` for the next page; null on the last page.
+                         * @example 1042
+                         */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid cursor or limit */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid cursor or limit",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-test": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; scoped to the account. 401, 429 and 5xx answers are not kept. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The webhook endpoint id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "eventId": "0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description The test event's id, also its `webhook-id` header.
+                         * @example 0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b
+                         */
+                        eventId: string;
+                    };
+                };
+            };
+            /** @description Invalid request: the message names the first problem; `details` lists each */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "email: Invalid email address",
+                     *       "code": "validation_failed",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, unknown, inactive or expired API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key",
+                     *       "code": "missing_api_key",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key" | "api_key_inactive" | "api_key_expired";
+                    };
+                };
+            };
+            /** @description Webhook not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Webhook not found",
+                     *       "code": "not_found",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_in_progress";
+                    };
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (limit 1 MiB)",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description Body is not `application/json` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type must be application/json",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request",
+                     *       "code": "idempotency_key_reused",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "code": "rate_limited",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description Unexpected failure; details are logged, never returned */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error",
+                     *       "code": "internal_error",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description The database or the rate-limit store is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable; retry shortly",
+                     *       "code": "service_unavailable",
+                     *       "requestId": "5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    webhookEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every retry. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`; two, space-separated, for 24 h after a secret rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0b7d9c1e-3f4a-4c2b-9e8d-1a2b3c4d5e6f",
+                 *       "type": "webhook.test",
+                 *       "createdAt": "2026-11-22T12:00:00.000Z",
+                 *       "accountId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "data": {
+                 *         "webhookId": "3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer in 10 s: retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

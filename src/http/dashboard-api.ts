@@ -71,7 +71,7 @@ export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin 
   // A key is refused outright, even where a procedure needs no session (auth.me, signIn): an
   // integration that sends one here has the wrong address, and should learn it.
   const noKeys: express.RequestHandler = (req, res, next) =>
-    req.get('x-api-key') === undefined ? next() : sendError(req, res, 401, KEY_NOT_ACCEPTED);
+    req.get('x-api-key') === undefined ? next() : sendError(req, res, { status: 401, code: 'api_key_not_accepted', message: KEY_NOT_ACCEPTED });
   api.use(onlyDashboard, noKeys, dashboardCsrf(publicOrigin), ...jsonBody());
   api.post('/dashboard.auth.signIn', ...signInLimiters(signInLog));
   api.use(trpc);

@@ -9,8 +9,8 @@ export function dashboardCsrf(allowedOrigin?: string): RequestHandler {
   return (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next();
     const expected = allowedOrigin ?? `${req.protocol}://${req.get('host')}`;
-    if (req.get('origin') !== expected) return sendError(req, res, 403, 'Cross-site request refused');
-    if (!req.is('application/json')) return sendError(req, res, 415, 'Content-Type must be application/json');
+    if (req.get('origin') !== expected) return sendError(req, res, { status: 403, code: 'forbidden', message: 'Cross-site request refused' });
+    if (!req.is('application/json')) return sendError(req, res, { status: 415, code: 'unsupported_media_type', message: 'Content-Type must be application/json' });
     next();
   };
 }

@@ -2,10 +2,12 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { LogThrottle } from '../log-throttle';
 import './express-types';
 import { reportUnavailable } from './report-unavailable';
-import { sendError } from './send-error';
+import { notAnObject } from './json-body';
+import { sendError, type HttpLayerError } from './send-error';
+import { defaultCodeFor } from '../error-codes';
 import { ServiceUnavailableError } from '../errors';
 
-export const notFound: RequestHandler = (req, res) => sendError(req, res, 404, 'Not found');
+export const notFound: RequestHandler = (req, res) => sendError(req, res, { status: 404, code: 'not_found', message: 'Not found' });
 
 interface HttpError {
   status?: number;
@@ -14,12 +16,12 @@ interface HttpError {
 }
 
 // The parser accepts only objects and arrays: say so when the body was JSON of another kind.
-function parseFailure(body: string | undefined): string {
+function parseFailure(body: string | undefined): HttpLayerError {
   try {
     JSON.parse(body ?? '');
-    return 'Request body must be a JSON object';
+    return notAnObject;
   } catch {
-    return 'Malformed JSON body';
+    return { status: 400, code: 'malformed_json', message: 'Malformed JSON body' };
   }
 }
 
@@ -32,19 +34,20 @@ export function errorHandler(logThrottle: LogThrottle): ErrorRequestHandler {
     if (error instanceof ServiceUnavailableError) {
       reportUnavailable(req, error, logThrottle);
       res.setHeader('Retry-After', String(error.retryAfterSeconds));
-      return sendError(req, res, 503, error.message);
+      return sendError(req, res, { status: 503, code: 'service_unavailable', message: error.message });
     }
     const { status, type, body } = (error ?? {}) as HttpError;
-    if (type === 'entity.parse.failed') return sendError(req, res, 400, parseFailure(body));
-    if (type === 'entity.too.large') return sendError(req, res, 413, 'Request body too large (limit 1 MiB)');
+    if (type === 'entity.parse.failed') return sendError(req, res, parseFailure(body));
+    if (type === 'entity.too.large') return sendError(req, res, { status: 413, code: 'payload_too_large', message: 'Request body too large (limit 1 MiB)' });
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      return sendError(req, res, 415, 'Unsupported body encoding or charset');
+      return sendError(req, res, { status: 415, code: 'unsupported_media_type', message: 'Unsupported body encoding or charset' });
     }
     if (typeof status === 'number' && status >= 400 && status < 500) {
-      return sendError(req, res, status, 'The request body could not be read (check Content-Encoding and Content-Length)');
+      const message = 'The request body could not be read (check Content-Encoding and Content-Length)';
+      return sendError(req, res, { status, code: defaultCodeFor(status), message });
     }
     req.log.error({ err: error }, 'unhandled error');
-    sendError(req, res, 500, 'Internal server error');
+    sendError(req, res, { status: 500, code: 'internal_error', message: 'Internal server error' });
   };
 }
 

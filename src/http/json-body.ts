@@ -1,6 +1,6 @@
 import express, { type RequestHandler } from 'express';
 import { nestsDeeperThan } from '../schemas/text';
-import { sendError } from './send-error';
+import { sendError, type HttpLayerError } from './send-error';
 
 export const BODY_LIMIT = '1mb';
 // Deeper than anything the API takes (customFields inside a batch item is 19 levels), and
@@ -16,7 +16,7 @@ export function jsonBody(): RequestHandler[] {
     (req, res, next) => (req.method === 'GET' ? next() : parse(req, res, next)),
     (req, res, next) =>
       nestsDeeperThan(req.body, MAX_BODY_DEPTH)
-        ? sendError(req, res, 400, `Request body is nested deeper than ${MAX_BODY_DEPTH} levels`)
+        ? sendError(req, res, validationFailed(`Request body is nested deeper than ${MAX_BODY_DEPTH} levels`))
         : next(),
   ];
 }
@@ -25,5 +25,12 @@ export function jsonBody(): RequestHandler[] {
 export const requireJsonObject: RequestHandler = (req, res, next) => {
   const body = req.body as unknown;
   if (body === undefined || (typeof body === 'object' && body !== null && !Array.isArray(body))) return next();
-  sendError(req, res, 400, 'Request body must be a JSON object');
+  sendError(req, res, notAnObject);
 };
+
+// A 400 about the request as a whole: its one detail has an empty path.
+export function validationFailed(message: string, path = ''): HttpLayerError {
+  return { status: 400, code: 'validation_failed', message, details: [{ path, message }] };
+}
+
+export const notAnObject = validationFailed('Request body must be a JSON object');

@@ -1,12 +1,13 @@
 import type { Request } from 'express';
 import type { Database } from '../db/database';
 import { AUTH_MESSAGES } from '../services/api-keys';
+import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import { newHttpMeta, type Context } from '../trpc/context';
 import './express-types';
 
 // The procedures' context for an HTTP request, on either transport. The key was resolved
 // before (resolveApiKey), once, for the rate limiter too.
-export function requestContext(req: Request, deps: { db: Database }, transport: 'rest' | 'trpc'): Context {
+export function requestContext(req: Request, deps: { db: Database; webhooks?: WebhookSettings }, transport: 'rest' | 'trpc'): Context {
   return {
     db: deps.db,
     // Every line a procedure logs carries the request id.
@@ -16,5 +17,6 @@ export function requestContext(req: Request, deps: { db: Database }, transport: 
     authenticate: async () => req.auth ?? { ok: false, message: AUTH_MESSAGES.missing },
     http: newHttpMeta(),
     restDeleteBody: transport === 'rest' && req.method === 'DELETE' ? req.body : undefined,
+    webhooks: deps.webhooks,
   };
 }

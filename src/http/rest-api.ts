@@ -11,11 +11,13 @@ import type { ApiMeta } from '../trpc/init';
 import './express-types';
 import { reportUnavailable } from './report-unavailable';
 import { requestContext } from './request-context';
+import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 
 interface RestApiDeps {
   router: AppRouter;
   db: Database;
   logThrottle: LogThrottle;
+  webhooks?: WebhookSettings;
 }
 
 // The REST surface (/api/v1): the same procedures as /trpc, served by trpc-to-openapi, with
@@ -25,13 +27,13 @@ interface RestApiDeps {
 //   error is captured in onError and the body is replaced as the adapter writes it;
 // - a JSON body on DELETE (remove tags): the adapter reads DELETE input from the query only,
 //   so the body travels in the context to the restInput middleware (src/trpc/init.ts).
-export function restApi({ router, db, logThrottle }: RestApiDeps): RequestHandler {
+export function restApi({ router, db, logThrottle, webhooks }: RestApiDeps): RequestHandler {
   const successStatusByPath = successStatuses(router);
   const errors = new WeakMap<Request, RestError>();
 
   const handler = createOpenApiNodeHttpHandler({
     router,
-    createContext: ({ req }) => requestContext(req as Request, { db }, 'rest'),
+    createContext: ({ req }) => requestContext(req as Request, { db, webhooks }, 'rest'),
     responseMeta: ({ ctx, paths, errors: failures }) => {
       if (failures.length > 0) return {};
       const http = (ctx as Context | undefined)?.http;
@@ -75,6 +77,7 @@ function replaceErrorBody(req: Request, res: Response, errors: WeakMap<Request, 
     }
     res.statusCode = mapped.status;
     if (mapped.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(mapped.retryAfterSeconds));
-    return end(JSON.stringify(mapped.body));
+    // The request id goes last, as in every other error body.
+    return end(JSON.stringify({ ...mapped.body, requestId: req.id }));
   }) as Response['end'];
 }

@@ -23,7 +23,7 @@ export function signInLimiters(log: SlidingLog): RequestHandler[] {
     skipSuccessfulRequests: true,
     handler: (req: Request, res: Response, _next: NextFunction) => {
       req.rateLimitedBy = 'sign-in';
-      sendError(req, res, 429, SIGN_IN_LIMITED);
+      sendError(req, res, { status: 429, code: 'rate_limited', message: SIGN_IN_LIMITED });
     },
   } as const;
   const perIp = rateLimit({

@@ -3,19 +3,29 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { Database } from '../db/database';
 import { ServiceUnavailableError } from '../errors';
 import type { LogThrottle } from '../log-throttle';
+import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import type { AppRouter } from '../routers/app-router';
 import { retryAfterSeconds } from '../trpc/errors';
 import './express-types';
 import { reportUnavailable } from './report-unavailable';
 import { requestContext } from './request-context';
+import { sendError } from './send-error';
 
-export function trpcApi({ router, db, logThrottle }: { router: AppRouter; db: Database; logThrottle: LogThrottle }): RequestHandler {
-  return createExpressMiddleware({
+// tRPC refuses a body that is not JSON before it makes a context, so its error would carry no
+// request id: refused here instead, in the same envelope.
+const requireJsonMutation: RequestHandler = (req, res, next) => {
+  const type = req.headers['content-type'];
+  if (req.method !== 'POST' || !type || /^application\/json\s*(;|$)/i.test(type)) return next();
+  sendError(req, res, { status: 415, code: 'unsupported_media_type', message: 'Content-Type must be application/json' });
+};
+
+export function trpcApi({ router, db, logThrottle, webhooks }: { router: AppRouter; db: Database; logThrottle: LogThrottle; webhooks?: WebhookSettings }): RequestHandler[] {
+  return [requireJsonMutation, createExpressMiddleware({
     router,
     // One call per HTTP request: the rate limit counts requests, and a batch would let one
     // request carry any number of calls (and open that many transactions at once).
     allowBatching: false,
-    createContext: ({ req }) => requestContext(req as Request, { db }, 'trpc'),
+    createContext: ({ req }) => requestContext(req as Request, { db, webhooks }, 'trpc'),
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);
       return retryAfter === undefined ? {} : { headers: { 'Retry-After': String(retryAfter) } };
@@ -24,5 +34,5 @@ export function trpcApi({ router, db, logThrottle }: { router: AppRouter; db: Da
       if (error.cause instanceof ServiceUnavailableError) reportUnavailable(req as Request, error.cause, logThrottle);
       else if (error.code === 'INTERNAL_SERVER_ERROR') (req as Request).log.error({ err: error.cause ?? error }, 'request failed');
     },
-  });
+  })];
 }

@@ -1,12 +1,27 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
 type Components = NonNullable<OpenAPIObject['components']>;
+import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
+import { WEBHOOK_DELIVERY } from './webhook-payload';
 
 // The REST surface's OpenAPI document. trpc-to-openapi writes paths, parameters and schemas
 // from the procedures; this adds what it cannot know (STACK.md): the real success statuses,
-// the { error } bodies the service really sends, and the rate-limit headers.
+// the { error } bodies the service really sends, and the rate-limit and request-id headers.
+//
+// The document must stay lint-clean (test/http/openapi-lint.test.ts: spectral:oas and redocly's
+// recommended ruleset, 0 warnings). For a new REST operation that means:
+// - meta.openapi has `tags` (a tag listed in TAGS below, with its description), `summary`
+//   and `description`, and `errorResponses` for each status it can answer besides the common ones;
+// - examples come from ONE place per schema: `.meta({ example })` on the zod schema. Every
+//   request and response body example in the document is composed from them (composeExample):
+//   an object from its properties' examples, an array from one item, an enum from its first
+//   value. A string or number schema with no example of its own fails the build of the
+//   document, naming its path, so a new field cannot ship with a Swagger placeholder. Give a
+//   whole body an example (`.meta({ example })` on the input or output object) only when the
+//   composed one would be misleading.
+// - response headers are declared once under components.headers and referenced (HEADERS).
 
 type Operation = {
   responses: Record<string, Record<string, unknown>>;
@@ -14,32 +29,42 @@ type Operation = {
   [key: string]: unknown;
 };
 
-const ERROR_REF = { $ref: '#/components/schemas/Error' };
-const VALIDATION_ERROR_REF = { $ref: '#/components/schemas/ValidationError' };
+const EXAMPLE_REQUEST_ID = '5f0c6d2e-8a7b-4a53-9a39-3c8e1b7d2f40';
+
+// Every answer of the service carries X-Request-Id (src/http/request-id.ts).
+const REQUEST_ID_HEADER = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
 
 const RATE_LIMIT_HEADERS = {
+  ...REQUEST_ID_HEADER,
   RateLimit: { $ref: '#/components/headers/RateLimit' },
   'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
 };
 
-function errorResponse(description: string, example: string, schema: object = ERROR_REF, headers: object = RATE_LIMIT_HEADERS) {
-  return {
-    description,
-    headers,
-    content: { 'application/json': { schema, example: { error: example } } },
+// An error answer: the body's `code` is one of `codes` (src/error-codes.ts), its schema says
+// which; a 400 for invalid input also lists `details`.
+function errorResponse(description: string, example: string, codes: readonly ErrorCode[], headers: object = RATE_LIMIT_HEADERS) {
+  const validation = codes.includes('validation_failed');
+  const schema = {
+    allOf: [
+      { $ref: `#/components/schemas/${validation ? 'ValidationError' : 'Error'}` },
+      { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } },
+    ],
   };
+  const body = { error: example, code: codes.find((code) => code !== 'idempotency_in_progress') ?? codes[0], requestId: EXAMPLE_REQUEST_ID };
+  return { description, headers, content: { 'application/json': { schema, example: body } } };
 }
 
 // Statuses every keyed operation can answer, whatever it does. (401 carries the per-IP
 // failed-authentication limit's headers.)
 const COMMON_ERRORS = {
-  401: errorResponse('Missing, unknown, inactive or expired API key', 'Invalid API key'),
-  429: errorResponse('Rate limit exceeded: retry after `Retry-After` seconds', 'Rate limit exceeded', ERROR_REF, {
+  401: errorResponse('Missing, unknown, inactive or expired API key', 'Invalid API key', ERROR_CODES_BY_STATUS[401]),
+  429: errorResponse('Rate limit exceeded: retry after `Retry-After` seconds', 'Rate limit exceeded', ['rate_limited'], {
     ...RATE_LIMIT_HEADERS,
     'Retry-After': { $ref: '#/components/headers/Retry-After' },
   }),
-  500: errorResponse('Unexpected failure; details are logged, never returned', 'Internal server error'),
-  503: errorResponse('The database or the rate-limit store is unavailable; retry after `Retry-After` seconds', 'Database unavailable; retry shortly', ERROR_REF, {
+  500: errorResponse('Unexpected failure; details are logged, never returned', 'Internal server error', ['internal_error']),
+  503: errorResponse('The database or the rate-limit store is unavailable; retry after `Retry-After` seconds', 'Database unavailable; retry shortly', ['service_unavailable'], {
+    ...REQUEST_ID_HEADER,
     'Retry-After': { $ref: '#/components/headers/Retry-After' },
   }),
 };
@@ -47,10 +72,16 @@ const COMMON_ERRORS = {
 const INVALID = errorResponse(
   'Invalid request: the message names the first problem; `details` lists each',
   'email: Invalid email address',
-  VALIDATION_ERROR_REF,
+  ERROR_CODES_BY_STATUS[400],
 );
-const TOO_LARGE = errorResponse('Request body over 1 MiB', 'Request body too large (limit 1 MiB)');
-const NOT_JSON = errorResponse('Body is not `application/json`', 'Content-Type must be application/json');
+const TOO_LARGE = errorResponse('Request body over 1 MiB', 'Request body too large (limit 1 MiB)', ['payload_too_large']);
+const NOT_JSON = errorResponse('Body is not `application/json`', 'Content-Type must be application/json', ['unsupported_media_type']);
+
+// The code of each message an operation declares in its meta's errorResponses.
+const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
+  'A contact with this email already exists': 'contact_exists',
+  'Sequence is not active': 'sequence_not_active',
+};
 
 // What the body parser can answer, by method. A GET's body is never read, and its input is path
 // strings that cannot fail validation (a malformed id is a 404). A DELETE's body is read when
@@ -63,7 +94,22 @@ const BODY_ERRORS: Record<string, object> = {
   PATCH: { 400: INVALID, 413: TOO_LARGE, 415: NOT_JSON },
 };
 
-export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
+// Operation tags, in the order the reference page shows them. A tag used by a procedure and
+// missing here fails the build of the document.
+const TAGS = [
+  { name: 'Contacts', description: 'People you keep in sync: create, upsert by email, read, update, tag and delete.' },
+  { name: 'Sequences', description: 'Enroll contacts in automated sequences and read their enrollment.' },
+  { name: 'Events', description: 'What changed in the account, in commit order: poll the feed with its cursor.' },
+  { name: 'Webhooks', description: 'Endpoints that receive the account\'s events as signed POSTs (Standard Webhooks), with retries.' },
+];
+
+export interface DocumentOptions {
+  // Absolute base URL of the service as clients reach it (PUBLIC_BASE_URL); without it the
+  // document names the relative `/api/v1`.
+  publicBaseUrl?: string;
+}
+
+export function buildOpenApiDocument(router: AppRouter, options: DocumentOptions = {}): OpenAPIObject {
   const document = generateOpenApiDocument(router, {
     title: 'Contact and Sequence Enrollment API',
     version: '1.0.0',
@@ -71,7 +117,7 @@ export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
       'Keep contacts in sync and enroll them in automated sequences. Every request needs an API key in the ' +
       '`x-api-key` header. Requests are limited per key per rolling minute (120 unless configured otherwise); ' +
       'the `RateLimit-Policy` header of every response gives the limit in force.',
-    baseUrl: '/api/v1',
+    baseUrl: options.publicBaseUrl ? `${options.publicBaseUrl.replace(/\/+$/, '')}/api/v1` : '/api/v1',
     securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
   });
 
@@ -84,6 +130,13 @@ export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
     if (method === 'delete') queryToJsonBody(operation);
     rewriteResponses(operation, meta);
   }
+  document.info.contact = CONTACT;
+  document.info.license = LICENSE;
+  const used = new Set(Object.values(document.paths ?? {}).flatMap((item) =>
+    Object.values(item as Record<string, Operation>).flatMap((operation) => (operation.tags as string[] | undefined) ?? [])));
+  const unknown = [...used].filter((name) => !TAGS.some((tag) => tag.name === name));
+  if (unknown.length > 0) throw new Error(`tags without a description in src/openapi/document.ts TAGS: ${unknown.join(', ')}`);
+  document.tags = TAGS.filter((tag) => used.has(tag.name));
 
   document.components = {
     ...document.components,
@@ -92,7 +145,65 @@ export function buildOpenApiDocument(router: AppRouter): OpenAPIObject {
     ),
     headers: HEADERS,
   };
+  addExamples(document);
+  document.webhooks = WEBHOOK_DELIVERY as unknown as NonNullable<OpenAPIObject['webhooks']>;
   return document;
+}
+
+const CONTACT = { name: 'API support', email: 'api@example.com', url: 'https://example.com/support' };
+const LICENSE = { name: 'Proprietary', url: 'https://example.com/terms' };
+
+type JsonSchema = Record<string, unknown>;
+
+// Every request and response body gets a media-type example composed from its schema (see the
+// convention at the top of this file).
+function addExamples(document: OpenAPIObject) {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, JsonSchema>;
+  const missing: string[] = [];
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {
+      const bodies: Array<[string, Record<string, unknown> | undefined]> = [
+        ['requestBody', (operation.requestBody as { content?: Record<string, Record<string, unknown>> } | undefined)?.content?.['application/json']],
+        ...Object.entries(operation.responses).map(([status, response]) =>
+          [`responses.${status}`, (response.content as Record<string, Record<string, unknown>> | undefined)?.['application/json']] as [string, Record<string, unknown> | undefined]),
+      ];
+      for (const [where, media] of bodies) {
+        if (!media || media.example !== undefined) continue;
+        media.example = composeExample(media.schema as JsonSchema, schemas, `${method.toUpperCase()} ${path} ${where}`, missing);
+      }
+    }
+  }
+  if (missing.length > 0) {
+    throw new Error(`no example; give these zod schemas .meta({ example }) (src/openapi/document.ts):\n${[...new Set(missing)].join('\n')}`);
+  }
+}
+
+export function composeExample(schema: JsonSchema, schemas: Record<string, JsonSchema>, where: string, missing: string[]): unknown {
+  if (schema.example !== undefined) return schema.example;
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if (typeof schema.$ref === 'string') {
+    const name = schema.$ref.replace('#/components/schemas/', '');
+    const target = schemas[name];
+    if (!target) throw new Error(`${where}: unresolved ${schema.$ref}`);
+    return composeExample(target, schemas, `${where} (${name})`, missing);
+  }
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const branches = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (branches) {
+    const branch = branches.find((b) => b.type !== 'null') ?? branches[0]!;
+    return composeExample(branch, schemas, where, missing);
+  }
+  const type = Array.isArray(schema.type) ? (schema.type as string[]).find((t) => t !== 'null') : schema.type;
+  if (type === 'object' || schema.properties) {
+    const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+    return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, composeExample(property, schemas, `${where}.${name}`, missing)]));
+  }
+  if (type === 'array') return [composeExample((schema.items ?? {}) as JsonSchema, schemas, `${where}[]`, missing)];
+  if (type === 'boolean') return true;
+  if (type === 'null') return null;
+  missing.push(where);
+  return undefined;
 }
 
 interface Parameter {
@@ -123,26 +234,64 @@ function queryToJsonBody(operation: Operation) {
   };
 }
 
+const IDEMPOTENCY_KEY_PARAMETER = {
+  in: 'header',
+  name: 'Idempotency-Key',
+  required: false,
+  description:
+    'Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first ' +
+    'answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; ' +
+    'scoped to the account. 401, 429 and 5xx answers are not kept.',
+  schema: { type: 'string', maxLength: 255, example: 'order-7781-create-contact' },
+};
+
+// Statuses the Idempotency-Key adds to a POST, merged with the operation's own 409.
+function idempotencyErrors(conflict: string | undefined): [string, object][] {
+  const codes: ErrorCode[] = conflict ? [CODE_FOR_MESSAGE[conflict], 'idempotency_in_progress'] : ['idempotency_in_progress'];
+  const description = conflict
+    ? `${conflict}; or a request with the same Idempotency-Key is still running`
+    : 'A request with the same Idempotency-Key is still running: retry later';
+  return [
+    ['409', errorResponse(description, conflict ?? 'A request with this Idempotency-Key is still in progress', codes)],
+    ['422', errorResponse('The Idempotency-Key was used for a different request', 'This Idempotency-Key was used with a different request', ['idempotency_key_reused'])],
+  ];
+}
+
 function rewriteResponses(operation: Operation, meta: ApiMeta) {
   const generated = operation.responses['200'];
   const success = meta.successStatus ?? 200;
+  const post = meta.openapi!.method === 'POST';
+  if (post) operation.parameters = [...((operation.parameters as object[] | undefined) ?? []), IDEMPOTENCY_KEY_PARAMETER];
+  const headers = (status: number) => ({
+    ...RATE_LIMIT_HEADERS,
+    ...(post && { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } }),
+    ...(meta.location && status === 201 && { Location: { $ref: '#/components/headers/Location' } }),
+  });
   const responses: Operation['responses'] = {};
   responses[String(success)] =
     success === 204
-      ? { description: generated.description as string, headers: RATE_LIMIT_HEADERS }
-      : { ...generated, headers: RATE_LIMIT_HEADERS };
+      ? { description: generated.description as string, headers: headers(success) }
+      : { ...generated, headers: headers(success) };
   if (meta.alternateSuccess) {
     responses[String(meta.alternateSuccess.status)] = {
       ...generated,
       description: meta.alternateSuccess.description,
-      headers: RATE_LIMIT_HEADERS,
+      headers: headers(meta.alternateSuccess.status),
     };
   }
   // A GET with query parameters (the lists) validates them: a 400 like a body's.
   const query = ((operation.parameters ?? []) as Parameter[]).some((p) => p.in === 'query') ? { 400: INVALID } : {};
-  const specific = Object.entries((meta.openapi?.errorResponses ?? {}) as Record<string, string>).map(
-    ([status, message]) => [status, errorResponse(message, message)],
-  );
+  const declared: Record<string, string> = { ...(meta.openapi?.errorResponses as Record<string, string>) };
+  const specific: [string, object][] = Object.entries(declared).map(([status, message]) => [
+    status,
+    errorResponse(
+      message,
+      message,
+      // A declared 400 is still a validation failure, and on a body also malformed JSON.
+      status === '409' ? [CODE_FOR_MESSAGE[message]] : status === '400' ? ERROR_CODES_BY_STATUS[400] : [defaultCodeFor(Number(status))],
+    ),
+  ]);
+  if (meta.openapi!.method === 'POST') specific.push(...idempotencyErrors(declared['409']));
   Object.assign(
     responses,
     Object.fromEntries(
@@ -161,8 +310,12 @@ const ERROR_SCHEMAS: Components['schemas'] = {
   Error: {
     type: 'object',
     description: 'Every error answer.',
-    properties: { error: { type: 'string', description: 'What went wrong, for a person to read.' } },
-    required: ['error'],
+    properties: {
+      error: { type: 'string', description: 'What went wrong, for a person to read.' },
+      code: { type: 'string', description: 'Stable, machine-readable: branch on this, not on `error`.' },
+      requestId: { type: 'string', description: 'The X-Request-Id of the request, for support.' },
+    },
+    required: ['error', 'code', 'requestId'],
     additionalProperties: false,
   },
   ValidationError: {
@@ -170,6 +323,8 @@ const ERROR_SCHEMAS: Components['schemas'] = {
     description: 'A 400 for invalid input names each problem. Malformed JSON has no `details`.',
     properties: {
       error: { type: 'string', description: 'The first problem, as `path: message`.', example: 'contacts.3.email: Invalid email address' },
+      code: { type: 'string', description: 'Stable, machine-readable: branch on this, not on `error`.' },
+      requestId: { type: 'string', description: 'The X-Request-Id of the request, for support.' },
       details: {
         type: 'array',
         items: {
@@ -183,12 +338,16 @@ const ERROR_SCHEMAS: Components['schemas'] = {
         },
       },
     },
-    required: ['error'],
+    required: ['error', 'code', 'requestId'],
     additionalProperties: false,
   },
 };
 
 const HEADERS: Components['headers'] = {
+  'X-Request-Id': {
+    description: 'The request\'s id: the caller\'s `X-Request-Id` when it is 1 to 64 of `A-Z a-z 0-9 . _ -`, otherwise a new UUID. Every log line of the request carries it.',
+    schema: { type: 'string', example: '5f0c6a1e-3b7d-4c1a-9e0f-2a6b8d4c7e91' },
+  },
   RateLimit: {
     description: 'IETF draft-8 RateLimit: remaining requests (`r`) and seconds until one is free again (`t`).',
     schema: { type: 'string', example: '"api-key"; r=119; t=60' },
@@ -200,5 +359,13 @@ const HEADERS: Components['headers'] = {
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
     schema: { type: 'integer', example: 30 },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when this answer is the stored answer to an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'], example: 'true' },
+  },
+  Location: {
+    description: 'The created resource: `/api/v1/contacts/{id}` for a contact, `/api/v1/webhooks/{id}` for a webhook endpoint.',
+    schema: { type: 'string', example: '/api/v1/contacts/0b7f3c1e-5d2a-4c6b-9e8f-1a2b3c4d5e6f' },
   },
 };

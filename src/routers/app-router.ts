@@ -1,14 +1,18 @@
 import { router } from '../trpc/init';
 import { contactsRouter } from './contacts';
 import { dashboardRouter } from './dashboard';
+import { eventsRouter } from './events';
 import { runsRouter } from './runs';
 import { sequencesRouter } from './sequences';
+import { webhooksRouter } from './webhooks';
 
 export const appRouter = router({
   contacts: contactsRouter,
   sequences: sequencesRouter,
   runs: runsRouter,
   dashboard: dashboardRouter,
+  events: eventsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -25,6 +25,7 @@ import { nextCursorSchema } from '../schemas/list';
 import { contactListInputSchema, runFilters, runListInputSchema, runListOutputSchema } from '../schemas/list-queries';
 
 const TAGS = ['Contacts'];
+const contactLocation = (id: string) => `/api/v1/contacts/${id}`;
 const idParam = z.object({ id: z.string().describe('The contact id (UUID).') });
 const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').describe('Tags to add or remove.') });
 
@@ -33,13 +34,20 @@ const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').des
 export const contactsRouter = router({
   create: accountProcedure
     .meta({
-      openapi: { method: 'POST', path: '/contacts', tags: TAGS, summary: 'Create a contact', protect: true,
+      openapi: { method: 'POST', path: '/contacts', tags: TAGS, summary: 'Create a contact',
+        description: 'Creates a contact with a new email (unique per account, case-insensitively); an existing email is a 409.',
+        protect: true,
         errorResponses: { 409: 'A contact with this email already exists' } },
       successStatus: 201,
+      location: '/api/v1/contacts/{id}',
     })
     .input(contactFieldsSchema)
     .output(contactResponseSchema)
-    .mutation(async ({ ctx, input }) => ({ contact: await createContact(ctx.db, { ...input, accountId: ctx.accountId }) })),
+    .mutation(async ({ ctx, input }) => {
+      const contact = await createContact(ctx.db, { ...input, accountId: ctx.accountId });
+      ctx.http.headers.Location = contactLocation(contact.id);
+      return { contact };
+    }),
 
   upsert: accountProcedure
     .meta({
@@ -56,12 +64,14 @@ export const contactsRouter = router({
       },
       successStatus: 200,
       alternateSuccess: { status: 201, description: 'The contact was created' },
+      location: '/api/v1/contacts/{id}',
     })
     .input(contactFieldsSchema)
     .output(contactResponseSchema.extend({ created: z.boolean() }))
     .mutation(async ({ ctx, input }) => {
       const { contact, created } = await upsertContact(ctx.db, { ...input, accountId: ctx.accountId });
       ctx.http.status = created ? 201 : 200;
+      if (created) ctx.http.headers.Location = contactLocation(contact.id);
       return { contact, created };
     }),
 
@@ -90,9 +100,9 @@ export const contactsRouter = router({
     .output(
       z.object({
         summary: z.object({
-          total: z.number().int().describe('Items in the request.'),
-          inserted: z.number().int().describe('Contacts created.'),
-          updated: z.number().int().describe('Items applied to an existing contact.'),
+          total: z.number().int().describe('Items in the request.').meta({ example: 3 }),
+          inserted: z.number().int().describe('Contacts created.').meta({ example: 2 }),
+          updated: z.number().int().describe('Items applied to an existing contact.').meta({ example: 1 }),
         }),
       }),
     )
@@ -174,6 +184,7 @@ export const contactsRouter = router({
         path: '/contacts/{id}',
         tags: TAGS,
         summary: 'Get a contact',
+        description: 'Reads one contact of the key\'s account by id; an id of another account is a 404.',
         protect: true,
         errorResponses: { 404: 'Contact not found' },
       },
@@ -207,6 +218,7 @@ export const contactsRouter = router({
         path: '/contacts/{id}/subscriptions',
         tags: TAGS,
         summary: 'Change subscription statuses',
+        description: 'Sets the email and/or WhatsApp subscription status; give at least one. Other fields are unchanged.',
         protect: true,
         errorResponses: { 404: 'Contact not found' },
       },

@@ -120,10 +120,10 @@ export const sequencesRouter = router({
       z.object({
         enrollment: enrollmentSchema,
         summary: z.object({
-          processed: z.number().int().describe('Distinct contact ids attempted.'),
-          successful: z.number().int().describe('New runs created.'),
-          failed: z.number().int().describe('Unknown contacts, or over the account limit.'),
-          skipped: z.number().int().describe('Contacts that already had an active run.'),
+          processed: z.number().int().describe('Distinct contact ids attempted.').meta({ example: 3 }),
+          successful: z.number().int().describe('New runs created.').meta({ example: 2 }),
+          failed: z.number().int().describe('Unknown contacts, or over the account limit.').meta({ example: 0 }),
+          skipped: z.number().int().describe('Contacts that already had an active run.').meta({ example: 1 }),
         }),
       }),
     )
@@ -174,8 +174,8 @@ export const sequencesRouter = router({
     .input(sequenceParam.extend({ contactIds: contactIdsSchema }))
     .output(
       z.object({
-        cancelled: z.number().int().describe('Contacts whose run was cancelled.'),
-        contactIds: z.array(z.string()).describe('Those contacts, in request order.'),
+        cancelled: z.number().int().describe('Contacts whose run was cancelled.').meta({ example: 1 }),
+        contactIds: z.array(z.string()).describe('Those contacts, in request order.').meta({ example: ['3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f'] }),
       }),
     )
     .mutation(({ ctx, input }) =>

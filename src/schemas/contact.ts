@@ -38,6 +38,8 @@ export const phoneSchema = text()
   .meta({ example: '+447700900123' });
 
 export const nameSchema = text().max(255, 'Must be at most 255 characters');
+const firstName = nameSchema.meta({ example: 'Ada' });
+const lastName = nameSchema.meta({ example: 'Lovelace' });
 
 export const tagSchema = text()
   .trim()
@@ -75,8 +77,8 @@ export const subscriptionStatusSchema = z.enum(['subscribed', 'unsubscribed']);
 export const contactFieldsSchema = z.object({
   email: emailSchema,
   phone: phoneSchema.nullish(),
-  firstName: nameSchema.nullish().describe('First name, at most 255 characters.'),
-  lastName: nameSchema.nullish().describe('Last name, at most 255 characters.'),
+  firstName: firstName.nullish().describe('First name, at most 255 characters.'),
+  lastName: lastName.nullish().describe('Last name, at most 255 characters.'),
   tags: tagsSchema.optional(),
   customFields: customFieldsSchema.optional(),
   emailSubscriptionStatus: subscriptionStatusSchema.optional().describe('Default `subscribed`.'),
@@ -87,8 +89,8 @@ export type ContactFields = z.infer<typeof contactFieldsSchema>;
 export const contactUpdateSchema = z.object({
   email: emailSchema.optional(),
   phone: phoneSchema.nullable().optional().describe('null clears it.'),
-  firstName: nameSchema.nullable().optional().describe('null clears it.'),
-  lastName: nameSchema.nullable().optional().describe('null clears it.'),
+  firstName: firstName.nullable().optional().describe('null clears it.'),
+  lastName: lastName.nullable().optional().describe('null clears it.'),
   tags: tagsSchema.optional().describe('Replaces the existing tags.'),
   customFields: customFieldsSchema.optional().describe('Replaces the existing custom fields (no merge).'),
   emailSubscriptionStatus: subscriptionStatusSchema.optional(),
@@ -98,17 +100,17 @@ export type ContactUpdate = z.infer<typeof contactUpdateSchema>;
 
 export const contactSchema = z
   .object({
-    id: z.string().describe('UUID assigned by the service.'),
-    email: z.string(),
-    phone: z.string().nullable(),
-    firstName: z.string().nullable(),
-    lastName: z.string().nullable(),
-    tags: z.array(z.string()),
-    customFields: z.record(z.string(), z.unknown()),
+    id: z.string().describe('UUID assigned by the service.').meta({ example: '3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f' }),
+    email: z.string().meta({ example: 'ada@example.com' }),
+    phone: z.string().nullable().meta({ example: '+447700900123' }),
+    firstName: z.string().nullable().meta({ example: 'Ada' }),
+    lastName: z.string().nullable().meta({ example: 'Lovelace' }),
+    tags: z.array(z.string()).meta({ example: ['vip', 'newsletter'] }),
+    customFields: z.record(z.string(), z.unknown()).meta({ example: { plan: 'pro', address: { city: 'Leeds' } } }),
     emailSubscriptionStatus: subscriptionStatusSchema,
     whatsappSubscriptionStatus: subscriptionStatusSchema,
-    createdAt: z.string().describe('ISO 8601 UTC with milliseconds.'),
-    updatedAt: z.string().describe('ISO 8601 UTC with milliseconds.'),
+    createdAt: z.string().describe('ISO 8601 UTC with milliseconds.').meta({ example: '2026-11-22T09:30:00.000Z' }),
+    updatedAt: z.string().describe('ISO 8601 UTC with milliseconds.').meta({ example: '2026-11-22T09:30:00.000Z' }),
   })
   .meta({ id: 'Contact' });
 export type ContactDto = z.infer<typeof contactSchema>;

@@ -31,7 +31,8 @@ export const pageInputSchema = z.object({ limit: limitSchema, cursor: cursorSche
 export const nextCursorSchema = z
   .string()
   .nullable()
-  .describe('Pass it as `cursor` for the next page; null on the last page.');
+  .describe('Pass it as `cursor` for the next page; null on the last page.')
+  .meta({ example: 'eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19' });
 
 // ISO 8601 with a zone (Z or an offset), any precision; compared after conversion to UTC.
 export function instantSchema(name: string) {

@@ -3,11 +3,12 @@ import type { Database } from '../db/database';
 import type { Logger } from '../logger';
 import { appRouter } from '../routers/app-router';
 import { authenticateApiKey } from '../services/api-keys';
+import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import { newHttpMeta, type Context } from './context';
 import { createCallerFactory } from './init';
 
 // In-process calls to the procedures, through the same middlewares (auth included) as HTTP.
-export function createCallerContext(deps: { db: Database; logger: Logger; apiKey?: string }): Context {
+export function createCallerContext(deps: { db: Database; logger: Logger; apiKey?: string; webhooks?: WebhookSettings }): Context {
   let auth: ReturnType<Context['authenticate']> | undefined;
   return {
     db: deps.db,
@@ -16,6 +17,7 @@ export function createCallerContext(deps: { db: Database; logger: Logger; apiKey
     transport: 'caller',
     authenticate: () => (auth ??= authenticateApiKey(deps.db, deps.apiKey)),
     http: newHttpMeta(),
+    webhooks: deps.webhooks,
   };
 }
 

@@ -2,6 +2,7 @@ import type { Database } from '../db/database';
 import type { Logger } from '../logger';
 import type { AuthResult } from '../services/api-keys';
 import type { DashboardHttp } from './dashboard-context';
+import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 
 // What a procedure may set about its HTTP answer. A mutable holder, because middlewares pass
 // copies of the context on: a plain `ctx.status` set by a procedure would be lost.
@@ -22,6 +23,8 @@ export interface Context {
   restDeleteBody?: unknown;
   // Only on the dashboard's own mount (src/http/dashboard-api.ts): its session, never a key.
   dashboard?: DashboardHttp;
+  // Absent: https only, no special-use addresses, the real clock.
+  webhooks?: WebhookSettings;
 }
 
 export function newHttpMeta(): HttpMeta {

@@ -5,7 +5,9 @@ import { publicProcedure } from './init';
 // API key (or in-process, with a key) carries no `dashboard` in its context, so it is refused
 // here whatever its key, and the key procedures (accountProcedure) never look at a cookie.
 
-export const SIGN_IN_REQUIRED = 'Sign in to continue';
+import { SIGN_IN_REQUIRED } from './dashboard-messages';
+
+export { SIGN_IN_REQUIRED };
 
 export const dashboardPublicProcedure = publicProcedure.use(({ ctx, next }) => {
   if (!ctx.dashboard) throw new TRPCError({ code: 'UNAUTHORIZED', message: SIGN_IN_REQUIRED });

@@ -1,14 +1,20 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+import { defaultCodeFor, type ErrorCode } from '../error-codes';
+import { SIGN_IN_FAILED, SIGN_IN_REQUIRED } from './dashboard-messages';
 import { AppError, ServiceUnavailableError, ValidationError, type IssueDetail } from '../errors';
+import { AUTH_MESSAGES } from '../services/api-keys';
 
-// The single mapping from what went wrong to what a client sees, for both transports.
+// The single mapping from what went wrong to what a client sees, for both transports: the
+// REST body (rest-api.ts), the tRPC error formatter (init.ts) and the HTTP layer's own
+// answers (send-error.ts) all take { status, code, message } from here.
 
 const CODE_FOR_STATUS: Record<number, TRPCError['code']> = {
   400: 'BAD_REQUEST',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   409: 'CONFLICT',
+  422: 'UNPROCESSABLE_CONTENT',
   503: 'SERVICE_UNAVAILABLE',
 };
 
@@ -40,8 +46,38 @@ const FIXED_MESSAGES: Partial<Record<TRPCError['code'], string>> = {
 
 export interface RestError {
   status: number;
-  body: { error: string; details?: IssueDetail[] };
+  body: { error: string; code: ErrorCode; details?: IssueDetail[] };
   retryAfterSeconds?: number;
+}
+
+const AUTH_CODES: Record<string, ErrorCode> = {
+  [AUTH_MESSAGES.missing]: 'missing_api_key',
+  [AUTH_MESSAGES.invalid]: 'invalid_api_key',
+  [AUTH_MESSAGES.inactive]: 'api_key_inactive',
+  [AUTH_MESSAGES.expired]: 'api_key_expired',
+  [SIGN_IN_REQUIRED]: 'sign_in_required',
+  [SIGN_IN_FAILED]: 'sign_in_failed',
+};
+
+export function authErrorCode(message: string): ErrorCode {
+  return AUTH_CODES[message] ?? 'invalid_api_key';
+}
+
+const CODE_FOR_TRPC_CODE: Partial<Record<TRPCError['code'], ErrorCode>> = {
+  PARSE_ERROR: 'malformed_json',
+  BAD_REQUEST: 'validation_failed',
+  FORBIDDEN: 'forbidden',
+  NOT_FOUND: 'not_found',
+  METHOD_NOT_SUPPORTED: 'not_found',
+  UNSUPPORTED_MEDIA_TYPE: 'unsupported_media_type',
+  PAYLOAD_TOO_LARGE: 'payload_too_large',
+  TOO_MANY_REQUESTS: 'rate_limited',
+};
+
+function errorCode(error: TRPCError, status: number): ErrorCode {
+  if (error.cause instanceof AppError) return error.cause.code;
+  if (error.code === 'UNAUTHORIZED') return authErrorCode(error.message);
+  return CODE_FOR_TRPC_CODE[error.code] ?? defaultCodeFor(status);
 }
 
 // Seconds a client should wait before retrying, when the failure is worth a retry.
@@ -52,19 +88,18 @@ export function retryAfterSeconds(error: TRPCError): number | undefined {
 export function restErrorFor(error: TRPCError): RestError {
   const status = getHTTPStatusCodeFromError(error);
   const retryAfter = retryAfterSeconds(error);
-  if (retryAfter !== undefined) return { status: 503, body: { error: error.message }, retryAfterSeconds: retryAfter };
-  if (status >= 500) return { status: 500, body: { error: 'Internal server error' } };
+  if (retryAfter !== undefined) {
+    return { status: 503, body: { error: error.message, code: 'service_unavailable' }, retryAfterSeconds: retryAfter };
+  }
+  if (status >= 500) return { status: 500, body: { error: 'Internal server error', code: 'internal_error' } };
+  const code = errorCode(error, status);
   const details = issueDetails(error);
   if (details && !(error.cause instanceof ValidationError)) {
     const [first] = details;
-    return { status, body: { error: first.path ? `${first.path}: ${first.message}` : first.message, details } };
+    return { status, body: { error: first.path ? `${first.path}: ${first.message}` : first.message, code, details } };
   }
   return {
     status,
-    body: { error: FIXED_MESSAGES[error.code] ?? error.message, ...(details && { details }) },
+    body: { error: FIXED_MESSAGES[error.code] ?? error.message, code, ...(details && { details }) },
   };
-}
-
-export function publicMessage(error: TRPCError): string {
-  return restErrorFor(error).body.error;
 }

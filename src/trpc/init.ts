@@ -2,7 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { AppError, ForbiddenError } from '../errors';
 import type { Context } from './context';
-import { issueDetails, publicMessage, toTRPCError } from './errors';
+import { issueDetails, restErrorFor, toTRPCError } from './errors';
 import { decodeOrKeep } from '../url-decode';
 
 // REST facts that trpc-to-openapi has no place for: the status of a success (it answers 200
@@ -10,6 +10,9 @@ import { decodeOrKeep } from '../url-decode';
 export type ApiMeta = OpenApiMeta<{
   successStatus?: 200 | 201 | 202 | 204;
   alternateSuccess?: { status: 200 | 201; description: string };
+  // Its 201 creates one resource and says where (Location, set by the procedure): the path
+  // template, e.g. '/api/v1/contacts/{id}'.
+  location?: string;
 }>;
 
 const t = initTRPC
@@ -17,14 +20,18 @@ const t = initTRPC
   .meta<ApiMeta>()
   .create({
     // No stack traces and no internal messages on the wire, whatever NODE_ENV says.
-    errorFormatter({ shape, error }) {
+    // data.appCode is the REST body's `code`; data.requestId its `requestId`.
+    errorFormatter({ shape, error, ctx }) {
+      const { body } = restErrorFor(error);
       return {
         code: shape.code,
-        message: publicMessage(error),
+        message: body.error,
         data: {
           code: shape.data.code,
+          appCode: body.code,
           httpStatus: shape.data.httpStatus,
           path: shape.data.path,
+          requestId: ctx?.requestId ?? null,
           details: issueDetails(error) ?? null,
         },
       };

@@ -108,7 +108,7 @@ describe('dashboard sessions over HTTP', () => {
       const cookie = await signInCookie(app, user.email);
       const rest = await request(app).get('/api/v1/contacts/by-email/a%40example.com').set('cookie', cookie);
       expect(rest.status).to.equal(401);
-      expect(rest.body).to.deep.equal({ error: 'Missing x-api-key header' });
+      expect(rest.body).to.include({ error: 'Missing x-api-key header', code: 'missing_api_key' });
       const upsert = await request(app).post('/api/v1/contacts/upsert').set('cookie', cookie).set('origin', ORIGIN).send({ email: 'a@example.com' });
       expect(upsert.status).to.equal(401);
       const trpc = await mutate(app, 'contacts.upsert', { email: 'a@example.com' }, cookie);
@@ -251,7 +251,7 @@ describe('dashboard sessions over HTTP', () => {
       expect(disabled.body.result.data.active).to.equal(false);
       const refused = await api(key.key).post('/contacts/upsert').send({ email: 'ada@example.com' });
       expect(refused.status).to.equal(401);
-      expect(refused.body).to.deep.equal({ error: 'API key is inactive' });
+      expect(refused.body).to.include({ error: 'API key is inactive', code: 'api_key_inactive' });
     });
 
     it('shows the service\'s field errors for a bad key, and writes nothing', async () => {

@@ -54,7 +54,7 @@ describe('API key authentication', () => {
     it('answers 401 "Missing x-api-key header" when the header is absent', async () => {
       const res = await api().post('/contacts').send({ email: 'ada@example.com' });
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: MISSING });
+      expect(res.body).to.deep.include({ error: MISSING });
       expect(res.headers['content-type']).to.match(/^application\/json/);
     });
 
@@ -62,14 +62,14 @@ describe('API key authentication', () => {
       await buildTenant();
       const res = await api(`svc_${hex(40)}`).post('/contacts').send({ email: 'ada@example.com' });
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: INVALID });
+      expect(res.body).to.deep.include({ error: INVALID });
     });
 
     for (const [description, makeKey] of Object.entries(MALFORMED_KEYS)) {
       it(`answers 401 "Invalid API key" for a key with ${description}`, async () => {
         const res = await api(makeKey()).get(`/contacts/${randomUUID()}`);
         expect(res.status).to.equal(401);
-        expect(res.body).to.deep.equal({ error: INVALID });
+        expect(res.body).to.deep.include({ error: INVALID });
       });
     }
 
@@ -77,19 +77,19 @@ describe('API key authentication', () => {
       const { key } = await buildTenant();
       const res = await api(`svc_${key.slice(4).toUpperCase()}`).post('/contacts').send({ email: 'ada@example.com' });
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: INVALID });
+      expect(res.body).to.deep.include({ error: INVALID });
     });
 
     it('answers 401 "API key is inactive" for a disabled key', async () => {
       const res = await api(await disabledKey()).post('/contacts').send({ email: 'ada@example.com' });
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: INACTIVE });
+      expect(res.body).to.deep.include({ error: INACTIVE });
     });
 
     it('answers 401 "API key has expired" for a key whose expiry has passed', async () => {
       const res = await api(await expiredKey()).post('/contacts').send({ email: 'ada@example.com' });
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: EXPIRED });
+      expect(res.body).to.deep.include({ error: EXPIRED });
     });
 
     it('accepts a key whose expiry is in the future', async () => {
@@ -103,7 +103,7 @@ describe('API key authentication', () => {
     it('accepts a key again once it is re-enabled after being disabled', async () => {
       const { key, keyId } = await buildTenant();
       await setApiKeyActive(testDb(), { id: keyId, active: false });
-      expect((await api(key).post('/contacts').send({ email: 'ada@example.com' })).body).to.deep.equal({ error: INACTIVE });
+      expect((await api(key).post('/contacts').send({ email: 'ada@example.com' })).body).to.deep.include({ error: INACTIVE });
 
       await setApiKeyActive(testDb(), { id: keyId, active: true });
       const res = await api(key).post('/contacts').send({ email: 'ada@example.com' });
@@ -119,38 +119,38 @@ describe('API key authentication', () => {
     it('answers 401 rather than 400 when the key is missing and the JSON body is malformed', async () => {
       const res = await api().post('/contacts').set('content-type', 'application/json').send('{"email": ');
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: MISSING });
+      expect(res.body).to.deep.include({ error: MISSING });
     });
 
     it('answers 401 rather than 413 when the key is missing and the body is over 1 MiB', async () => {
       const body = JSON.stringify({ email: 'ada@example.com', customFields: { blob: 'x'.repeat(1024 * 1024) } });
       const res = await api().post('/contacts').set('content-type', 'application/json').send(body);
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: MISSING });
+      expect(res.body).to.deep.include({ error: MISSING });
     });
 
     it('answers 401 rather than 400 when the key is missing and the body fails validation', async () => {
       const res = await api().post('/contacts').send({ email: 'not an email' });
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: MISSING });
+      expect(res.body).to.deep.include({ error: MISSING });
     });
 
     it('answers 401 rather than 404 when the key is missing and the contact does not exist', async () => {
       const res = await api().get(`/contacts/${randomUUID()}`);
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: MISSING });
+      expect(res.body).to.deep.include({ error: MISSING });
     });
 
     it('answers 401 rather than 404 when the key is missing on an unknown route under /api/v1', async () => {
       const res = await api().get('/no-such-resource');
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: MISSING });
+      expect(res.body).to.deep.include({ error: MISSING });
     });
 
     it('answers 401 rather than 404 when the key is invalid on an unknown route under /api/v1', async () => {
       const res = await api(`svc_${hex(40)}`).delete('/no-such-resource/1');
       expect(res.status).to.equal(401);
-      expect(res.body).to.deep.equal({ error: INVALID });
+      expect(res.body).to.deep.include({ error: INVALID });
     });
   });
 

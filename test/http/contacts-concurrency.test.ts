@@ -65,7 +65,7 @@ describe('Contacts REST API under concurrency', () => {
     expect(count(codes, 409), JSON.stringify(codes)).to.equal(9);
     responses
       .filter((res) => res.status === 409)
-      .forEach((res) => expect(res.body).to.deep.equal({ error: 'A contact with this email already exists' }));
+      .forEach((res) => expect(res.body).to.deep.include({ error: 'A contact with this email already exists' }));
     expect(await rowsOf(accountId)).to.have.length(1);
   });
 

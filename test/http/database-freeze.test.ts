@@ -21,7 +21,7 @@ const missing = mariadbMissing();
 const TITLE = missing
   ? `a frozen MariaDB (skipped: ${missing})`
   : 'a frozen MariaDB (SIGSTOP: connections open, never answering)';
-const UNAVAILABLE = { error: 'Database unavailable; retry shortly' };
+const UNAVAILABLE = { error: 'Database unavailable; retry shortly', code: 'service_unavailable' };
 const BOUND_MS = 5_000;
 const READY_BOUND_MS = 2_000;
 
@@ -89,12 +89,12 @@ describe(TITLE, function () {
     for (const { res } of during) {
       expect(res.status, res.text).to.equal(503);
       expect(res.headers['retry-after']).to.equal('5');
-      expect(res.body).to.deep.equal(UNAVAILABLE);
+      expect(res.body).to.deep.include(UNAVAILABLE);
     }
     const longest = Math.max(...during.map(({ ms }) => ms));
     expect(longest, 'longest response while frozen (ms)').to.be.below(BOUND_MS);
     expect(ready.res.status).to.equal(503);
-    expect(ready.res.body).to.deep.equal({ error: 'Database unreachable' });
+    expect(ready.res.body).to.deep.include({ error: 'Database unreachable' });
     expect(ready.ms, '/readyz while frozen (ms)').to.be.below(READY_BOUND_MS);
 
     mariadb!.resume();

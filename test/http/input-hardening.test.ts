@@ -17,7 +17,7 @@ const LONE_SURROGATE = '\ud800';
 // `{ error, details }` naming exactly one problem at `path`.
 function expectRejected(res: Response, path: string, message: string) {
   expect(res.status, res.text).to.equal(400);
-  expect(res.body).to.deep.equal({ error: `${path}: ${message}`, details: [{ path, message }] });
+  expect(res.body).to.deep.include({ error: `${path}: ${message}`, details: [{ path, message }] });
 }
 
 // customFields of `levels` nested objects: { a: { a: ... { a: 'leaf' } } }.
@@ -129,7 +129,7 @@ describe('Input hardening (REST)', () => {
       const res = await api(key).post('/contacts').set('Content-Type', 'application/json').send(body);
       // Refused before anything serialises the parsed body recursively (a stack overflow, 500).
       expect(res.status, res.text).to.equal(400);
-      expect(res.body).to.deep.equal({ error: 'Request body is nested deeper than 32 levels' });
+      expect(res.body).to.deep.include({ error: 'Request body is nested deeper than 32 levels' });
       expect(await countRows('contacts', accountId)).to.equal(0);
     });
 
@@ -139,7 +139,7 @@ describe('Input hardening (REST)', () => {
       const body = `{"email":"deep@example.com","junk":${deep}}`;
       const rest = await api(key).post('/contacts').set('Content-Type', 'application/json').send(body);
       expect(rest.status).to.equal(400);
-      expect(rest.body).to.deep.equal({ error: 'Request body is nested deeper than 32 levels' });
+      expect(rest.body).to.deep.include({ error: 'Request body is nested deeper than 32 levels' });
       const trpc = await request(testApp())
         .post('/trpc/contacts.create')
         .set('x-api-key', key)
@@ -192,7 +192,7 @@ describe('Input hardening (REST)', () => {
 
       const second = await api(key).post('/contacts').send({ email: composed });
       expect(second.status, second.text).to.equal(409);
-      expect(second.body).to.deep.equal({ error: 'A contact with this email already exists' });
+      expect(second.body).to.deep.include({ error: 'A contact with this email already exists' });
       expect(await countRows('contacts', accountId)).to.equal(1);
 
       for (const form of [composed, decomposed]) {
@@ -250,7 +250,7 @@ describe('Input hardening (REST)', () => {
       await api(key).post('/contacts').send({ email: 'ada@example.com' }).expect(201);
       const res = await api(key).get('/contacts/by-email/ada%40example.com%00');
       expect(res.status).to.equal(404);
-      expect(res.body).to.deep.equal({ error: 'Contact not found' });
+      expect(res.body).to.deep.include({ error: 'Contact not found' });
     });
 
     it('accepts Content-Type "Application/JSON" (media types are case-insensitive)', async () => {
@@ -269,7 +269,7 @@ describe('Input hardening (REST)', () => {
         const { key, accountId } = await buildTenant();
         const res = await api(key).post('/contacts').set('Content-Type', 'application/json').send(raw);
         expect(res.status).to.equal(400);
-        expect(res.body).to.deep.equal({ error: 'Request body must be a JSON object' });
+        expect(res.body).to.deep.include({ error: 'Request body must be a JSON object' });
         expect(await countRows('contacts', accountId)).to.equal(0);
       });
     }
@@ -278,7 +278,7 @@ describe('Input hardening (REST)', () => {
       const { key } = await buildTenant();
       const res = await api(key).post('/contacts').set('Content-Type', 'application/json').send('{"email":');
       expect(res.status).to.equal(400);
-      expect(res.body).to.deep.equal({ error: 'Malformed JSON body' });
+      expect(res.body).to.deep.include({ error: 'Malformed JSON body' });
     });
 
     it('drops a top-level "__proto__" custom field, keeps the others, and pollutes no prototype', async () => {

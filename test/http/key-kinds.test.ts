@@ -59,7 +59,14 @@ describe('API key kinds over HTTP', () => {
         error: {
           code: -32003,
           message: FORBIDDEN,
-          data: { code: 'FORBIDDEN', httpStatus: 403, path: 'runs.transition', details: null },
+          data: {
+            code: 'FORBIDDEN',
+            appCode: 'forbidden',
+            httpStatus: 403,
+            path: 'runs.transition',
+            requestId: res.headers['x-request-id'],
+            details: null,
+          },
         },
       });
       expect(await runRow(runId)).to.deep.equal(before);
@@ -100,7 +107,7 @@ describe('API key kinds over HTTP', () => {
     const runner = await buildTenant({ kind: 'runner' });
     const refused: string[] = [];
     // Lists take no required input: an empty call is a first page.
-    const answered = (path: string) => (['contacts.list', 'sequences.list'].includes(path) ? 200 : 400);
+    const answered = (path: string) => (['contacts.list', 'sequences.list', 'events.list', 'webhooks.list'].includes(path) ? 200 : 400);
     for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
       const { type } = (procedure as unknown as { _def: { type: string } })._def;
       if (path.startsWith('dashboard.')) {
@@ -154,7 +161,7 @@ describe('API key kinds over HTTP', () => {
 
     const refused = await request(app).post('/api/v1/probe').set('x-api-key', key).send({ n: 'not a number' });
     expect(refused.status).to.equal(403);
-    expect(refused.body).to.deep.equal({ error: FORBIDDEN });
+    expect(refused.body).to.deep.include({ error: FORBIDDEN });
 
     const served = await request(app).post('/api/v1/probe').set('x-api-key', runner.key).send({ n: 7 });
     expect(served.status).to.equal(200);

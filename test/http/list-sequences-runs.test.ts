@@ -114,7 +114,7 @@ describe('GET /sequences/{id}', () => {
     for (const id of [randomUUID(), 'not-a-uuid', theirs.id]) {
       const missing = await api(key).get(`/sequences/${id}`);
       expect(missing.status).to.equal(404);
-      expect(missing.body).to.deep.equal({ error: 'Sequence not found' });
+      expect(missing.body).to.include({ error: 'Sequence not found', code: 'not_found' });
     }
     expect((await trpcRejection(caller(key).sequences.get({ id: theirs.id }))).code).to.equal('NOT_FOUND');
   });
@@ -193,12 +193,12 @@ describe('run lists', () => {
     for (const id of [randomUUID(), 'nope', theirSequence.id]) {
       const res = await api(f.key).get(`/sequences/${id}/runs`);
       expect(res.status).to.equal(404);
-      expect(res.body).to.deep.equal({ error: 'Sequence not found' });
+      expect(res.body).to.include({ error: 'Sequence not found', code: 'not_found' });
     }
     for (const id of [randomUUID(), 'nope', theirContact.id]) {
       const res = await api(f.key).get(`/contacts/${id}/runs`);
       expect(res.status).to.equal(404);
-      expect(res.body).to.deep.equal({ error: 'Contact not found' });
+      expect(res.body).to.include({ error: 'Contact not found', code: 'not_found' });
     }
     for (const [query, message] of [
       [{ status: 'done' }, /^status: /],

@@ -17,7 +17,7 @@ import { sleep, timed } from '../support/timing';
 
 const missing = redisMissing();
 const TITLE = missing ? `a frozen Redis (skipped: ${missing})` : 'a frozen Redis (SIGSTOP: connected, never answering)';
-const UNAVAILABLE = { error: 'Rate limiting is unavailable; retry shortly' };
+const UNAVAILABLE = { error: 'Rate limiting is unavailable; retry shortly', code: 'service_unavailable' };
 const BOUND_MS = 2_000;
 
 const keyed = (app: Express, key: string) => request(app).get('/api/v1/contacts/by-email/nobody%40example.com').set('x-api-key', key);
@@ -62,12 +62,12 @@ describe(TITLE, function () {
     for (const { res } of during) {
       expect(res.status, res.text).to.equal(503);
       expect(res.headers['retry-after']).to.equal('5');
-      expect(res.body).to.deep.equal(UNAVAILABLE);
+      expect(res.body).to.deep.include(UNAVAILABLE);
     }
     const longest = Math.max(...during.map(({ ms }) => ms));
     expect(longest, 'longest response while frozen (ms)').to.be.below(BOUND_MS);
     expect(ready.res.status).to.equal(503);
-    expect(ready.res.body).to.deep.equal({ error: 'Redis unreachable' });
+    expect(ready.res.body).to.deep.include({ error: 'Redis unreachable' });
     expect(ready.ms, '/readyz while frozen (ms)').to.be.below(BOUND_MS);
 
     redis!.resume();

@@ -32,7 +32,7 @@ describe('Retrying a write that was applied', () => {
 
     expect(first.status).to.equal(201);
     expect(retry.status).to.equal(409);
-    expect(retry.body).to.deep.equal({ error: 'A contact with this email already exists' });
+    expect(retry.body).to.deep.include({ error: 'A contact with this email already exists' });
     expect(await countRows('contacts', accountId)).to.equal(1);
     const found = await api(key).get('/contacts/by-email/ada%40example.com');
     expect(found.body.contact).to.deep.equal(first.body.contact);
@@ -95,7 +95,7 @@ describe('Retrying a write that was applied', () => {
 
     expect(first.status).to.equal(204);
     expect(retry.status).to.equal(404);
-    expect(retry.body).to.deep.equal({ error: 'Contact not found' });
+    expect(retry.body).to.deep.include({ error: 'Contact not found' });
   });
 
   it('trigger: 202 active_run_exists for the same contact, one run', async () => {

@@ -10,7 +10,7 @@ import { countRows } from '../support/sequence-rows';
 // A lost database is the client's cue to retry (503 with Retry-After), on both transports,
 // and never says where the database is; a statement that fails for another reason stays a 500.
 
-const UNAVAILABLE = { error: 'Database unavailable; retry shortly' };
+const UNAVAILABLE = { error: 'Database unavailable; retry shortly', code: 'service_unavailable' };
 const ADDRESS = '10.0.0.1';
 
 const refused = () => new ConnectionRefusedError(new Error(`connect ECONNREFUSED ${ADDRESS}:3306`));
@@ -22,7 +22,7 @@ const boom = () => new Error('boom');
 function expectRestUnavailable(res: request.Response) {
   expect(res.status, res.text).to.equal(503);
   expect(res.headers['retry-after']).to.equal('5');
-  expect(res.body).to.deep.equal(UNAVAILABLE);
+  expect(res.body).to.deep.include(UNAVAILABLE);
   expect(res.text).to.not.include(ADDRESS);
   expect(res.text).to.not.include('ECONNREFUSED');
 }
@@ -67,7 +67,7 @@ describe('Database unavailable', () => {
         api(key).get(`/contacts/${contact.id}`).then((r) => r),
       );
       expect(res.status).to.equal(500);
-      expect(res.body).to.deep.equal({ error: 'Internal server error' });
+      expect(res.body).to.deep.include({ error: 'Internal server error' });
       expect(res.headers).to.not.have.property('retry-after');
     });
 
@@ -77,7 +77,7 @@ describe('Database unavailable', () => {
         api(key).get(`/contacts/${randomUUID()}`).then((r) => r),
       );
       expect(res.status).to.equal(500);
-      expect(res.body).to.deep.equal({ error: 'Internal server error' });
+      expect(res.body).to.deep.include({ error: 'Internal server error' });
       expect(res.headers).to.not.have.property('retry-after');
     });
 

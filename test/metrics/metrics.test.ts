@@ -48,7 +48,7 @@ describe('GET /metrics', () => {
       const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 10 }, logger: silentLogger });
       const res = await request(app).get('/metrics').set('authorization', `Bearer ${TOKEN}`);
       expect(res.status).to.equal(404);
-      expect(res.body).to.deep.equal({ error: 'Not found' });
+      expect(res.body).to.deep.include({ error: 'Not found', code: 'not_found' });
       // Measured but not served: no token and no port.
       const measured = createApp({ db: testDb(), config: { rateLimitPerMinute: 10 }, logger: silentLogger, metrics: createMetrics(testDb()) });
       expect((await request(measured).get('/metrics').set('authorization', `Bearer ${TOKEN}`)).status).to.equal(404);

@@ -24,7 +24,7 @@ describe('statements with bound values', () => {
     await buildContact(accountId, { email: 'taken@example.com' });
     const res = await api(key).post('/contacts').send({ email: 'Taken@Example.com', firstName: 'Second' });
     expect(res.status).to.equal(409);
-    expect(res.body).to.deep.equal({ error: 'A contact with this email already exists' });
+    expect(res.body).to.include({ error: 'A contact with this email already exists', code: 'contact_exists' });
     const rows = await select<{ first_name: string | null }>(testDb(), 'SELECT first_name FROM contacts WHERE account_id = ?', [accountId]);
     expect(rows).to.deep.equal([{ first_name: null }]);
   });

@@ -145,7 +145,7 @@ describe('run transitions (runs.transition, internal tRPC)', () => {
       for (const [attempt, pending] of Object.entries(attempts)) {
         const res = await pending;
         expect(res.status, attempt).to.equal(404);
-        expect(res.body, attempt).to.deep.equal({ error: 'Not found' });
+        expect(res.body, attempt).to.deep.include({ error: 'Not found' });
       }
       expect(await storedRuns({ contactId })).to.deep.equal([run]);
     });

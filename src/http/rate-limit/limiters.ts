@@ -19,7 +19,7 @@ const tooMany =
   (req: Request, res: Response, _next: NextFunction, options: Options) => {
     refused(req, res);
     req.rateLimitedBy = String(options.identifier);
-    sendError(req, res, 429, 'Rate limit exceeded');
+    sendError(req, res, { status: 429, code: 'rate_limited', message: 'Rate limit exceeded' });
   };
 
 // Two limits, both after the key is resolved:

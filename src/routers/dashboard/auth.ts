@@ -8,7 +8,8 @@ import { dashboardPublicProcedure, sessionProcedure } from '../../trpc/dashboard
 import { router } from '../../trpc/init';
 
 // One message for every failed sign-in: it must not tell an unknown email from a wrong password.
-export const SIGN_IN_FAILED = 'Email or password is incorrect';
+export { SIGN_IN_FAILED } from '../../trpc/dashboard-messages';
+import { SIGN_IN_FAILED } from '../../trpc/dashboard-messages';
 
 // scrypt's cost grows with the input: a bound keeps one request cheap.
 const password = text().max(256, 'must be at most 256 characters');

@@ -1,13 +1,16 @@
+import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { NotFoundError } from '../../errors';
 import { type ContactDto, type ContactFields, type ContactUpdate, normalizeEmail } from '../../schemas/contact';
 import type { SubscriptionStatus } from '../../models/contact';
+import { contactDeletedEvent } from '../events/contact-events';
+import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
 import { assertWithinLimits, newContactState, uniqueTags } from './contact-state';
 import { upsertContacts } from './upsert-contacts';
-import { lockContactsById } from './lock-contacts';
+import { lockContactRow } from './lock-contacts';
 import { insertContact, modifyContact } from './write-contact';
 
 // The Contacts API's operations (SPEC.md 4.1), each one transaction.
@@ -22,7 +25,7 @@ export async function upsertContact(
   db: Database,
   input: { accountId: string } & ContactFields,
 ): Promise<{ contact: ContactDto; created: boolean }> {
-  const outcome = await withTransaction(db, (transaction) => upsertContacts(db, input.accountId, [input], transaction));
+  const outcome = await withTransaction(db, (transaction) => upsertAndRecord(db, input.accountId, [input], transaction));
   return outcome.results[0];
 }
 
@@ -31,9 +34,16 @@ export async function batchUpsertContacts(
   input: { accountId: string; contacts: ContactFields[] },
 ): Promise<{ total: number; inserted: number; updated: number }> {
   const outcome = await withTransaction(db, (transaction) =>
-    upsertContacts(db, input.accountId, input.contacts, transaction),
+    upsertAndRecord(db, input.accountId, input.contacts, transaction),
   );
   return { total: input.contacts.length, inserted: outcome.inserted, updated: outcome.updated };
+}
+
+// One recordEvents for the whole batch: its events cost the same statements for 1 or 100.
+async function upsertAndRecord(db: Database, accountId: string, items: ContactFields[], transaction: Transaction) {
+  const outcome = await upsertContacts(db, accountId, items, transaction);
+  await recordEvents(db, transaction, accountId, outcome.events);
+  return outcome;
 }
 
 export function updateContact(
@@ -88,9 +98,11 @@ export async function deleteContact(db: Database, input: { accountId: string; id
   const id = normalizeId(input.id);
   if (!id) throw new NotFoundError('Contact');
   const deleted = await withTransaction(db, async (transaction) => {
-    const locked = await lockContactsById(db, input.accountId, [id], transaction);
-    if (locked.size === 0) return 0;
-    return execute(db, 'DELETE FROM contacts WHERE id = ? AND account_id = ?', [id, input.accountId], transaction);
+    const row = await lockContactRow(db, { accountId: input.accountId, id }, transaction);
+    if (!row) return 0;
+    const deleted = await execute(db, 'DELETE FROM contacts WHERE id = ? AND account_id = ?', [id, input.accountId], transaction);
+    if (deleted > 0) await recordEvents(db, transaction, input.accountId, [contactDeletedEvent(row)]);
+    return deleted;
   });
   if (deleted === 0) throw new NotFoundError('Contact');
 }

@@ -7,12 +7,17 @@ import { type ContactDto, type ContactFields, normalizeEmail } from '../../schem
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
 import { applyUpsert, assertWithinLimits, sameState, type ContactState } from './contact-state';
 import { syncContactTags, type TaggedContact } from './contact-tags';
+import type { NewEventOf } from '../../schemas/event';
+import { contactChangeEvents } from '../events/contact-events';
 
 export interface UpsertOutcome {
   // One per item, in request order: the contact as that item left it.
   results: Array<{ contact: ContactDto; created: boolean }>;
   inserted: number;
   updated: number;
+  // One contact.created or contact.updated (and subscription changes) per contact that
+  // changed, in email order: for the caller to record as its transaction's last step.
+  events: NewEventOf[];
 }
 
 const UPDATED_ON_UPSERT = [
@@ -76,6 +81,7 @@ export async function upsertContacts(
   const results: UpsertOutcome['results'] = new Array(items.length);
   const toUpdate: unknown[][] = [];
   const written: TaggedContact[] = [];
+  const events: NewEventOf[] = [];
   let inserted = 0;
   for (const email of emails) {
     const row = rowByEmail.get(email);
@@ -92,6 +98,7 @@ export async function upsertContacts(
       const { tags } = folded.final;
       written.push({ id: row.id, accountId, tags, previousTags: current?.tags ?? null, createdAt, updatedAt: created ? now : changedAt });
     }
+    if (changed) events.push(...contactChangeEvents(current, toContactDto(row.id, folded.final, createdAt, updatedAt)));
     folded.steps.forEach(({ index, state }, step) => {
       assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
       results[index] = { contact: toContactDto(row.id, state, createdAt, updatedAt), created: created && step === 0 };
@@ -108,7 +115,7 @@ export async function upsertContacts(
     transaction,
   );
   await syncContactTags(db, written, transaction);
-  return { results, inserted, updated: items.length - inserted };
+  return { results, inserted, updated: items.length - inserted, events };
 }
 
 function groupByEmail(items: readonly ContactFields[]) {

@@ -5,6 +5,8 @@ import { execute, insertRows } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { ConflictError, NotFoundError } from '../../errors';
 import type { ContactDto } from '../../schemas/contact';
+import { contactChangeEvents } from '../events/contact-events';
+import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
 import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
 import { assertWithinLimits, sameState, type ContactState } from './contact-state';
@@ -24,7 +26,7 @@ export async function insertContact(
   try {
     await insertRows(db, 'contacts', CONTACT_COLUMNS, [rowValues(id, accountId, state, now, now)], transaction);
   } catch (error) {
-    if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
+    if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN, 'contact_exists');
     throw error;
   }
   await syncContactTags(
@@ -32,7 +34,9 @@ export async function insertContact(
     [{ id, accountId, tags: state.tags, previousTags: null, createdAt: now, updatedAt: now }],
     transaction,
   );
-  return toContactDto(id, state, now, now);
+  const contact = toContactDto(id, state, now, now);
+  await recordEvents(db, transaction, accountId, contactChangeEvents(null, contact));
+  return contact;
 }
 
 const UPDATABLE = [
@@ -48,7 +52,8 @@ const UPDATABLE = [
 ] as const;
 
 // Read-modify-write of one contact: the contact is locked while `change` computes its new
-// state, so concurrent writers to one contact queue instead of losing updates.
+// state, so concurrent writers to one contact queue instead of losing updates. A change that
+// changes nothing writes nothing and records no event.
 export function modifyContact(
   db: Database,
   input: { accountId: string; id: string },
@@ -72,7 +77,7 @@ export function modifyContact(
         transaction,
       );
     } catch (error) {
-      if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN);
+      if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN, 'contact_exists');
       throw error;
     }
     // Every change moves updated_at, which the mirror carries too.
@@ -90,6 +95,8 @@ export function modifyContact(
       ],
       transaction,
     );
-    return toContactDto(row.id, next, row.created_at, now);
+    const contact = toContactDto(row.id, next, row.created_at, now);
+    await recordEvents(db, transaction, input.accountId, contactChangeEvents(current, contact));
+    return contact;
   });
 }

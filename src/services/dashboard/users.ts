@@ -55,7 +55,7 @@ export async function createUser(
     try {
       created = await User.create({ accountId: input.accountId, email: normalizeEmail(input.email), passwordHash: null, active: true }, { transaction });
     } catch (error) {
-      if (error instanceof UniqueConstraintError) throw new ConflictError('A user with this email exists');
+      if (error instanceof UniqueConstraintError) throw new ConflictError('A user with this email exists', 'user_exists');
       throw error;
     }
     await UserSetupToken.create(

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Transaction } from 'sequelize';
+import { QueryTypes, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute, insertRows, select } from '../../db/sql';
+import { orUnavailable } from '../../db/unavailable';
 
 export interface NewEvent {
   type: string;
@@ -18,8 +19,8 @@ export interface RecordedEvent {
 // Records events in the caller's transaction, with the change they describe: never one
 // without the other. Call it as the LAST thing before the transaction commits: the bump of
 // the account's counter row holds that row's lock until COMMIT, which is what makes `seq`
-// order commit order (see db/migrations/20261203000000-create-events.js). Set-based: three
-// statements whatever the number of events; nothing is sent for none.
+// order commit order (see db/migrations/20261203000000-create-events.js). Set-based: two
+// statements whatever the number of events (three on SQLite); nothing is sent for none.
 export async function recordEvents(
   db: Database,
   transaction: Transaction,
@@ -27,18 +28,8 @@ export async function recordEvents(
   events: readonly NewEvent[],
 ): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
-  const bump =
-    db.dialect === 'sqlite'
-      ? ' ON CONFLICT (account_id) DO UPDATE SET last_seq = last_seq + excluded.last_seq'
-      : ' ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq)';
-  await execute(db, `INSERT INTO event_sequences (account_id, last_seq) VALUES (?, ?)${bump}`, [accountId, events.length], transaction);
-  const [counter] = await select<{ last_seq: number | string }>(
-    db,
-    'SELECT last_seq FROM event_sequences WHERE account_id = ?',
-    [accountId],
-    transaction,
-  );
-  const first = Number(counter!.last_seq) - events.length + 1;
+  const last = await bumpCounter(db, transaction, accountId, events.length);
+  const first = last - events.length + 1;
   const createdAt = new Date();
   const recorded = events.map((event, index) => ({ id: randomUUID(), seq: first + index, type: event.type, createdAt }));
   await insertRows(
@@ -49,4 +40,39 @@ export async function recordEvents(
     transaction,
   );
   return recorded;
+}
+
+// Adds `count` to the account's counter and returns its new value. On MySQL in one statement:
+// LAST_INSERT_ID(expr) hands the updated value back with the statement's answer (the documented
+// idiom for INSERT ... ON DUPLICATE KEY UPDATE), and a row just created holds `count`. That is
+// one round trip less while the counter's lock is held. SQLite reads it back (RETURNING would
+// need Sequelize to run an INSERT as a read).
+async function bumpCounter(db: Database, transaction: Transaction, accountId: string, count: number): Promise<number> {
+  if (db.dialect === 'sqlite') {
+    await execute(
+      db,
+      'INSERT INTO event_sequences (account_id, last_seq) VALUES (?, ?)' +
+        ' ON CONFLICT (account_id) DO UPDATE SET last_seq = last_seq + excluded.last_seq',
+      [accountId, count],
+      transaction,
+    );
+    const [counter] = await select<{ last_seq: number | string }>(
+      db,
+      'SELECT last_seq FROM event_sequences WHERE account_id = ?',
+      [accountId],
+      transaction,
+    );
+    return Number(counter!.last_seq);
+  }
+  const [lastInsertId, affectedRows] = (await orUnavailable(() =>
+    db.sequelize.query(
+      'INSERT INTO event_sequences (account_id, last_seq) VALUES (?, ?)' +
+        ' ON DUPLICATE KEY UPDATE last_seq = LAST_INSERT_ID(last_seq + VALUES(last_seq))',
+      { replacements: [accountId, count], type: QueryTypes.INSERT, transaction },
+    ),
+  )) as [number | string, number];
+  // 1 row affected: inserted, holding `count`; 2: updated, to LAST_INSERT_ID.
+  if (affectedRows === 1) return count;
+  if (affectedRows !== 2) throw new Error(`event counter bump affected ${affectedRows} rows`);
+  return Number(lastInsertId);
 }

@@ -5,7 +5,8 @@ import { withTransaction } from '../../db/transaction';
 import type { EnrollmentDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { requireSequence } from './find-sequence';
-import { contactsWithActiveRun, remainingRunCapacity, startRuns } from './runs';
+import { recordEvents } from '../events/record-events';
+import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
 
 const ENROLLMENT_COLUMNS = [
   'id',
@@ -68,6 +69,7 @@ export function enrollByIds(
       [[enrollment.id, accountId, sequenceId, enrollment.status, ids.length, successful, failed, skipped, now, now]],
       transaction,
     );
+    await recordEvents(db, transaction, accountId, runsCreatedEvents(sequenceId, started));
     return { enrollment, summary: { processed: ids.length, successful, failed, skipped } };
   });
 }

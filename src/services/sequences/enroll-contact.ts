@@ -1,13 +1,17 @@
+import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { withTransaction } from '../../db/transaction';
 import type { ContactFields } from '../../schemas/contact';
+import type { NewEventOf } from '../../schemas/event';
 import type { EnrollOutcome } from '../../schemas/sequence';
 import { upsertContacts } from '../contacts/upsert-contacts';
+import { recordEvents } from '../events/record-events';
 import { requireSequence } from './find-sequence';
-import { contactsWithActiveRun, remainingRunCapacity, startRuns } from './runs';
+import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
 
 // Trigger and enroll-by-email: upsert a contact by email and enroll it, in one transaction
-// (CONTRACT.md "Trigger and enroll-by-email"). The contact upsert stands whatever the outcome.
+// (CONTRACT.md "Trigger and enroll-by-email"). The contact upsert stands whatever the outcome,
+// and so do its events.
 export function enrollContact(
   db: Database,
   input: { accountId: string; sequenceId: string; contact: ContactFields },
@@ -18,23 +22,36 @@ export function enrollContact(
     // Locks in the order every enrollment takes them: the sequence (shared), the account's run
     // limit (limited accounts only), then the contact.
     const capacity = await remainingRunCapacity(db, accountId, transaction);
-    const { results } = await upsertContacts(db, accountId, [input.contact], transaction);
-    const contactId = results[0].contact.id;
+    const upserted = await upsertContacts(db, accountId, [input.contact], transaction);
+    const contactId = upserted.results[0].contact.id;
+    const { outcome, events } = await startRun(db, { accountId, sequenceId, contactId, capacity }, transaction);
+    await recordEvents(db, transaction, accountId, [...upserted.events, ...events]);
+    return outcome;
+  });
+}
 
-    const active = await contactsWithActiveRun(db, sequenceId, [contactId], transaction);
-    if (active.has(contactId)) return { enrolled: false, reason: 'active_run_exists', contactId };
-    if (capacity && capacity.remaining === 0) {
-      return {
+async function startRun(
+  db: Database,
+  input: { accountId: string; sequenceId: string; contactId: string; capacity: { remaining: number; limit: number } | null },
+  transaction: Transaction,
+): Promise<{ outcome: EnrollOutcome; events: NewEventOf[] }> {
+  const { accountId, sequenceId, contactId, capacity } = input;
+  const active = await contactsWithActiveRun(db, sequenceId, [contactId], transaction);
+  if (active.has(contactId)) return { outcome: { enrolled: false, reason: 'active_run_exists', contactId }, events: [] };
+  if (capacity && capacity.remaining === 0) {
+    return {
+      outcome: {
         enrolled: false,
         reason: 'sequence_limit_reached',
         message: `The account has reached its limit of active runs (${capacity.limit})`,
         contactId,
-      };
-    }
-    const started = await startRuns(db, { accountId, sequenceId, contactIds: [contactId] }, transaction);
-    const runId = started.get(contactId);
-    // No run: a concurrent request enrolled this contact first; the unique index said so.
-    if (!runId) return { enrolled: false, reason: 'active_run_exists', contactId };
-    return { enrolled: true, contactId, runId };
-  });
+      },
+      events: [],
+    };
+  }
+  const started = await startRuns(db, { accountId, sequenceId, contactIds: [contactId] }, transaction);
+  const run = started.get(contactId);
+  // No run: a concurrent request enrolled this contact first; the unique index said so.
+  if (!run) return { outcome: { enrolled: false, reason: 'active_run_exists', contactId }, events: [] };
+  return { outcome: { enrolled: true, contactId, runId: run.id }, events: runsCreatedEvents(sequenceId, started) };
 }

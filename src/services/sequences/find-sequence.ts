@@ -22,6 +22,6 @@ export async function requireSequence(
       )
     : [];
   if (!sequence) throw new NotFoundError('Sequence');
-  if (input.mustBeActive && sequence.status !== 'active') throw new ConflictError('Sequence is not active');
+  if (input.mustBeActive && sequence.status !== 'active') throw new ConflictError('Sequence is not active', 'sequence_not_active');
   return sequence.id;
 }

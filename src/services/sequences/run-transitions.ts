@@ -5,6 +5,8 @@ import { ConflictError, NotFoundError } from '../../errors';
 import type { RunStatus } from '../../models/sequence-run';
 import type { RunDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
+import { runStatusChangedEvent } from '../events/run-events';
+import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
 import { isActive, RUN_SELECT, runFromRow, type RunRow } from './runs';
 
@@ -34,9 +36,10 @@ export function moveRun(
     // entry in the one-active-run index, which carries the run's foreign key: MySQL checks
     // the key again and share-locks the contact. Holding the run, that lock would wait for an
     // unenroll holding the contact and waiting for the run.
-    const [owner] = await select<{ contact_id: string }>(
+    // (A run's contact and sequence never change: read here, they hold under the lock.)
+    const [owner] = await select<{ contact_id: string; sequence_id: string }>(
       db,
-      'SELECT contact_id FROM sequence_runs WHERE id = ? AND account_id = ?',
+      'SELECT contact_id, sequence_id FROM sequence_runs WHERE id = ? AND account_id = ?',
       [id, input.accountId],
       transaction,
     );
@@ -45,7 +48,7 @@ export function moveRun(
     const [run] = await select<RunRow>(db, `${RUN_SELECT} WHERE id = ?${forUpdate(db)}`, [id], transaction);
     if (!run) throw new NotFoundError('Run');
     const from = run.status as RunStatus;
-    if (!canMove(from, input.status)) throw new ConflictError(`A run cannot move from ${from} to ${input.status}`);
+    if (!canMove(from, input.status)) throw new ConflictError(`A run cannot move from ${from} to ${input.status}`, 'invalid_run_transition');
     const now = new Date();
     const completedAt = isActive(input.status) ? null : now;
     await execute(
@@ -54,6 +57,10 @@ export function moveRun(
       [input.status, completedAt, now, run.id],
       transaction,
     );
-    return runFromRow({ ...run, status: input.status, completed_at: completedAt });
+    const moved = runFromRow({ ...run, status: input.status, completed_at: completedAt });
+    await recordEvents(db, transaction, input.accountId, [
+      runStatusChangedEvent(moved, owner.sequence_id, run.contact_id, from),
+    ]);
+    return moved;
   });
 }

@@ -4,7 +4,9 @@ import type { Database } from '../../db/database';
 import { toIso, toIsoOrNull } from '../../db/rows';
 import { insertIgnoringConflicts, select } from '../../db/sql';
 import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../models/sequence-run';
+import type { NewEventOf } from '../../schemas/event';
 import type { RunDto } from '../../schemas/sequence';
+import { runCreatedEvent } from '../events/run-events';
 
 // Sequence runs: how they are written and read, set-based.
 
@@ -73,12 +75,12 @@ export async function contactsWithActiveRun(
 
 // Starts a pending run for each contact, in two statements. The one-active-run unique index
 // decides, not this code: a contact that gained an active run meanwhile (a concurrent
-// request) is left out. Returns the run id of each contact that got one.
+// request) is left out. Returns the run of each contact that got one, as the API returns it.
 export async function startRuns(
   db: Database,
   input: { accountId: string; sequenceId: string; contactIds: readonly string[] },
   transaction: Transaction,
-): Promise<Map<string, string>> {
+): Promise<Map<string, RunDto>> {
   if (input.contactIds.length === 0) return new Map();
   const now = new Date();
   // Sorted, so concurrent enrolls take index locks in one order and do not deadlock.
@@ -106,7 +108,19 @@ export async function startRuns(
     [proposed.map((p) => p.runId)],
     transaction,
   );
-  return new Map(inserted.map((row) => [row.contact_id, row.id]));
+  return new Map(
+    inserted.map((row) => [
+      row.contact_id,
+      runFromRow({ id: row.id, contact_id: row.contact_id, status: 'pending', started_at: now, completed_at: null, created_at: now }),
+    ]),
+  );
+}
+
+// run.created for each run started, in contact id order (the order they were inserted in).
+export function runsCreatedEvents(sequenceId: string, started: Map<string, RunDto>): NewEventOf[] {
+  return [...started.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([contactId, run]) => runCreatedEvent(run, sequenceId, contactId));
 }
 
 // How many more active runs the account may start now; null when it has no limit.

@@ -1,9 +1,12 @@
 import type { Database } from '../../db/database';
 import { execute, forUpdate, select } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
+import type { RunStatus } from '../../models/sequence-run';
 import { lockContactsById } from '../contacts/lock-contacts';
+import { runStatusChangedEvent } from '../events/run-events';
+import { recordEvents } from '../events/record-events';
 import { requireSequence } from './find-sequence';
-import { activeRun } from './runs';
+import { activeRun, RUN_SELECT, runFromRow, type RunRow } from './runs';
 
 // Cancels every active run of the given contacts in the sequence, whatever the sequence's
 // status. Lists the contacts whose run was cancelled, in request order; others are skipped.
@@ -20,11 +23,11 @@ export function unenroll(
     // contact: without the lock taken here, that would happen in run id order.)
     const contacts = await lockContactsById(db, input.accountId, ids, transaction);
     if (contacts.size === 0) return { cancelled: 0, contactIds: [] };
-    const runs = await select<{ id: string; contact_id: string }>(
+    const runs = await select<RunRow>(
       db,
       // Through the one-active-run index (contact first): it visits only these contacts' runs.
       // A sequence's own indexes would lock its runs of other contacts on the way.
-      `SELECT id, contact_id FROM sequence_runs${db.dialect === 'sqlite' ? '' : ' FORCE INDEX (sequence_runs_one_active)'}
+      `${RUN_SELECT}${db.dialect === 'sqlite' ? '' : ' FORCE INDEX (sequence_runs_one_active)'}
         WHERE sequence_id = ? AND account_id = ? AND contact_id IN (?) AND ${activeRun(db)}${forUpdate(db)}`,
       [sequenceId, input.accountId, [...contacts]],
       transaction,
@@ -37,6 +40,17 @@ export function unenroll(
         [now, now, runs.map((run) => run.id)],
         transaction,
       );
+      const events = [...runs]
+        .sort((a, b) => (a.contact_id < b.contact_id ? -1 : 1))
+        .map((run) =>
+          runStatusChangedEvent(
+            runFromRow({ ...run, status: 'cancelled', completed_at: now }),
+            sequenceId,
+            run.contact_id,
+            run.status as RunStatus,
+          ),
+        );
+      await recordEvents(db, transaction, input.accountId, events);
     }
     const cancelled = new Set(runs.map((run) => run.contact_id));
     const contactIds = ids.filter((id) => cancelled.has(id));

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import { contactSchema, subscriptionStatusSchema } from './contact';
+import { runSchema, runStatusSchema } from './sequence';
+
+// The events the service records (README "Events"): the payload of each type, defined once.
+// The feed answers them; they are in the OpenAPI document as components.
+
+export const EVENT_TYPES = [
+  'contact.created',
+  'contact.updated',
+  'contact.deleted',
+  'contact.subscription_changed',
+  'run.created',
+  'run.status_changed',
+  'webhook.test',
+  'webhook.disabled',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const eventTypeSchema = z.enum(EVENT_TYPES);
+
+// The fields of a contact that a change can name in `changedFields`, as the API spells them.
+export const CONTACT_FIELDS = [
+  'email',
+  'phone',
+  'firstName',
+  'lastName',
+  'tags',
+  'customFields',
+  'emailSubscriptionStatus',
+  'whatsappSubscriptionStatus',
+] as const;
+
+export const eventRunSchema = runSchema
+  .extend({
+    sequenceId: z.string().describe('UUID of the sequence the run belongs to.'),
+    contactId: z.string().describe('UUID of the contact the run belongs to.'),
+  })
+  .meta({ id: 'EventRun' });
+export type EventRun = z.infer<typeof eventRunSchema>;
+
+export const eventDataSchemas = {
+  'contact.created': z.object({ contact: contactSchema }).meta({ id: 'ContactCreatedData' }),
+  'contact.updated': z
+    .object({
+      contact: contactSchema.describe('The contact after the change.'),
+      changedFields: z
+        .array(z.enum(CONTACT_FIELDS))
+        .min(1)
+        .describe('The fields whose value changed, in the order of the Contact schema.'),
+    })
+    .meta({ id: 'ContactUpdatedData' }),
+  'contact.deleted': z
+    .object({ id: z.string().describe('UUID of the deleted contact.'), email: z.string() })
+    .meta({ id: 'ContactDeletedData' }),
+  'contact.subscription_changed': z
+    .object({
+      contact: contactSchema.describe('The contact after the change.'),
+      channel: z.enum(['email', 'whatsapp']),
+      from: subscriptionStatusSchema,
+      to: subscriptionStatusSchema,
+    })
+    .meta({ id: 'ContactSubscriptionChangedData' }),
+  'run.created': z.object({ run: eventRunSchema }).meta({ id: 'RunCreatedData' }),
+  'run.status_changed': z
+    .object({ run: eventRunSchema.describe('The run after the change.'), from: runStatusSchema, to: runStatusSchema })
+    .meta({ id: 'RunStatusChangedData' }),
+  'webhook.test': z
+    .object({ webhookId: z.string().describe('UUID of the endpoint the test was sent to.').meta({ example: '5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c' }) })
+    .meta({ id: 'WebhookTestData' }),
+  'webhook.disabled': z
+    .object({
+      webhook: z
+        .object({
+          id: z.string().describe('UUID of the endpoint.').meta({ example: '5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c' }),
+          url: z.string().meta({ example: 'https://hooks.example.com/contacts' }),
+        })
+        .describe('The endpoint that was disabled.'),
+      failingSince: z.string().describe('Since when every attempt failed, ISO 8601 UTC.').meta({ example: '2026-11-19T09:30:00.000Z' }),
+    })
+    .meta({ id: 'WebhookDisabledData' }),
+} as const satisfies Record<EventType, z.ZodType>;
+
+export type EventData<T extends EventType> = z.infer<(typeof eventDataSchemas)[T]>;
+
+const DESCRIPTIONS: Record<EventType, string> = {
+  'contact.created': 'A contact was created (create, upsert, batch, trigger, enroll-by-email).',
+  'contact.updated': 'A contact changed; `changedFields` names what changed. Never sent for a write that changed nothing.',
+  'contact.deleted': 'A contact was deleted. Its runs went with it; no run event is sent for them.',
+  'contact.subscription_changed': 'A subscription status changed, one event per channel; sent beside contact.updated.',
+  'run.created': 'A run was started (enroll, trigger, enroll-by-email).',
+  'run.status_changed': 'A run moved: runs.transition, or cancelled by unenroll.',
+  'webhook.test': 'Asked for with POST /webhooks/{id}/test; delivered to that endpoint only.',
+  'webhook.disabled': 'An endpoint was disabled after 3 days of failed attempts; sent to the account\'s other endpoints.',
+};
+
+function eventSchemaFor<T extends EventType>(type: T) {
+  const name = type
+    .split(/[._]/)
+    .map((part) => part[0]!.toUpperCase() + part.slice(1))
+    .join('');
+  return z
+    .object({
+      id: z.string().describe('UUID of the event; the same event always has the same id.').meta({ example: '0b7e2c4a-5d1f-4e8a-9c3b-6f2d8a1e4c7b' }),
+      type: z.literal(type),
+      createdAt: z.string().describe('When the change was recorded, ISO 8601 UTC with milliseconds.').meta({ example: '2026-11-22T09:30:00.000Z' }),
+      accountId: z.string().describe('UUID of the account.').meta({ example: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d' }),
+      data: eventDataSchemas[type],
+    })
+    .describe(DESCRIPTIONS[type])
+    .meta({ id: `${name}Event` });
+}
+
+export const eventSchema = z
+  .discriminatedUnion('type', [
+    eventSchemaFor('contact.created'),
+    eventSchemaFor('contact.updated'),
+    eventSchemaFor('contact.deleted'),
+    eventSchemaFor('contact.subscription_changed'),
+    eventSchemaFor('run.created'),
+    eventSchemaFor('run.status_changed'),
+    eventSchemaFor('webhook.test'),
+    eventSchemaFor('webhook.disabled'),
+  ])
+  .meta({ id: 'Event' });
+export type EventDto = z.infer<typeof eventSchema>;
+
+// What a write path hands to recordEvents: a type and its payload, checked by the compiler.
+export type NewEventOf = { [T in EventType]: { type: T; data: EventData<T> } }[EventType];

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { UniqueConstraintError, type Transaction } from 'sequelize';
+import type { Database } from '../../db/database';
+import { execute, select } from '../../db/sql';
+import { withTransaction } from '../../db/transaction';
+import { canonicalJson } from './canonical-json';
+
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+// How long an answer is kept and replayed.
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+// How long an unfinished claim holds its key: longer than any request can run (statements are
+// bounded at seconds, the HTTP request timeout too), so only a crashed instance's claim
+// outlives it; then a retry runs again.
+export const IDEMPOTENCY_CLAIM_TIMEOUT_MS = 60_000;
+
+export interface StoredAnswer {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+export type Claim =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; answer: StoredAnswer }
+  | { kind: 'in_progress' }
+  | { kind: 'reused' };
+
+interface ClaimInput {
+  accountId: string;
+  key: string;
+  requestHash: string;
+  now?: Date;
+}
+
+// "The same request": method, path and the body as a JSON value.
+export function requestHash(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body)}`).digest('hex');
+}
+
+interface KeyRow {
+  request_hash: string;
+  status_code: number | null;
+  response_body: string | null;
+  response_headers: string | null;
+}
+
+// Every statement runs in a transaction, the one way the service writes (on SQLite that queues
+// it behind other requests' transactions on the shared connection).
+// Claims the key by inserting its row: the primary key (account, key) lets one request of any
+// number of concurrent ones in. A clash is answered from the row that won. A stale row (expired,
+// or an unfinished claim past its timeout) is deleted and the claim tried once more.
+export async function claimIdempotencyKey(db: Database, input: ClaimInput): Promise<Claim> {
+  const now = input.now ?? new Date();
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      await withTransaction(db, async (transaction) => {
+        await purgeExpiredIdempotencyKeys(db, now, transaction);
+        await execute(
+          db,
+          'INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, locked_until, expires_at) VALUES (?, ?, ?, ?, ?)',
+          [input.accountId, input.key, input.requestHash, new Date(now.getTime() + IDEMPOTENCY_CLAIM_TIMEOUT_MS), new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS)],
+          transaction,
+        );
+      });
+      return { kind: 'claimed' };
+    } catch (error) {
+      if (!(error instanceof UniqueConstraintError)) throw error;
+    }
+    const row = await withTransaction(db, async (transaction) => {
+      await execute(
+        db,
+        'DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? AND (expires_at <= ? OR (status_code IS NULL AND locked_until <= ?))',
+        [input.accountId, input.key, now, now],
+        transaction,
+      );
+      const [found] = await select<KeyRow>(
+        db,
+        'SELECT request_hash, status_code, response_body, response_headers FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?',
+        [input.accountId, input.key],
+        transaction,
+      );
+      return found;
+    });
+    if (!row) continue;
+    if (row.request_hash !== input.requestHash) return { kind: 'reused' };
+    if (row.status_code === null) return { kind: 'in_progress' };
+    return {
+      kind: 'replay',
+      answer: { status: Number(row.status_code), body: row.response_body ?? '', headers: JSON.parse(row.response_headers ?? '{}') },
+    };
+  }
+  // Another request took the freed key between our DELETE and INSERT: it is running now.
+  return { kind: 'in_progress' };
+}
+
+export async function storeIdempotentAnswer(db: Database, input: { accountId: string; key: string; answer: StoredAnswer }): Promise<void> {
+  await withTransaction(db, (transaction) =>
+    execute(
+      db,
+      'UPDATE idempotency_keys SET status_code = ?, response_body = ?, response_headers = ? WHERE account_id = ? AND idempotency_key = ?',
+      [input.answer.status, input.answer.body, JSON.stringify(input.answer.headers), input.accountId, input.key],
+      transaction,
+    ),
+  );
+}
+
+// The request failed in a way worth retrying (5xx) or was not really answered (401, 429): the
+// key is free again.
+export async function releaseIdempotencyKey(db: Database, input: { accountId: string; key: string }): Promise<void> {
+  await withTransaction(db, (transaction) =>
+    execute(
+      db,
+      'DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? AND status_code IS NULL',
+      [input.accountId, input.key],
+      transaction,
+    ),
+  );
+}
+
+// Purged on write: every claim first deletes the keys that expired since the last one (by the
+// expires_at index), so the table holds about 24 h of keys and no timer is needed.
+async function purgeExpiredIdempotencyKeys(db: Database, now: Date, transaction: Transaction): Promise<void> {
+  await execute(db, 'DELETE FROM idempotency_keys WHERE expires_at <= ?', [now], transaction);
+}
