@@ -99,7 +99,7 @@ export function createApp({
   // keyed /trpc mount. The in-memory log sweeps by its own window, hence one of 15 min here.
   app.use('/dashboard', dashboardPage(dashboardDir));
   const signInLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog(SIGN_IN_WINDOW_MS);
-  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin }));
+  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin, webhooks }));
 
   const idempotent = idempotency(db);
 

@@ -1,3 +1,4 @@
+import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import express, { type Request, type Router } from 'express';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { Database } from '../db/database';
@@ -26,6 +27,8 @@ export interface DashboardApiOptions {
   signInLog: SlidingLog;
   // PUBLIC_BASE_URL's origin, when the service is reached under a name of its own.
   publicOrigin?: string;
+  // Webhook URL rules, as for the API.
+  webhooks?: WebhookSettings;
 }
 
 function sessionCookie(req: Request): string | undefined {
@@ -38,7 +41,7 @@ function sessionCookie(req: Request): string | undefined {
 
 // /trpc/dashboard.*: the same router, reached by session cookie instead of API key. Other
 // paths pass on to the keyed /trpc mount, which never reads the cookie.
-export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin }: DashboardApiOptions): Router {
+export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin, webhooks }: DashboardApiOptions): Router {
   const api = express.Router();
   const trpc = createExpressMiddleware({
     router,
@@ -53,7 +56,7 @@ export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin 
         startSession: (session) => res.cookie(SESSION_COOKIE, session.token, { ...cookie, expires: session.expiresAt }),
         endSession: () => res.clearCookie(SESSION_COOKIE, cookie),
       };
-      return { ...requestContext(request, { db }, 'trpc'), dashboard };
+      return { ...requestContext(request, { db, webhooks }, 'trpc'), dashboard };
     },
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);

@@ -4,6 +4,7 @@ import { Layout } from './components/layout';
 import { Status } from './components/status';
 import { AccountPage } from './pages/account';
 import { ApiKeysPage } from './pages/settings/developer/api-keys';
+import { WebhooksPage } from './pages/settings/developer/webhooks';
 import { SetupPage } from './pages/setup';
 import { SignInPage } from './pages/sign-in';
 import { Redirect, useLocation } from './router';
@@ -11,6 +12,7 @@ import { trpc } from './trpc';
 
 const PAGES: Record<string, { title: string; Page: () => React.ReactNode }> = {
   '/settings/developer/api-keys': { title: 'API keys', Page: ApiKeysPage },
+  '/settings/developer/webhooks': { title: 'Webhooks', Page: WebhooksPage },
   '/account': { title: 'Account', Page: AccountPage },
 };
 const HOME = '/settings/developer/api-keys';

@@ -5,6 +5,7 @@ import { trpc } from '../trpc';
 
 const NAV = [
   { to: '/settings/developer/api-keys', label: 'API keys', section: 'Settings · Developer' },
+  { to: '/settings/developer/webhooks', label: 'Webhooks', section: 'Settings · Developer' },
   { to: '/account', label: 'Account', section: 'Settings' },
 ];
 

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Dialog } from '../../../components/dialog';
 import { Field } from '../../../components/field';
+import { ShownOnceDialog } from '../../../components/shown-once-dialog';
 import { errorMessage, fieldErrors, trpc } from '../../../trpc';
 
 type Key = NonNullable<ReturnType<typeof useKeys>['data']>[number];
@@ -95,7 +96,12 @@ export function ApiKeysPage() {
           setCreated(key);
         }}
       />
-      <KeyValueDialog created={created} onClose={() => setCreated(null)} />
+      <ShownOnceDialog
+        shown={created && { title: `Key “${created.name}” created`, value: created.key }}
+        label="API key"
+        why="only its hash is stored."
+        onClose={() => setCreated(null)}
+      />
       <ToggleKeyDialog subject={toggling} onClose={() => setToggling(null)} />
     </>
   );
@@ -160,46 +166,6 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
           </button>
         </div>
       </form>
-    </Dialog>
-  );
-}
-
-function KeyValueDialog({ created, onClose }: { created: { name: string; key: string } | null; onClose: () => void }) {
-  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(created!.key);
-      setCopied('yes');
-    } catch {
-      setCopied('failed');
-    }
-  };
-  const close = () => {
-    setCopied(null);
-    onClose();
-  };
-  return (
-    <Dialog open={created !== null} title={`Key “${created?.name ?? ''}” created`} onClose={close}>
-      <p className="banner warning">
-        <strong>Copy this key now.</strong> It will not be shown again: only its hash is stored.
-      </p>
-      <label className="label" htmlFor="new-key-value">
-        API key
-      </label>
-      <div className="copy-row">
-        <input id="new-key-value" className="mono" readOnly value={created?.key ?? ''} onFocus={(e) => e.currentTarget.select()} />
-        <button type="button" onClick={copy} data-autofocus>
-          Copy
-        </button>
-      </div>
-      <p role="status" className="hint">
-        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? 'Copying failed: select the key and copy it yourself.' : ''}
-      </p>
-      <div className="actions">
-        <button type="button" className="secondary" onClick={close}>
-          Done
-        </button>
-      </div>
     </Dialog>
   );
 }
