@@ -25,8 +25,17 @@ import { nextCursorSchema } from '../schemas/list';
 import { contactListInputSchema, runFilters, runListInputSchema, runListOutputSchema } from '../schemas/list-queries';
 
 const TAGS = ['Contacts'];
-const idParam = z.object({ id: z.string().describe('The contact id (UUID).') });
-const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').describe('Tags to add or remove.') });
+export const idParam = z.object({ id: z.string().describe('The contact id (UUID).') });
+export const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').describe('Tags to add or remove.') });
+
+export const subscriptionsInput = idParam
+  .extend({
+    emailSubscriptionStatus: subscriptionStatusSchema.optional(),
+    whatsappSubscriptionStatus: subscriptionStatusSchema.optional(),
+  })
+  .refine((value) => value.emailSubscriptionStatus || value.whatsappSubscriptionStatus, {
+    message: 'Give emailSubscriptionStatus or whatsappSubscriptionStatus',
+  });
 
 // Static paths (/contacts/upsert, /contacts/batch, /contacts/by-email/{email}) are declared
 // before /contacts/{id}: the REST adapter takes the first path that matches, in this order.
@@ -211,16 +220,7 @@ export const contactsRouter = router({
         errorResponses: { 404: 'Contact not found' },
       },
     })
-    .input(
-      idParam
-        .extend({
-          emailSubscriptionStatus: subscriptionStatusSchema.optional(),
-          whatsappSubscriptionStatus: subscriptionStatusSchema.optional(),
-        })
-        .refine((value) => value.emailSubscriptionStatus || value.whatsappSubscriptionStatus, {
-          message: 'Give emailSubscriptionStatus or whatsappSubscriptionStatus',
-        }),
-    )
+    .input(subscriptionsInput)
     .output(contactResponseSchema)
     .mutation(async ({ ctx, input }) => ({
       contact: await updateSubscriptions(ctx.db, { ...input, accountId: ctx.accountId }),

@@ -1,7 +1,9 @@
 import { router } from '../../trpc/init';
 import { dashboardAccountRouter } from './account';
 import { dashboardAuthRouter } from './auth';
+import { dashboardContactsRouter } from './contacts';
 import { dashboardKeysRouter } from './keys';
+import { dashboardSequencesRouter } from './sequences';
 
 // The dashboard's procedures: session only, served on /trpc/dashboard.*, never in the OpenAPI
 // document (none has openapi meta).
@@ -9,4 +11,6 @@ export const dashboardRouter = router({
   auth: dashboardAuthRouter,
   keys: dashboardKeysRouter,
   account: dashboardAccountRouter,
+  contacts: dashboardContactsRouter,
+  sequences: dashboardSequencesRouter,
 });

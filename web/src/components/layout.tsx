@@ -4,6 +4,8 @@ import { Link, navigate, useLocation } from '../router';
 import { trpc } from '../trpc';
 
 const NAV = [
+  { to: '/contacts', label: 'Contacts', section: 'Audience' },
+  { to: '/sequences', label: 'Sequences', section: 'Automation' },
   { to: '/settings/developer/api-keys', label: 'API keys', section: 'Settings · Developer' },
   { to: '/account', label: 'Account', section: 'Settings' },
 ];
@@ -37,7 +39,7 @@ export function Layout({ email, title, children }: { email: string; title: strin
           {NAV.map((item) => (
             <li key={item.to}>
               <span className="section">{item.section}</span>
-              <Link to={item.to} aria-current={route === item.to ? 'page' : undefined}>
+              <Link to={item.to} aria-current={route === item.to ? 'page' : route.startsWith(`${item.to}/`) ? 'location' : undefined}>
                 {item.label}
               </Link>
             </li>
