@@ -52,7 +52,7 @@ export function ContactPage({ id }: { id: string }) {
         <Link to="/contacts">Contacts</Link> / <span className="mono">{c.email}</span>
       </p>
       <div className="panels">
-        <FieldsPanel contact={c} key={c.updatedAt} />
+        <FieldsPanel contact={c} key={c.id} />
         <div>
           <TagsPanel contact={c} />
           <SubscriptionsPanel contact={c} key={c.updatedAt} />
@@ -189,9 +189,9 @@ function SubscriptionsPanel({ contact }: { contact: Contact }) {
             {errorMessage(update.error)}
           </p>
         )}
-        <SelectField label="Email" options={SUBSCRIPTION} value={email} error={errors.emailSubscriptionStatus} onChange={(e) => setEmail(e.target.value as Subscription)} />
+        <SelectField label="Email subscription" options={SUBSCRIPTION} value={email} error={errors.emailSubscriptionStatus} onChange={(e) => setEmail(e.target.value as Subscription)} />
         <SelectField
-          label="WhatsApp"
+          label="WhatsApp subscription"
           options={SUBSCRIPTION}
           value={whatsapp}
           error={errors.whatsappSubscriptionStatus}

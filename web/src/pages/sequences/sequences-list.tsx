@@ -30,8 +30,8 @@ export function SequencesPage() {
     <>
       <div className="toolbar">
         <SelectField
-          label="Status"
-          options={[['', 'Any'], ...SEQUENCE_STATUSES]}
+          label="Show sequences"
+          options={[['', 'In any status'], ...SEQUENCE_STATUSES]}
           value={status}
           onChange={(e) => setStatus(e.target.value as SequenceStatus | '')}
         />
@@ -57,7 +57,7 @@ export function SequencesPage() {
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">Status</th>
-                  <th scope="col">Active runs</th>
+                  <th scope="col" className="number">Active runs</th>
                   <th scope="col">Created</th>
                 </tr>
               </thead>
