@@ -96,6 +96,25 @@ describe('dashboard contacts and sequences procedures', () => {
     });
   });
 
+  describe('contacts.emails', () => {
+    it('answers the emails of this account\'s contacts among the ids, in one call; others are absent', async () => {
+      const ada = await buildContact(accountId, { email: 'ada@example.com' });
+      const bob = await buildContact(accountId, { email: 'bob@example.com' });
+      const res = await get(app, 'dashboard.contacts.emails', { ids: [ada.id, bob.id.toUpperCase(), foreignContactId, UNKNOWN_ID, 'nope'] }, cookie);
+      expect(res.status).to.equal(200);
+      expect(res.body.result.data.emails).to.deep.equal({ [ada.id]: 'ada@example.com', [bob.id]: 'bob@example.com' });
+      const none = await get(app, 'dashboard.contacts.emails', { ids: [] }, cookie);
+      expect(none.body.result.data.emails).to.deep.equal({});
+    });
+
+    it('refuses more than a page of ids, and no list', async () => {
+      const many = await get(app, 'dashboard.contacts.emails', { ids: Array.from({ length: 201 }, () => UNKNOWN_ID) }, cookie);
+      expect(many.status).to.equal(400);
+      expect(many.body.error.data.details[0]).to.deep.equal({ path: 'ids', message: 'At most 200 ids' });
+      expect((await get(app, 'dashboard.contacts.emails', {}, cookie)).status).to.equal(400);
+    });
+  });
+
   describe('contacts.update', () => {
     it('changes the fields given, clears with null, and refuses a taken email with 409', async () => {
       const contact = await buildContact(accountId, { email: 'ada@example.com', firstName: 'Ada', phone: '+4477009001' });
@@ -276,6 +295,7 @@ describe('dashboard contacts and sequences procedures', () => {
       ['dashboard.contacts.list', {}],
       ['dashboard.contacts.get', { id: contact.id }],
       ['dashboard.contacts.runs', { id: contact.id }],
+      ['dashboard.contacts.emails', { ids: [contact.id] }],
       ['dashboard.sequences.list', {}],
       ['dashboard.sequences.get', { id: sequence.id }],
       ['dashboard.sequences.runs', { id: sequence.id }],

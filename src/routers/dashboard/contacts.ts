@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { contactUpdateSchema } from '../../schemas/contact';
+import { MAX_LIST_LIMIT } from '../../schemas/list';
 import { contactListInputSchema, runFilters, runListInputSchema } from '../../schemas/list-queries';
 import {
   addTags,
@@ -8,6 +9,7 @@ import {
   updateContact,
   updateSubscriptions,
 } from '../../services/contacts/contact-operations';
+import { contactEmails } from '../../services/contacts/contact-emails';
 import { getContact } from '../../services/contacts/find-contact';
 import { listContacts } from '../../services/contacts/list-contacts';
 import { listContactRuns } from '../../services/sequences/list-runs';
@@ -28,6 +30,11 @@ export const dashboardContactsRouter = router({
   get: sessionProcedure
     .input(idParam)
     .query(async ({ ctx, input }) => ({ contact: await getContact(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  // Emails for the contacts of a list page (a sequence's runs name them by id).
+  emails: sessionProcedure
+    .input(z.object({ ids: z.array(z.string().max(64)).max(MAX_LIST_LIMIT, `At most ${MAX_LIST_LIMIT} ids`) }))
+    .query(async ({ ctx, input }) => ({ emails: await contactEmails(ctx.db, { ...input, accountId: ctx.accountId }) })),
 
   runs: sessionProcedure.input(runListInputSchema.extend(idParam.shape)).query(async ({ ctx, input }) => {
     const page = await listContactRuns(ctx.db, { ...runFilters(input), accountId: ctx.accountId, contactId: input.id });

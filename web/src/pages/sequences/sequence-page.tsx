@@ -114,6 +114,8 @@ function RunsPanel({ sequence }: { sequence: Sequence }) {
     ...trpc.dashboard.sequences.runs.queryOptions({ id: sequence.id, limit: 25, cursor: pages.cursor, status: status || undefined }),
     placeholderData: keepPreviousData,
   });
+  const ids = runs.data?.runs.map((run) => run.contactId) ?? [];
+  const emails = useQuery({ ...trpc.dashboard.contacts.emails.queryOptions({ ids }), enabled: ids.length > 0, placeholderData: keepPreviousData });
   return (
     <section className="panel" aria-labelledby="runs-heading">
       <h2 id="runs-heading">Runs</h2>
@@ -142,9 +144,7 @@ function RunsPanel({ sequence }: { sequence: Sequence }) {
                 {runs.data.runs.map((run) => (
                   <tr key={run.id}>
                     <th scope="row">
-                      <Link to={`/contacts/${run.contactId}`} className="mono">
-                        Contact {run.contactId.slice(0, 8)}
-                      </Link>
+                      <Link to={`/contacts/${run.contactId}`}>{emails.data?.emails[run.contactId] ?? `Contact ${run.contactId.slice(0, 8)}…`}</Link>
                     </th>
                     <td>
                       <RunStatus status={run.status} />
