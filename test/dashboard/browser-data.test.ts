@@ -165,7 +165,9 @@ describe(TITLE, function () {
 
     const subscriptions = page.getByRole('region', { name: 'Subscriptions' });
     await subscriptions.getByLabel('Email subscription').selectOption('unsubscribed');
+    const saved = page.waitForResponse((res) => res.url().includes('dashboard.contacts.updateSubscriptions'));
     await subscriptions.getByRole('button', { name: 'Save subscriptions' }).click();
+    expect((await saved).status()).to.equal(200);
     await subscriptions.getByRole('button', { name: 'Save subscriptions' }).and(page.locator(':disabled')).waitFor();
 
     let ada = await contactRow('ada@example.com');
@@ -174,7 +176,6 @@ describe(TITLE, function () {
     expect(stored.last_name).to.equal('King');
     expect(typeof stored.tags === 'string' ? JSON.parse(stored.tags) : stored.tags).to.deep.equal(['newsletter']);
     await expectAccessible('contact page');
-    await shoot('contact');
 
     // A sequence: created as a draft, then made active.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sequences' }).click();
@@ -213,12 +214,21 @@ describe(TITLE, function () {
     await expectAccessible('sequences page');
     await shoot('sequences');
 
+    // The run counts against the account's limit.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
+    const facts = page.locator('dl');
+    await facts.getByText('1 (10 % of the limit)').waitFor();
+    expect(await facts.innerText()).to.include('Acme Ltd');
+
     // Unenrolled from the contact page, reached from the sequence's run.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sequences' }).click();
     await row.getByRole('link', { name: 'Welcome series' }).click();
     await page.getByRole('region', { name: 'Runs' }).getByRole('link', { name: 'ada@example.com' }).click();
     await page.getByRole('heading', { name: 'Contact', level: 1 }).waitFor();
     const runs = page.getByRole('region', { name: 'Runs' });
     await runs.getByText('Pending').waitFor();
+    await expectAccessible('contact page with a run');
+    await shoot('contact');
     await runs.getByRole('button', { name: 'Unenroll from Welcome series' }).click();
     const confirm = page.getByRole('dialog', { name: 'Unenroll from “Welcome series”?' });
     await expectAccessible('unenroll confirmation');
