@@ -153,6 +153,10 @@ describe(TITLE, function () {
     await page.getByRole('button', { name: 'Save fields' }).click();
     await page.getByText('Invalid email address').waitFor();
     await page.getByLabel('Email', { exact: true }).fill('ada@example.com');
+    await page.getByLabel('Custom fields (JSON)').fill('{"plan": ');
+    await page.getByRole('button', { name: 'Save fields' }).click();
+    await page.getByText('Must be a JSON object').waitFor();
+    await page.getByLabel('Custom fields (JSON)').fill('{"plan": "pro"}');
     await page.getByLabel('Last name').fill('King');
     await page.getByRole('button', { name: 'Save fields' }).click();
     await page.getByRole('status').getByText('Saved.').waitFor();
@@ -172,8 +176,13 @@ describe(TITLE, function () {
 
     let ada = await contactRow('ada@example.com');
     expect(ada.email_subscription_status).to.equal('unsubscribed');
-    const [stored] = await select<{ last_name: string; tags: unknown }>(testDb(), 'SELECT last_name, tags FROM contacts WHERE id = ?', [ada.id]);
+    const [stored] = await select<{ last_name: string; tags: unknown; custom_fields: unknown }>(
+      testDb(),
+      'SELECT last_name, tags, custom_fields FROM contacts WHERE id = ?',
+      [ada.id],
+    );
     expect(stored.last_name).to.equal('King');
+    expect(typeof stored.custom_fields === 'string' ? JSON.parse(stored.custom_fields) : stored.custom_fields).to.deep.equal({ plan: 'pro' });
     expect(typeof stored.tags === 'string' ? JSON.parse(stored.tags) : stored.tags).to.deep.equal(['newsletter']);
     await expectAccessible('contact page');
 

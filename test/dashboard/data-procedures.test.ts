@@ -138,6 +138,10 @@ describe('dashboard contacts and sequences procedures', () => {
       const res = await mutate(app, 'dashboard.contacts.update', { id: contact.id, email: 'not-an-email', firstName: 'Changed' }, cookie);
       expect(res.status).to.equal(400);
       expect(res.body.error.data.details).to.deep.equal([{ path: 'email', message: 'Invalid email address' }]);
+      const tooMany = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i]));
+      const custom = await mutate(app, 'dashboard.contacts.update', { id: contact.id, customFields: tooMany, firstName: 'Changed' }, cookie);
+      expect(custom.status).to.equal(400);
+      expect(custom.body.error.data.details).to.deep.equal([{ path: 'customFields', message: 'At most 100 custom fields' }]);
       expect(await count("SELECT COUNT(*) AS n FROM contacts WHERE first_name = 'Changed'")).to.equal(0);
     });
   });

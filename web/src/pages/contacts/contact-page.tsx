@@ -72,6 +72,9 @@ function FieldsPanel({ contact }: { contact: Contact }) {
     firstName: contact.firstName ?? '',
     lastName: contact.lastName ?? '',
   });
+  const initialCustom = JSON.stringify(contact.customFields, null, 2);
+  const [custom, setCustom] = useState(initialCustom);
+  const [customProblem, setCustomProblem] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
   const update = useMutation(trpc.dashboard.contacts.update.mutationOptions({ onSuccess: ({ contact }) => { setSaved(true); written(contact); } }));
   const errors = fieldErrors(update.error);
@@ -79,11 +82,34 @@ function FieldsPanel({ contact }: { contact: Contact }) {
     setSaved(false);
     setFields({ ...fields, [name]: e.target.value });
   };
+  // The API's problem with a custom field may name a nested key (customFields.address.city).
+  const customError = customProblem ?? Object.entries(errors).find(([path]) => path === 'customFields' || path.startsWith('customFields.'))?.[1];
   const submit = (event: FormEvent) => {
     event.preventDefault();
     // An emptied optional field clears it, as null does in the API.
     const orNull = (value: string) => (value.trim() === '' ? null : value);
-    update.mutate({ id: contact.id, email: fields.email, phone: orNull(fields.phone), firstName: orNull(fields.firstName), lastName: orNull(fields.lastName) });
+    // Custom fields are sent only when edited: the API replaces them whole.
+    let customFields: Record<string, unknown> | undefined;
+    if (custom !== initialCustom) {
+      try {
+        customFields = JSON.parse(custom.trim() === '' ? '{}' : custom) as Record<string, unknown>;
+      } catch {
+        customFields = undefined;
+      }
+      if (!customFields || typeof customFields !== 'object' || Array.isArray(customFields)) {
+        setCustomProblem('Must be a JSON object, e.g. {"plan": "pro"}');
+        return;
+      }
+    }
+    setCustomProblem(null);
+    update.mutate({
+      id: contact.id,
+      email: fields.email,
+      phone: orNull(fields.phone),
+      firstName: orNull(fields.firstName),
+      lastName: orNull(fields.lastName),
+      ...(customFields && { customFields }),
+    });
   };
   return (
     <section className="panel" aria-labelledby="fields-heading">
@@ -98,12 +124,27 @@ function FieldsPanel({ contact }: { contact: Contact }) {
         <Field label="Phone" type="tel" value={fields.phone} error={errors.phone} onChange={set('phone')} />
         <Field label="First name" value={fields.firstName} error={errors.firstName} onChange={set('firstName')} />
         <Field label="Last name" value={fields.lastName} error={errors.lastName} onChange={set('lastName')} />
-        {Object.keys(contact.customFields).length > 0 && (
-          <div className="field">
-            <span className="label">Custom fields</span>
-            <pre className="mono json">{JSON.stringify(contact.customFields, null, 2)}</pre>
-          </div>
-        )}
+        <div className="field">
+          <label htmlFor="custom-fields">Custom fields (JSON)</label>
+          <textarea
+            id="custom-fields"
+            className="mono json"
+            rows={Math.min(12, Math.max(3, custom.split('\n').length))}
+            spellCheck={false}
+            value={custom}
+            aria-invalid={customError ? true : undefined}
+            aria-describedby={customError ? 'custom-fields-error' : undefined}
+            onChange={(e) => {
+              setSaved(false);
+              setCustom(e.target.value);
+            }}
+          />
+          {customError && (
+            <p className="error" id="custom-fields-error">
+              {customError}
+            </p>
+          )}
+        </div>
         <p className="meta">
           Created <When iso={contact.createdAt} />; last changed <When iso={contact.updatedAt} />.
         </p>
