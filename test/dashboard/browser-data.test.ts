@@ -145,6 +145,13 @@ describe(TITLE, function () {
     await page.getByRole('link', { name: 'adam@example.com' }).waitFor({ state: 'detached' });
     await page.getByRole('link', { name: 'ada@example.com' }).click();
     await page.getByRole('heading', { name: 'Contact', level: 1 }).waitFor();
+    // Back returns to the same search.
+    await page.goBack();
+    await page.getByRole('link', { name: 'ada@example.com' }).waitFor();
+    expect(await page.getByLabel('Email starts with').inputValue()).to.equal('ada@');
+    expect(await page.locator('tbody th').allInnerTexts()).to.deep.equal(['ada@example.com']);
+    await page.getByRole('link', { name: 'ada@example.com' }).click();
+    await page.getByRole('heading', { name: 'Contact', level: 1 }).waitFor();
     expect(await page.getByLabel('First name').inputValue()).to.equal('Ada');
     await page.getByText('This contact has never been enrolled').waitFor();
 

@@ -5,7 +5,7 @@ import { Pager } from '../../components/pager';
 import { SelectField } from '../../components/select-field';
 import { useCursorPages } from '../../components/use-cursor-pages';
 import { When } from '../../components/when';
-import { Link } from '../../router';
+import { Link, navigate, useLocation } from '../../router';
 import { errorMessage, fieldErrors, trpc } from '../../trpc';
 
 const PAGE_SIZE = 25;
@@ -24,10 +24,28 @@ interface Filters {
 }
 const NO_FILTERS: Filters = { q: '', tag: '', email: '', whatsapp: '' };
 
+// The filters live in the address (?q=&tag=&email=&whatsapp=): Back from a contact returns to
+// the same search, and a search can be bookmarked.
+function filtersFrom(search: URLSearchParams): Filters {
+  const subscription = (value: string | null): Subscription => (value === 'subscribed' || value === 'unsubscribed' ? value : '');
+  return { q: search.get('q') ?? '', tag: search.get('tag') ?? '', email: subscription(search.get('email')), whatsapp: subscription(search.get('whatsapp')) };
+}
+
+function showFilters(filters: Filters) {
+  const params = new URLSearchParams(Object.entries(filters).filter(([, value]) => value.trim() !== ''));
+  navigate(params.size > 0 ? `/contacts?${params}` : '/contacts');
+}
+
 export function ContactsPage() {
-  // What is typed, and what was last searched for: the list follows the second.
-  const [draft, setDraft] = useState<Filters>(NO_FILTERS);
-  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const { search } = useLocation();
+  const filters = filtersFrom(search);
+  // What is typed, until searched for; it follows the address when that changes (Back).
+  const [draft, setDraft] = useState<Filters>(filters);
+  const [shown, setShown] = useState(search.toString());
+  if (shown !== search.toString()) {
+    setShown(search.toString());
+    setDraft(filters);
+  }
   const pages = useCursorPages(JSON.stringify(filters));
   const contacts = useQuery({
     ...trpc.dashboard.contacts.list.queryOptions({
@@ -42,18 +60,18 @@ export function ContactsPage() {
   });
   const errors = fieldErrors(contacts.error);
   const filtered = Object.values(filters).some(Boolean);
-  const search = (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
-    setFilters(draft);
+    showFilters(draft);
   };
   const clear = () => {
     setDraft(NO_FILTERS);
-    setFilters(NO_FILTERS);
+    showFilters(NO_FILTERS);
   };
 
   return (
     <>
-      <form className="filters" role="search" aria-label="Contacts" onSubmit={search} noValidate>
+      <form className="filters" role="search" aria-label="Contacts" onSubmit={submit} noValidate>
         <Field label="Email starts with" type="search" value={draft.q} error={errors.q} onChange={(e) => setDraft({ ...draft, q: e.target.value })} />
         <Field label="Tag" value={draft.tag} error={errors.tag} onChange={(e) => setDraft({ ...draft, tag: e.target.value })} />
         <SelectField
