@@ -272,6 +272,10 @@ describe(TITLE, function () {
     expect(ada).to.equal(undefined);
     const [{ n }] = await select<{ n: unknown }>(testDb(), 'SELECT COUNT(*) AS n FROM sequence_runs', []);
     expect(Number(n)).to.equal(0);
+    // Its address now answers with the API's message, and a way back.
+    await page.goBack();
+    await page.getByRole('alert').getByText('Contact not found').waitFor();
+    await page.getByRole('link', { name: 'Back to contacts' }).waitFor();
     await context.close();
   });
 });
