@@ -1,8 +1,10 @@
 import { router } from '../../trpc/init';
 import { dashboardAccountRouter } from './account';
 import { dashboardAuthRouter } from './auth';
+import { dashboardContactsRouter } from './contacts';
 import { dashboardKeysRouter } from './keys';
 import { dashboardWebhooksRouter } from './webhooks';
+import { dashboardSequencesRouter } from './sequences';
 
 // The dashboard's procedures: session only, served on /trpc/dashboard.*, never in the OpenAPI
 // document (none has openapi meta).
@@ -11,4 +13,6 @@ export const dashboardRouter = router({
   keys: dashboardKeysRouter,
   webhooks: dashboardWebhooksRouter,
   account: dashboardAccountRouter,
+  contacts: dashboardContactsRouter,
+  sequences: dashboardSequencesRouter,
 });

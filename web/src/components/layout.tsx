@@ -4,6 +4,8 @@ import { Link, navigate, useLocation } from '../router';
 import { trpc } from '../trpc';
 
 const NAV = [
+  { to: '/contacts', label: 'Contacts', section: 'Audience' },
+  { to: '/sequences', label: 'Sequences', section: 'Automation' },
   { to: '/settings/developer/api-keys', label: 'API keys', section: 'Settings · Developer' },
   { to: '/settings/developer/webhooks', label: 'Webhooks', section: 'Settings · Developer' },
   { to: '/account', label: 'Account', section: 'Settings' },
@@ -35,10 +37,10 @@ export function Layout({ email, title, children }: { email: string; title: strin
       </header>
       <nav className="sidebar" aria-label="Main">
         <ul>
-          {NAV.map((item) => (
+          {NAV.map((item, index) => (
             <li key={item.to}>
-              <span className="section">{item.section}</span>
-              <Link to={item.to} aria-current={route === item.to ? 'page' : undefined}>
+              {NAV[index - 1]?.section !== item.section && <span className="section">{item.section}</span>}
+              <Link to={item.to} aria-current={route === item.to ? 'page' : route.startsWith(`${item.to}/`) ? 'location' : undefined}>
                 {item.label}
               </Link>
             </li>
