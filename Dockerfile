@@ -1,6 +1,7 @@
 # The service's image (docker-compose.yml builds it). Two stages: the first has the compilers
 # (sqlite3's native binding is built from source), every dependency and tsc; the second has
-# Node, the production dependencies with that compiled binding, dist/ and db/ only.
+# Node, the production dependencies with that compiled binding, dist/ (the dashboard's files
+# too) and db/ only.
 # Node 26 is the current LTS; the code also runs on Node 20.19+ (the machines the tests run on).
 ARG NODE_IMAGE=node:26-bookworm-slim
 
@@ -16,6 +17,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY web ./web
 RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime

@@ -8,7 +8,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const stamp = path.join(root, 'dist', '.build-stamp');
-const inputs = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+const inputs = ['src', 'web', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
 
 function newestMtime(file) {
   const stat = fs.statSync(file);
@@ -34,5 +34,6 @@ if (builtAt() >= sourcesAt) process.exit(0);
 
 process.stderr.write('dist/ is missing or older than the sources: building (npm run build)\n');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const result = spawnSync(npm, ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' });
+// The build's own output goes to stderr: stdout is the command's (the CLI's JSON, piped to jq).
+const result = spawnSync(npm, ['run', '-s', 'build'], { cwd: root, stdio: ['ignore', 2, 2] });
 process.exit(result.status ?? 1);

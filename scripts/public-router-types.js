@@ -34,6 +34,9 @@ function record(type, indent) {
   const pad = '  '.repeat(indent);
   const lines = [];
   for (const member of type.getProperties()) {
+    // The dashboard's procedures take a session cookie, never a key: they are the service's
+    // own app's, not part of what outside packages can call.
+    if (indent === 1 && member.name === 'dashboard') continue;
     const value = checker.getTypeOfSymbolAtLocation(member, source);
     const def = value.getProperty('_def') ? prop(value, '_def') : undefined;
     if (!def) {
@@ -62,6 +65,15 @@ function localInterface(file, name) {
   return `interface ${name} { ${members.join(' ')} }`;
 }
 
+// A union alias, spelled out as its members.
+function localUnion(file, name) {
+  const module = checker.getSymbolAtLocation(program.getSourceFile(path.join(root, file)));
+  const declared = checker.getExportsOfModule(module).find((s) => s.name === name);
+  if (!declared) throw new Error(`${name} not exported by ${file}`);
+  const type = checker.getDeclaredTypeOfSymbol(declared);
+  return `type ${name} = ${type.types.map((member) => text(member)).join(' | ')};`;
+}
+
 const router = checker.getTypeOfSymbolAtLocation(symbol, source);
 const def = prop(router, '_def');
 const errorShape = text(prop(prop(prop(def, '_config'), '$types'), 'errorShape'));
@@ -70,6 +82,7 @@ const out = [
   "import type { TRPC_ERROR_CODE_NUMBER, TRPCBuiltRouter, TRPCMutationProcedure, TRPCQueryProcedure } from '@trpc/server';",
   '',
   localInterface('src/errors.ts', 'IssueDetail'),
+  localUnion('src/error-codes.ts', 'ErrorCode'),
   '',
   `type RootTypes = { ctx: object; meta: object; errorShape: ${errorShape}; transformer: false };`,
   '',

@@ -3,6 +3,9 @@ import express, { type Express, type Router } from 'express';
 import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
 import { accessLog } from './http/access-log';
+import { dashboardApi } from './http/dashboard-api';
+import { dashboardPage } from './http/dashboard-page';
+import { SIGN_IN_WINDOW_MS } from './http/sign-in-limit';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import type { Lifecycle } from './http/graceful-shutdown';
@@ -26,7 +29,8 @@ import type { WebhookSettings } from './services/webhooks/webhook-settings';
 
 export interface AppDeps {
   db: Database;
-  config: Pick<Config, 'rateLimitPerMinute'> & Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl'>>;
+  config: Pick<Config, 'rateLimitPerMinute'> &
+    Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl' | 'publicOrigin' | 'trustProxy'>>;
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
   rateLimitLog?: SlidingLog;
@@ -37,17 +41,29 @@ export interface AppDeps {
   metrics?: Metrics;
   // Shared with the Redis client, so that one outage is one line per 10 s.
   logThrottle?: LogThrottle;
+  // The dashboard's built files; dist/dashboard unless given.
+  dashboardDir?: string;
   // Webhook URL rules and clock; absent: https only, no special-use addresses.
   webhooks?: WebhookSettings;
 }
 
-export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics, logThrottle = new LogThrottle(), webhooks }: AppDeps): Express {
+export function createApp({
+  db,
+  config,
+  logger,
+  rateLimitLog,
+  lifecycle,
+  metrics,
+  logThrottle = new LogThrottle(),
+  dashboardDir,
+  webhooks,
+}: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   // No ETag (a hash of every body express sends) on answers that change with each write and are
   // never revalidated: errors, probes. The document sets its own, made once (below).
   app.set('etag', false);
-  app.set('trust proxy', false);
+  app.set('trust proxy', config.trustProxy ?? false);
   const routeOf = routeTemplates(appRouter);
   app.use(accessLog(app, logger, routeOf));
   if (metrics) app.use(requestMetrics(metrics, routeOf));
@@ -61,7 +77,10 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
   /* eslint-disable @typescript-eslint/no-require-imports */
   let document: ReturnType<typeof DocumentModule.buildOpenApiDocument> | undefined;
   const openApiDocument = () =>
-    (document ??= (require('./openapi/document') as typeof DocumentModule).buildOpenApiDocument(appRouter, { publicBaseUrl: config.publicBaseUrl }));
+    (document ??= (require('./openapi/document') as typeof DocumentModule).buildOpenApiDocument(appRouter, {
+      // Only when PUBLIC_BASE_URL was set: otherwise the document names the relative /api/v1.
+      publicBaseUrl: config.publicOrigin ? config.publicBaseUrl : undefined,
+    }));
   let docs: Router | undefined;
   const docsRouter = () => (docs ??= express.Router().use(...(require('./openapi/docs-page') as typeof DocsPageModule).docsPage(openApiDocument())));
   /* eslint-enable @typescript-eslint/no-require-imports */
@@ -86,6 +105,12 @@ export function createApp({ db, config, logger, rateLimitLog, lifecycle, metrics
     }),
   ];
   const json = jsonBody();
+
+  // The dashboard: its page, and its procedures by session cookie (never by key) ahead of the
+  // keyed /trpc mount. The in-memory log sweeps by its own window, hence one of 15 min here.
+  app.use('/dashboard', dashboardPage(dashboardDir));
+  const signInLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog(SIGN_IN_WINDOW_MS);
+  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin, webhooks }));
 
   const idempotent = idempotency(db);
 

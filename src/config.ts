@@ -48,13 +48,23 @@ const envSchema = z.object({
   REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
-  // The service's absolute address as clients reach it; the OpenAPI document's `servers` URL.
+  // The service's absolute address as clients and people reach it: the OpenAPI document's
+  // `servers` URL, the dashboard's setup links and the Origin its mutations must carry.
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   METRICS_PORT: z
     .string()
     .regex(/^\d{1,5}$/, 'must be a port number')
     .transform(Number)
     .pipe(z.number().max(65535, 'must be a port number'))
+    .optional(),
+  // The dashboard's address as people reach it (setup links, the Origin check), e.g.
+  // https://svc.example.com; else http://localhost:PORT.
+  // Behind a reverse proxy: Express's `trust proxy` (true, a hop count, or addresses), so that
+  // the client IP and https (Secure cookies) come from X-Forwarded-*.
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .transform((value) => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value))
     .optional(),
   EVENT_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
   // Webhooks (README "Webhooks"): the insecure switch must stay off in production.
@@ -81,8 +91,10 @@ export interface Config {
   // GET /metrics: with a bearer token on the service's port, or on a port of its own.
   metricsToken?: string;
   metricsPort?: number;
-  // OpenAPI `servers`: `${publicBaseUrl}/api/v1` when set, the relative `/api/v1` otherwise.
-  publicBaseUrl?: string;
+  publicBaseUrl: string;
+  // The Origin the dashboard's mutations must carry: set only when PUBLIC_BASE_URL is.
+  publicOrigin?: string;
+  trustProxy: boolean | number | string;
   // Events older than this are purged (README "Events").
   eventRetentionDays: number;
   // http:// and private addresses for webhook URLs; only for tests and local development.
@@ -117,7 +129,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpTimeouts: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS },
     metricsToken: values.METRICS_TOKEN,
     metricsPort: values.METRICS_PORT,
-    publicBaseUrl: values.PUBLIC_BASE_URL,
+    publicBaseUrl: (values.PUBLIC_BASE_URL ?? `http://localhost:${values.PORT}`).replace(/\/+$/, ''),
+    publicOrigin: values.PUBLIC_BASE_URL ? new URL(values.PUBLIC_BASE_URL).origin : undefined,
+    trustProxy: values.TRUST_PROXY ?? false,
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
     webhookAllowInsecure: values.WEBHOOK_ALLOW_INSECURE === 'true',
     webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',

@@ -14,8 +14,11 @@ export const ERROR_CODES_BY_STATUS = {
   503: ['service_unavailable'],
 } as const;
 
+// Codes only the dashboard's own procedures answer; they are not part of the public API.
+export const DASHBOARD_ERROR_CODES = ['sign_in_required', 'sign_in_failed', 'api_key_not_accepted', 'user_exists'] as const;
+
 type CodesByStatus = typeof ERROR_CODES_BY_STATUS;
-export type ErrorCode = CodesByStatus[keyof CodesByStatus][number];
+export type ErrorCode = CodesByStatus[keyof CodesByStatus][number] | (typeof DASHBOARD_ERROR_CODES)[number];
 
 // The code a status carries when nothing more precise is known (the first of its list).
 export function defaultCodeFor(status: number): ErrorCode {

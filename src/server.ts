@@ -4,6 +4,7 @@ import { loadConfig } from './config';
 import { openDatabase, prepareDatabase } from './db/database';
 import { migrateToLatest } from './db/migrator';
 import { countAccounts } from './services/accounts';
+import { setupUrl } from './services/dashboard/users';
 import { seedDemoIfEmpty } from './services/demo-seed';
 import type * as RedisClientModule from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
@@ -73,7 +74,7 @@ async function main() {
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
   const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs) : undefined;
 
-  if (demo) printWelcome(port, demo);
+  if (demo) printWelcome(port, demo, config.publicOrigin ? config.publicBaseUrl : `http://localhost:${port}`);
   if (needsFirstKey) printFirstSteps();
 
   stopOnSignals(drainable, {
@@ -142,7 +143,11 @@ function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-function printWelcome(port: number, demo: { key: string; accountId: string; sequenceId: string }) {
+function printWelcome(
+  port: number,
+  demo: { key: string; accountId: string; sequenceId: string; userEmail: string; setupToken: string },
+  baseUrl: string,
+) {
   const base = `http://localhost:${port}/api/v1`;
   process.stdout.write(
     [
@@ -151,6 +156,8 @@ function printWelcome(port: number, demo: { key: string; accountId: string; sequ
       `  account:  ${demo.accountId}`,
       `  sequence: ${demo.sequenceId} (active)`,
       `  API key:  ${demo.key}   (shown once; only its hash is stored)`,
+      `  Dashboard user ${demo.userEmail}: set a password at (one use, 24 h)`,
+      `    ${setupUrl(baseUrl, demo.setupToken)}`,
       '',
       'Try it:',
       `  curl -s -X POST ${base}/contacts/upsert -H 'x-api-key: ${demo.key}' -H 'content-type: application/json' \\`,

@@ -119,6 +119,11 @@ describe('the container image (Dockerfile)', function () {
       expect(fs.existsSync(path.join(app, 'data', 'service.sqlite')), 'the embedded database is in /app/data').to.equal(true);
       if (user) expect(fs.statSync(path.join(app, 'data', 'service.sqlite')).uid).to.equal(user.uid);
       expect(server.stdout()).to.match(/API key:\s+svc_[0-9a-f]{40}/);
+      // The dashboard ships in dist/, and the demo user's setup link is printed beside the key.
+      expect(server.stdout()).to.match(/http:\/\/localhost:\d+\/dashboard\/setup\?token=[A-Za-z0-9_-]{43}/);
+      const dashboard = await fetch(`http://127.0.0.1:${server.port}/dashboard/`);
+      expect(dashboard.status).to.equal(200);
+      expect(await dashboard.text()).to.include('<div id="root"></div>');
       child.kill('SIGTERM');
       expect(await server.exited).to.equal(0);
       expect(server.stderr()).to.include('"msg":"stopped"');

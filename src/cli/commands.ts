@@ -2,10 +2,12 @@ import { z } from 'zod';
 import type { Database } from '../db/database';
 import { API_KEY_KINDS } from '../models/api-key';
 import { SEQUENCE_STATUSES } from '../models/sequence';
-import { text } from '../schemas/text';
+import { isEmailAddress, text } from '../schemas/text';
 import { createAccount, setMaxActiveRuns } from '../services/accounts';
 import { createApiKey, listApiKeys, setApiKeyActive } from '../services/api-keys';
+import { createUser, disableUser, listUsers, setupUrl } from '../services/dashboard/users';
 import { createSequence, listSequences, setSequenceStatus } from '../services/sequences/sequence-admin';
+import type { CliSettings } from './cli-settings';
 import { WEBHOOK_COMMANDS } from './webhook-commands';
 
 // The admin command line's commands (CONTRACT.md "Accounts, keys and sequences"): each one a
@@ -15,10 +17,11 @@ const uuid = z.uuid('must be a UUID');
 const name = text().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
 const limit = z.string().regex(/^\d{1,9}$/, 'must be a whole number').transform(Number);
 
+
 interface Command<S extends z.ZodType> {
   usage: string;
   flags: S;
-  run(db: Database, flags: z.infer<S>): Promise<unknown>;
+  run(db: Database, flags: z.infer<S>, settings: CliSettings): Promise<unknown>;
 }
 
 function command<S extends z.ZodType>(definition: Command<S>): Command<S> {
@@ -88,6 +91,24 @@ export const COMMANDS = {
     usage: '--account ID',
     flags: z.object({ account: uuid }),
     run: (db, f) => listSequences(db, { accountId: f.account }),
+  }),
+  'user:create': command({
+    usage: '--account ID --email EMAIL',
+    flags: z.object({ account: uuid, email: text().trim().refine(isEmailAddress, 'must be an email address') }),
+    run: async (db, f, settings) => {
+      const { user, setupToken } = await createUser(db, { accountId: f.account, email: f.email });
+      return { id: user.id, email: user.email, setupUrl: setupUrl(settings.publicBaseUrl, setupToken) };
+    },
+  }),
+  'user:list': command({
+    usage: '--account ID',
+    flags: z.object({ account: uuid }),
+    run: (db, f) => listUsers(db, { accountId: f.account }),
+  }),
+  'user:disable': command({
+    usage: '--id ID',
+    flags: z.object({ id: uuid }),
+    run: (db, f) => disableUser(db, { id: f.id }),
   }),
   ...WEBHOOK_COMMANDS,
 } as const;

@@ -1,3 +1,4 @@
+import type { CliSettings } from './cli-settings';
 import type { Config } from '../config';
 import { openDatabase, prepareDatabase } from '../db/database';
 import { migrateToLatest } from '../db/migrator';
@@ -34,7 +35,7 @@ export function parseFlags(args: string[]): Record<string, string> {
 // Returns the exit code: 0 done, 2 bad arguments (nothing written), 1 anything else.
 export async function runCli(
   argv: string[],
-  config: Pick<Config, 'databaseUrl'> & Partial<Pick<Config, 'webhookAllowInsecure'>>,
+  config: Pick<Config, 'databaseUrl'> & Partial<Pick<Config, 'publicBaseUrl' | 'webhookAllowInsecure'>>,
   io: CliIo,
 ): Promise<number> {
   const [name, ...rest] = argv;
@@ -68,8 +69,11 @@ export async function runCli(
   try {
     await prepareDatabase(db);
     await migrateToLatest(db);
-    const webhooks = { allowInsecure: config.webhookAllowInsecure ?? false, now: () => new Date() };
-    const result = await (command.run as (db: unknown, flags: unknown, settings: unknown) => Promise<unknown>)(db, parsed.data, webhooks);
+    const settings: CliSettings = {
+      publicBaseUrl: config.publicBaseUrl ?? 'http://localhost:3000',
+      webhooks: { allowInsecure: config.webhookAllowInsecure ?? false, now: () => new Date() },
+    };
+    const result = await (command.run as (db: unknown, flags: unknown, s: unknown) => Promise<unknown>)(db, parsed.data, settings);
     io.stdout(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {

@@ -11,7 +11,7 @@ import {
   sendTestEvent,
   updateWebhook,
 } from '../services/webhooks/endpoints';
-import type { WebhookSettings } from '../services/webhooks/webhook-settings';
+import type { CliSettings } from './cli-settings';
 
 // The admin command line's webhook commands: the REST calls of README "Webhooks", by account.
 const uuid = z.uuid('must be a UUID');
@@ -20,7 +20,7 @@ const events = z
   .transform((value) => (value === 'all' ? null : value.split(',').map((type) => type.trim())))
   .pipe(z.array(z.enum(EVENT_TYPES)).nullable());
 
-type Run<S extends z.ZodType> = (db: Database, flags: z.infer<S>, settings: WebhookSettings) => Promise<unknown>;
+type Run<S extends z.ZodType> = (db: Database, flags: z.infer<S>, settings: CliSettings) => Promise<unknown>;
 
 function webhookCommand<S extends z.ZodType>(definition: { usage: string; flags: S; run: Run<S> }) {
   return definition;
@@ -30,17 +30,17 @@ export const WEBHOOK_COMMANDS = {
   'webhook:create': webhookCommand({
     usage: `--account ID --url URL [--events TYPE,TYPE|all] [--description TEXT]   (prints the secret, once)`,
     flags: z.object({ account: uuid, url: z.string().min(1).max(2048), events: events.optional(), description: z.string().max(500).optional() }),
-    run: (db, f, settings) => createWebhook(db, { accountId: f.account, url: f.url, events: f.events, description: f.description }, settings),
+    run: (db, f, settings) => createWebhook(db, { accountId: f.account, url: f.url, events: f.events, description: f.description }, settings.webhooks),
   }),
   'webhook:list': webhookCommand({
     usage: '--account ID',
     flags: z.object({ account: uuid }),
-    run: (db, f, settings) => listWebhooks(db, { accountId: f.account }, settings),
+    run: (db, f, settings) => listWebhooks(db, { accountId: f.account }, settings.webhooks),
   }),
   'webhook:get': webhookCommand({
     usage: '--account ID --id ID',
     flags: z.object({ account: uuid, id: uuid }),
-    run: (db, f, settings) => getWebhook(db, { accountId: f.account, id: f.id }, settings),
+    run: (db, f, settings) => getWebhook(db, { accountId: f.account, id: f.id }, settings.webhooks),
   }),
   'webhook:update': webhookCommand({
     usage: '--account ID --id ID [--url URL] [--events TYPE,TYPE|all] [--enabled true|false] [--description TEXT]',
@@ -53,7 +53,7 @@ export const WEBHOOK_COMMANDS = {
       description: z.string().max(500).optional(),
     }),
     run: (db, f, settings) =>
-      updateWebhook(db, { accountId: f.account, id: f.id, url: f.url, events: f.events, enabled: f.enabled, description: f.description }, settings),
+      updateWebhook(db, { accountId: f.account, id: f.id, url: f.url, events: f.events, enabled: f.enabled, description: f.description }, settings.webhooks),
   }),
   'webhook:delete': webhookCommand({
     usage: '--account ID --id ID',
@@ -66,7 +66,7 @@ export const WEBHOOK_COMMANDS = {
   'webhook:rotate-secret': webhookCommand({
     usage: '--account ID --id ID   (prints the new secret, once)',
     flags: z.object({ account: uuid, id: uuid }),
-    run: (db, f, settings) => rotateWebhookSecret(db, { accountId: f.account, id: f.id }, settings),
+    run: (db, f, settings) => rotateWebhookSecret(db, { accountId: f.account, id: f.id }, settings.webhooks),
   }),
   'webhook:deliveries': webhookCommand({
     usage: '--account ID --id ID [--limit 1-100] [--cursor C]',
@@ -76,7 +76,7 @@ export const WEBHOOK_COMMANDS = {
       limit: z.string().regex(/^\d{1,3}$/, 'must be 1-100').transform(Number).pipe(z.number().min(1, 'must be 1-100').max(100, 'must be 1-100')).optional(),
       cursor: z.string().max(20).optional(),
     }),
-    run: (db, f, settings) => listDeliveryAttempts(db, { accountId: f.account, id: f.id, limit: f.limit ?? 50, cursor: f.cursor }, settings),
+    run: (db, f, settings) => listDeliveryAttempts(db, { accountId: f.account, id: f.id, limit: f.limit ?? 50, cursor: f.cursor }, settings.webhooks),
   }),
   'webhook:test': webhookCommand({
     usage: '--account ID --id ID',

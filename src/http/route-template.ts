@@ -15,6 +15,7 @@ const REST_PREFIX = '/api/v1';
 // Served by app.ts outside the procedures; everything under /docs is the one reference page.
 const FIXED_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/api/v1/openapi.json']);
 const DOCS = '/docs';
+const DASHBOARD = '/dashboard';
 
 interface RestRoute {
   method: string;
@@ -41,6 +42,8 @@ export function routeTemplates(router: AppRouter): RouteOf {
     const lower = pathname.toLowerCase();
     if (FIXED_ROUTES.has(lower)) return lower;
     if (lower === DOCS || lower.startsWith(`${DOCS}/`)) return DOCS;
+    // The dashboard's page and its client routes (a setup link carries its token in the query).
+    if (lower === DASHBOARD || lower.startsWith(`${DASHBOARD}/`)) return DASHBOARD;
     if (lower.startsWith('/trpc/')) {
       const procedure = decodeOrKeep(pathname.slice('/trpc/'.length));
       return procedures.has(procedure) ? `/trpc/${procedure}` : UNMATCHED_ROUTE;

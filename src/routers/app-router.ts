@@ -1,5 +1,6 @@
 import { router } from '../trpc/init';
 import { contactsRouter } from './contacts';
+import { dashboardRouter } from './dashboard';
 import { eventsRouter } from './events';
 import { runsRouter } from './runs';
 import { sequencesRouter } from './sequences';
@@ -9,6 +10,7 @@ export const appRouter = router({
   contacts: contactsRouter,
   sequences: sequencesRouter,
   runs: runsRouter,
+  dashboard: dashboardRouter,
   events: eventsRouter,
   webhooks: webhooksRouter,
 });

@@ -26,8 +26,17 @@ import { contactListInputSchema, runFilters, runListInputSchema, runListOutputSc
 
 const TAGS = ['Contacts'];
 const contactLocation = (id: string) => `/api/v1/contacts/${id}`;
-const idParam = z.object({ id: z.string().describe('The contact id (UUID).') });
-const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').describe('Tags to add or remove.') });
+export const idParam = z.object({ id: z.string().describe('The contact id (UUID).') });
+export const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').describe('Tags to add or remove.') });
+
+export const subscriptionsInput = idParam
+  .extend({
+    emailSubscriptionStatus: subscriptionStatusSchema.optional(),
+    whatsappSubscriptionStatus: subscriptionStatusSchema.optional(),
+  })
+  .refine((value) => value.emailSubscriptionStatus || value.whatsappSubscriptionStatus, {
+    message: 'Give emailSubscriptionStatus or whatsappSubscriptionStatus',
+  });
 
 // Static paths (/contacts/upsert, /contacts/batch, /contacts/by-email/{email}) are declared
 // before /contacts/{id}: the REST adapter takes the first path that matches, in this order.
@@ -223,16 +232,7 @@ export const contactsRouter = router({
         errorResponses: { 404: 'Contact not found' },
       },
     })
-    .input(
-      idParam
-        .extend({
-          emailSubscriptionStatus: subscriptionStatusSchema.optional(),
-          whatsappSubscriptionStatus: subscriptionStatusSchema.optional(),
-        })
-        .refine((value) => value.emailSubscriptionStatus || value.whatsappSubscriptionStatus, {
-          message: 'Give emailSubscriptionStatus or whatsappSubscriptionStatus',
-        }),
-    )
+    .input(subscriptionsInput)
     .output(contactResponseSchema)
     .mutation(async ({ ctx, input }) => ({
       contact: await updateSubscriptions(ctx.db, { ...input, accountId: ctx.accountId }),

@@ -126,10 +126,14 @@ export async function createApiKey(
   return { ...summarize(created), key };
 }
 
-export async function setApiKeyActive(db: Database, input: { id: string; active: boolean }): Promise<ApiKeySummary> {
+// accountId given (the dashboard): another account's key is not found, as if it did not exist.
+export async function setApiKeyActive(
+  db: Database,
+  input: { id: string; active: boolean; accountId?: string },
+): Promise<ApiKeySummary> {
   return withTransaction(db, async (transaction) => {
     const key = await ApiKey.findByPk(input.id, { transaction });
-    if (!key) throw new NotFoundError('API key');
+    if (!key || (input.accountId !== undefined && key.accountId !== input.accountId)) throw new NotFoundError('API key');
     key.active = input.active;
     await key.save({ transaction });
     return summarize(key);

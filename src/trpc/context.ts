@@ -1,6 +1,7 @@
 import type { Database } from '../db/database';
 import type { Logger } from '../logger';
 import type { AuthResult } from '../services/api-keys';
+import type { DashboardHttp } from './dashboard-context';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 
 // What a procedure may set about its HTTP answer. A mutable holder, because middlewares pass
@@ -20,6 +21,8 @@ export interface Context {
   http: HttpMeta;
   // REST only: a DELETE's JSON body, which the REST adapter does not read (remove tags).
   restDeleteBody?: unknown;
+  // Only on the dashboard's own mount (src/http/dashboard-api.ts): its session, never a key.
+  dashboard?: DashboardHttp;
   // Absent: https only, no special-use addresses, the real clock.
   webhooks?: WebhookSettings;
 }

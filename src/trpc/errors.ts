@@ -1,6 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { defaultCodeFor, type ErrorCode } from '../error-codes';
+import { SIGN_IN_FAILED, SIGN_IN_REQUIRED } from './dashboard-messages';
 import { AppError, ServiceUnavailableError, ValidationError, type IssueDetail } from '../errors';
 import { AUTH_MESSAGES } from '../services/api-keys';
 
@@ -54,6 +55,8 @@ const AUTH_CODES: Record<string, ErrorCode> = {
   [AUTH_MESSAGES.invalid]: 'invalid_api_key',
   [AUTH_MESSAGES.inactive]: 'api_key_inactive',
   [AUTH_MESSAGES.expired]: 'api_key_expired',
+  [SIGN_IN_REQUIRED]: 'sign_in_required',
+  [SIGN_IN_FAILED]: 'sign_in_failed',
 };
 
 export function authErrorCode(message: string): ErrorCode {

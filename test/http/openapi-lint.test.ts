@@ -27,7 +27,7 @@ describe('OpenAPI document lint', function () {
   });
 
   it('stays clean with an absolute server URL from PUBLIC_BASE_URL', async () => {
-    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 100, publicBaseUrl: 'https://api.acme-crm.io/' }, logger: silentLogger });
+    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 100, publicBaseUrl: 'https://api.acme-crm.io', publicOrigin: 'https://api.acme-crm.io' }, logger: silentLogger });
     const document = await served(app);
     expect(document.servers).to.deep.equal([{ url: 'https://api.acme-crm.io/api/v1' }]);
     const problems = [...(await spectralLint(document)), ...(await redoclyLint(document))];

@@ -43,10 +43,12 @@ export async function createSequence(
 
 export async function setSequenceStatus(
   db: Database,
-  input: { id: string; status: SequenceStatus },
+  input: { id: string; status: SequenceStatus; accountId?: string },
 ): Promise<SequenceSummary> {
   return withTransaction(db, async (transaction) => {
-    const sequence = await Sequence.findByPk(input.id, { transaction });
+    // The CLI is the operator's and reaches every account; the dashboard passes its own.
+    const where = input.accountId ? { id: input.id, accountId: input.accountId } : { id: input.id };
+    const sequence = await Sequence.findOne({ where, transaction });
     if (!sequence) throw new NotFoundError('Sequence');
     sequence.status = input.status;
     await sequence.save({ transaction });

@@ -1,0 +1,48 @@
+import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import { text } from '../../schemas/text';
+import { MIN_PASSWORD_LENGTH } from '../../services/dashboard/passwords';
+import { signIn, signOut } from '../../services/dashboard/sessions';
+import { completeSetup } from '../../services/dashboard/users';
+import { dashboardPublicProcedure, sessionProcedure } from '../../trpc/dashboard-procedures';
+import { router } from '../../trpc/init';
+
+// One message for every failed sign-in: it must not tell an unknown email from a wrong password.
+export { SIGN_IN_FAILED } from '../../trpc/dashboard-messages';
+import { SIGN_IN_FAILED } from '../../trpc/dashboard-messages';
+
+// scrypt's cost grows with the input: a bound keeps one request cheap.
+const password = text().max(256, 'must be at most 256 characters');
+
+export const dashboardAuthRouter = router({
+  // Who is signed in, or null: the app's first call decides between sign-in and the pages.
+  me: dashboardPublicProcedure.query(({ ctx }) => {
+    const user = ctx.dashboard.user;
+    return user ? { email: user.email, accountId: user.accountId } : null;
+  }),
+
+  signIn: dashboardPublicProcedure
+    .input(z.object({ email: text().trim().min(1, 'Enter your email').max(254), password: password.min(1, 'Enter your password') }))
+    .mutation(async ({ ctx, input }) => {
+      const session = await signIn(ctx.db, input);
+      if (!session) throw new TRPCError({ code: 'UNAUTHORIZED', message: SIGN_IN_FAILED });
+      ctx.dashboard.startSession(session);
+      return { email: session.user.email };
+    }),
+
+  signOut: sessionProcedure.mutation(async ({ ctx }) => {
+    await signOut(ctx.db, { sessionId: ctx.user.sessionId });
+    ctx.dashboard.endSession();
+    return { signedOut: true };
+  }),
+
+  // The setup link's page: spends the one-time token and sets the password.
+  setup: dashboardPublicProcedure
+    .input(
+      z.object({
+        token: z.string().max(128),
+        password: password.min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`),
+      }),
+    )
+    .mutation(({ ctx, input }) => completeSetup(ctx.db, input)),
+});

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { contactUpdateSchema } from '../../schemas/contact';
+import { MAX_LIST_LIMIT } from '../../schemas/list';
+import { contactListInputSchema, runFilters, runListInputSchema } from '../../schemas/list-queries';
+import {
+  addTags,
+  deleteContact,
+  removeTags,
+  updateContact,
+  updateSubscriptions,
+} from '../../services/contacts/contact-operations';
+import { contactEmails } from '../../services/contacts/contact-emails';
+import { getContact } from '../../services/contacts/find-contact';
+import { listContacts } from '../../services/contacts/list-contacts';
+import { listContactRuns } from '../../services/sequences/list-runs';
+import { unenroll } from '../../services/sequences/unenroll';
+import { sessionProcedure } from '../../trpc/dashboard-procedures';
+import { router } from '../../trpc/init';
+import { idParam, subscriptionsInput, tagsBody } from '../contacts';
+
+// The Contacts pages: the API's input schemas and services, so the same rules and messages,
+// always within the signed-in account.
+
+export const dashboardContactsRouter = router({
+  list: sessionProcedure.input(contactListInputSchema).query(async ({ ctx, input }) => {
+    const page = await listContacts(ctx.db, { ...input, accountId: ctx.accountId });
+    return { contacts: page.items, nextCursor: page.nextCursor };
+  }),
+
+  get: sessionProcedure
+    .input(idParam)
+    .query(async ({ ctx, input }) => ({ contact: await getContact(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  // Emails for the contacts of a list page (a sequence's runs name them by id).
+  emails: sessionProcedure
+    .input(z.object({ ids: z.array(z.string().max(64)).max(MAX_LIST_LIMIT, `At most ${MAX_LIST_LIMIT} ids`) }))
+    .query(async ({ ctx, input }) => ({ emails: await contactEmails(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  runs: sessionProcedure.input(runListInputSchema.extend(idParam.shape)).query(async ({ ctx, input }) => {
+    const page = await listContactRuns(ctx.db, { ...runFilters(input), accountId: ctx.accountId, contactId: input.id });
+    return { runs: page.items, nextCursor: page.nextCursor };
+  }),
+
+  update: sessionProcedure
+    .input(contactUpdateSchema.extend(idParam.shape))
+    .mutation(async ({ ctx, input }) => ({ contact: await updateContact(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  updateSubscriptions: sessionProcedure
+    .input(subscriptionsInput)
+    .mutation(async ({ ctx, input }) => ({
+      contact: await updateSubscriptions(ctx.db, { ...input, accountId: ctx.accountId }),
+    })),
+
+  addTags: sessionProcedure
+    .input(tagsBody.extend(idParam.shape))
+    .mutation(async ({ ctx, input }) => ({ contact: await addTags(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  removeTags: sessionProcedure
+    .input(tagsBody.extend(idParam.shape))
+    .mutation(async ({ ctx, input }) => ({ contact: await removeTags(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  delete: sessionProcedure.input(idParam).mutation(async ({ ctx, input }) => {
+    await deleteContact(ctx.db, { ...input, accountId: ctx.accountId });
+    return { deleted: true };
+  }),
+
+  // "Unenroll" on the contact page: the API's unenroll, for this one contact.
+  unenroll: sessionProcedure
+    .input(z.object({ id: z.uuid('must be a UUID'), sequenceId: z.string() }))
+    .mutation(({ ctx, input }) =>
+      unenroll(ctx.db, { accountId: ctx.accountId, sequenceId: input.sequenceId, contactIds: [input.id] }),
+    ),
+});

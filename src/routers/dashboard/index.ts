@@ -1,0 +1,18 @@
+import { router } from '../../trpc/init';
+import { dashboardAccountRouter } from './account';
+import { dashboardAuthRouter } from './auth';
+import { dashboardContactsRouter } from './contacts';
+import { dashboardKeysRouter } from './keys';
+import { dashboardWebhooksRouter } from './webhooks';
+import { dashboardSequencesRouter } from './sequences';
+
+// The dashboard's procedures: session only, served on /trpc/dashboard.*, never in the OpenAPI
+// document (none has openapi meta).
+export const dashboardRouter = router({
+  auth: dashboardAuthRouter,
+  keys: dashboardKeysRouter,
+  webhooks: dashboardWebhooksRouter,
+  account: dashboardAccountRouter,
+  contacts: dashboardContactsRouter,
+  sequences: dashboardSequencesRouter,
+});

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { SEQUENCE_STATUSES } from '../../models/sequence';
+import { runFilters, runListInputSchema, sequenceListInputSchema } from '../../schemas/list-queries';
+import { text } from '../../schemas/text';
+import { getSequence, listSequences } from '../../services/sequences/list-sequences';
+import { listSequenceRuns } from '../../services/sequences/list-runs';
+import { createSequence, setSequenceStatus } from '../../services/sequences/sequence-admin';
+import { sessionProcedure } from '../../trpc/dashboard-procedures';
+import { router } from '../../trpc/init';
+
+// The Sequences pages: the list API's services, and the CLI's sequence:create and
+// sequence:set-status (the same rules), always within the signed-in account.
+
+const sequenceParam = z.object({ id: z.string() });
+const name = text().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
+const status = z.enum(SEQUENCE_STATUSES);
+
+export const dashboardSequencesRouter = router({
+  list: sessionProcedure.input(sequenceListInputSchema).query(async ({ ctx, input }) => {
+    const page = await listSequences(ctx.db, { ...input, accountId: ctx.accountId });
+    return { sequences: page.items, nextCursor: page.nextCursor };
+  }),
+
+  get: sessionProcedure
+    .input(sequenceParam)
+    .query(async ({ ctx, input }) => ({ sequence: await getSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  runs: sessionProcedure.input(runListInputSchema.extend(sequenceParam.shape)).query(async ({ ctx, input }) => {
+    const page = await listSequenceRuns(ctx.db, { ...runFilters(input), accountId: ctx.accountId, sequenceId: input.id });
+    return { runs: page.items, nextCursor: page.nextCursor };
+  }),
+
+  create: sessionProcedure
+    .input(z.object({ name, status: status.default('draft') }))
+    .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  setStatus: sessionProcedure
+    .input(z.object({ id: z.uuid('must be a UUID'), status }))
+    .mutation(async ({ ctx, input }) => ({
+      sequence: await setSequenceStatus(ctx.db, { ...input, accountId: ctx.accountId }),
+    })),
+});

@@ -1,0 +1,148 @@
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { expect } from 'chai';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
+import { createApp } from '../../src/app';
+import { select } from '../../src/db/sql';
+import { WebhookDispatcher } from '../../src/services/webhooks/dispatcher';
+import { silentLogger } from '../support/app';
+import { buildUser, PASSWORD } from '../support/dashboard';
+import { testDb } from '../support/db';
+import { startReceiver } from '../support/webhook-receiver';
+
+// Settings -> Developer -> Webhooks in a real browser: add an endpoint (secret shown once),
+// send a test event that a real local receiver gets, signed with that secret, see the attempt,
+// rotate the secret, disable and delete, each with its confirmation. Screenshots beside the
+// other dashboard pages'.
+
+const CHROMIUM = '/usr/bin/chromium';
+const DB_LABEL = (process.env.TEST_DATABASE_URL ?? 'sqlite').split(':')[0];
+const SHOTS = process.env.SCREENSHOT_DIR ? path.join(process.env.SCREENSHOT_DIR, DB_LABEL) : path.join(os.tmpdir(), `dashboard-screenshots-${DB_LABEL}`);
+const TITLE = fs.existsSync(CHROMIUM) ? 'the dashboard\'s webhooks page in a browser' : `the dashboard's webhooks page in a browser (skipped: no ${CHROMIUM})`;
+
+describe(TITLE, function () {
+  this.timeout(90_000);
+  let browser: Browser;
+  let page: Page;
+  let server: Server;
+  let base: string;
+  let dispatcher: WebhookDispatcher;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  before(async function () {
+    if (!fs.existsSync(CHROMIUM)) {
+      if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
+      this.skip();
+    }
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    fs.mkdirSync(SHOTS, { recursive: true });
+    // The receiver is on loopback over http: allowed only with the insecure switch, as in local work.
+    const webhooks = { allowInsecure: true, now: () => new Date() };
+    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, webhooks });
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    dispatcher = new WebhookDispatcher(testDb(), { settings: webhooks, logger: silentLogger, timeoutMs: 2_000, pollMs: 50 });
+    dispatcher.start();
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await dispatcher?.stop(1_000);
+    await receiver?.close();
+    await browser?.close();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  });
+
+  async function look(name: string) {
+    const results = await new AxeBuilder({ page }).analyze();
+    const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(serious.map((v) => `${v.id}: ${v.help}`), name).to.deep.equal([]);
+    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  }
+
+  it('adds an endpoint, shows its secret once, delivers a signed test event, rotates, disables and deletes', async () => {
+    const user = await buildUser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    page = await context.newPage();
+    await page.goto(`${base}/dashboard`);
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+    await page.getByText('No endpoints yet').waitFor();
+
+    // The service's own rule comes back at the field.
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const add = page.getByRole('dialog', { name: 'Add a webhook endpoint' });
+    await add.getByLabel('URL').fill('ftp://example.com/hook');
+    await add.getByRole('button', { name: 'Add endpoint' }).click();
+    await add.getByText('Please correct the fields marked below.').waitFor();
+    await add.getByLabel('URL').fill(receiver.url);
+    await add.getByLabel('Description (optional)').fill('CRM sync');
+    await add.getByLabel('Only these:').check();
+    await add.getByLabel('contact.deleted').check();
+    await add.getByLabel('webhook.test').check();
+    await look('webhook-add-dialog');
+    await add.getByRole('button', { name: 'Add endpoint' }).click();
+
+    const shown = page.getByRole('dialog', { name: `Endpoint ${receiver.url} added` });
+    await shown.waitFor();
+    expect(await shown.innerText()).to.include('It will not be shown again');
+    const secret = await shown.getByLabel('Signing secret').inputValue();
+    expect(secret).to.match(/^whsec_[A-Za-z0-9+/]+=*$/);
+    await look('webhook-secret-dialog');
+    await shown.getByRole('button', { name: 'Done' }).click();
+
+    const [stored] = await select<{ url: string; event_types: string; description: string }>(testDb(), 'SELECT url, event_types, description FROM webhook_endpoints WHERE account_id = ?', [user.accountId]);
+    expect(stored!.url).to.equal(receiver.url);
+    expect(JSON.parse(stored!.event_types)).to.deep.equal(['contact.deleted', 'webhook.test']);
+    expect(stored!.description).to.equal('CRM sync');
+    const row = page.getByRole('row', { name: new RegExp(receiver.url) });
+    await row.getByText('contact.deleted, webhook.test').waitFor();
+    await row.getByText('Active').waitFor();
+    await look('webhooks');
+
+    // A test event, through the real dispatcher, signed with the secret the dialog showed.
+    await row.getByRole('button', { name: `Deliveries of ${receiver.url}` }).click();
+    const deliveries = page.getByRole('dialog', { name: `Deliveries to ${receiver.url}` });
+    await deliveries.getByText('No attempts yet.').waitFor();
+    await deliveries.getByRole('button', { name: 'Send test' }).click();
+    await deliveries.getByText('Test event recorded').waitFor();
+    for (let i = 0; i < 100 && receiver.received.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(receiver.received).to.have.length(1);
+    const delivered = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>) as { type: string };
+    expect(delivered.type).to.equal('webhook.test');
+    await deliveries.getByRole('button', { name: 'Refresh' }).click();
+    await deliveries.getByText('204 OK').waitFor();
+    await look('webhook-deliveries-dialog');
+    await deliveries.getByRole('button', { name: 'Close' }).click();
+
+    await row.getByRole('button', { name: `Rotate secret of ${receiver.url}` }).click();
+    await page.getByRole('dialog', { name: `Rotate the secret of ${receiver.url}?` }).getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = page.getByRole('dialog', { name: `New secret for ${receiver.url}` });
+    const newSecret = await rotated.getByLabel('Signing secret').inputValue();
+    expect(newSecret).to.match(/^whsec_/).and.not.equal(secret);
+    await rotated.getByRole('button', { name: 'Done' }).click();
+
+    await row.getByRole('button', { name: `Disable ${receiver.url}` }).click();
+    const disable = page.getByRole('dialog', { name: `Disable ${receiver.url}?` });
+    await look('webhook-disable-dialog');
+    await disable.getByRole('button', { name: 'Disable endpoint' }).click();
+    await row.getByText('Disabled').waitFor();
+    const [afterDisable] = await select<{ enabled: number | boolean }>(testDb(), 'SELECT enabled FROM webhook_endpoints WHERE account_id = ?', [user.accountId]);
+    expect(Boolean(afterDisable!.enabled)).to.equal(false);
+
+    await row.getByRole('button', { name: `Delete ${receiver.url}` }).click();
+    await page.getByRole('dialog', { name: `Delete ${receiver.url}?` }).getByRole('button', { name: 'Delete endpoint' }).click();
+    await page.getByText('No endpoints yet').waitFor();
+    expect(await select(testDb(), 'SELECT id FROM webhook_endpoints WHERE account_id = ?', [user.accountId])).to.deep.equal([]);
+    await context.close();
+  });
+});

@@ -1,0 +1,35 @@
+import { useQuery } from '@tanstack/react-query';
+import { errorMessage, trpc } from '../trpc';
+
+export function AccountPage() {
+  const account = useQuery(trpc.dashboard.account.get.queryOptions());
+  if (account.isPending) return <p role="status">Loading the account…</p>;
+  if (account.isError) return <p role="alert" className="banner error">{errorMessage(account.error)}</p>;
+  const { name, maxActiveRuns, activeRuns } = account.data;
+  const share = maxActiveRuns ? Math.min(100, Math.round((activeRuns / maxActiveRuns) * 100)) : null;
+  return (
+    <dl className="facts">
+      <div>
+        <dt>Name</dt>
+        <dd>{name}</dd>
+      </div>
+      <div>
+        <dt>Active-run limit</dt>
+        <dd>{maxActiveRuns === null ? 'No limit' : maxActiveRuns.toLocaleString('en')}</dd>
+      </div>
+      <div>
+        <dt>Active runs now</dt>
+        <dd>
+          {activeRuns.toLocaleString('en')}
+          {share !== null && (
+            <>
+              {' '}
+              ({share} % of the limit)
+              <meter min={0} max={maxActiveRuns!} value={activeRuns} aria-label="Active runs against the limit" />
+            </>
+          )}
+        </dd>
+      </div>
+    </dl>
+  );
+}

@@ -1,0 +1,157 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Field } from '../../components/field';
+import { Pager } from '../../components/pager';
+import { SelectField } from '../../components/select-field';
+import { useCursorPages } from '../../components/use-cursor-pages';
+import { When } from '../../components/when';
+import { Link, navigate, useLocation } from '../../router';
+import { errorMessage, fieldErrors, trpc } from '../../trpc';
+
+const PAGE_SIZE = 25;
+const SUBSCRIPTION_FILTER = [
+  ['', 'Any'],
+  ['subscribed', 'Subscribed'],
+  ['unsubscribed', 'Unsubscribed'],
+] as const;
+
+type Subscription = '' | 'subscribed' | 'unsubscribed';
+interface Filters {
+  q: string;
+  tag: string;
+  email: Subscription;
+  whatsapp: Subscription;
+}
+const NO_FILTERS: Filters = { q: '', tag: '', email: '', whatsapp: '' };
+
+// The filters live in the address (?q=&tag=&email=&whatsapp=): Back from a contact returns to
+// the same search, and a search can be bookmarked.
+function filtersFrom(search: URLSearchParams): Filters {
+  const subscription = (value: string | null): Subscription => (value === 'subscribed' || value === 'unsubscribed' ? value : '');
+  return { q: search.get('q') ?? '', tag: search.get('tag') ?? '', email: subscription(search.get('email')), whatsapp: subscription(search.get('whatsapp')) };
+}
+
+function showFilters(filters: Filters) {
+  const params = new URLSearchParams(Object.entries(filters).filter(([, value]) => value.trim() !== ''));
+  navigate(params.size > 0 ? `/contacts?${params}` : '/contacts');
+}
+
+export function ContactsPage() {
+  const { search } = useLocation();
+  const filters = filtersFrom(search);
+  // What is typed, until searched for; it follows the address when that changes (Back).
+  const [draft, setDraft] = useState<Filters>(filters);
+  const [shown, setShown] = useState(search.toString());
+  if (shown !== search.toString()) {
+    setShown(search.toString());
+    setDraft(filters);
+  }
+  const pages = useCursorPages(JSON.stringify(filters));
+  const contacts = useQuery({
+    ...trpc.dashboard.contacts.list.queryOptions({
+      limit: PAGE_SIZE,
+      cursor: pages.cursor,
+      q: filters.q.trim() || undefined,
+      tag: filters.tag.trim() || undefined,
+      emailSubscriptionStatus: filters.email || undefined,
+      whatsappSubscriptionStatus: filters.whatsapp || undefined,
+    }),
+    placeholderData: keepPreviousData,
+  });
+  const errors = fieldErrors(contacts.error);
+  const filtered = Object.values(filters).some(Boolean);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    showFilters(draft);
+  };
+  const clear = () => {
+    setDraft(NO_FILTERS);
+    showFilters(NO_FILTERS);
+  };
+
+  return (
+    <>
+      <form className="filters" role="search" aria-label="Contacts" onSubmit={submit} noValidate>
+        <Field label="Email starts with" type="search" value={draft.q} error={errors.q} onChange={(e) => setDraft({ ...draft, q: e.target.value })} />
+        <Field label="Tag" value={draft.tag} error={errors.tag} onChange={(e) => setDraft({ ...draft, tag: e.target.value })} />
+        <SelectField
+          label="Email subscription"
+          options={SUBSCRIPTION_FILTER}
+          value={draft.email}
+          onChange={(e) => setDraft({ ...draft, email: e.target.value as Subscription })}
+        />
+        <SelectField
+          label="WhatsApp subscription"
+          options={SUBSCRIPTION_FILTER}
+          value={draft.whatsapp}
+          onChange={(e) => setDraft({ ...draft, whatsapp: e.target.value as Subscription })}
+        />
+        <div className="filter-actions">
+          <button type="submit">Search</button>
+          <button type="button" className="secondary" onClick={clear}>
+            Clear
+          </button>
+        </div>
+      </form>
+      {contacts.isPending && <p role="status">Loading contacts…</p>}
+      {contacts.isError && (
+        <p role="alert" className="banner error">
+          {errorMessage(contacts.error)}
+        </p>
+      )}
+      {contacts.isSuccess && contacts.data.contacts.length === 0 && (
+        <p className="empty">{filtered ? 'No contacts match these filters.' : 'No contacts yet. Contacts arrive through the API.'}</p>
+      )}
+      {contacts.isSuccess && contacts.data.contacts.length > 0 && (
+        <>
+          <div className="table-wrap" aria-busy={contacts.isPlaceholderData}>
+            <table>
+              <caption className="visually-hidden">Contacts, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Email</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Tags</th>
+                  <th scope="col">Email subscription</th>
+                  <th scope="col">WhatsApp subscription</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {contacts.data.contacts.map((contact) => (
+                  <tr key={contact.id}>
+                    <th scope="row">
+                      <Link to={`/contacts/${contact.id}`}>{contact.email}</Link>
+                    </th>
+                    <td>{[contact.firstName, contact.lastName].filter(Boolean).join(' ')}</td>
+                    <td className="wrap">
+                      {contact.tags.map((tag) => (
+                        <span key={tag} className="tag">
+                          {tag}
+                        </span>
+                      ))}
+                    </td>
+                    <td>
+                      <Subscription status={contact.emailSubscriptionStatus} />
+                    </td>
+                    <td>
+                      <Subscription status={contact.whatsappSubscriptionStatus} />
+                    </td>
+                    <td>
+                      <When iso={contact.createdAt} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager pages={pages} nextCursor={contacts.data.nextCursor} label="Contacts" />
+        </>
+      )}
+    </>
+  );
+}
+
+export function Subscription({ status }: { status: 'subscribed' | 'unsubscribed' }) {
+  return <span className={`badge ${status === 'subscribed' ? 'active' : 'disabled'}`}>{status === 'subscribed' ? 'Subscribed' : 'Unsubscribed'}</span>;
+}

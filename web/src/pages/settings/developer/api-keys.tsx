@@ -1,0 +1,216 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Dialog } from '../../../components/dialog';
+import { Field } from '../../../components/field';
+import { ShownOnceDialog } from '../../../components/shown-once-dialog';
+import { errorMessage, fieldErrors, trpc } from '../../../trpc';
+
+type Key = NonNullable<ReturnType<typeof useKeys>['data']>[number];
+
+function useKeys() {
+  return useQuery(trpc.dashboard.keys.list.queryOptions());
+}
+
+const DATE = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' });
+const when = (iso: string | null, none: string) => (iso ? <time dateTime={iso}>{DATE.format(new Date(iso))}</time> : none);
+
+function status(key: Key): 'Active' | 'Disabled' | 'Expired' {
+  if (!key.active) return 'Disabled';
+  if (key.expiresAt && new Date(key.expiresAt) <= new Date()) return 'Expired';
+  return 'Active';
+}
+
+export function ApiKeysPage() {
+  const keys = useKeys();
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
+  const [toggling, setToggling] = useState<Key | null>(null);
+
+  return (
+    <>
+      <div className="toolbar">
+        <p>
+          Keys let your integrations call the API (<code>x-api-key</code> header). Integration keys call the public API; runner keys
+          may also move runs.
+        </p>
+        <button type="button" onClick={() => setCreating(true)}>
+          Create key
+        </button>
+      </div>
+      {keys.isPending && <p role="status">Loading keys…</p>}
+      {keys.isError && (
+        <p role="alert" className="banner error">
+          {errorMessage(keys.error)}
+        </p>
+      )}
+      {keys.isSuccess && keys.data.length === 0 && <p className="empty">No keys yet. Create one to call the API.</p>}
+      {keys.isSuccess && keys.data.length > 0 && (
+        <div className="table-wrap">
+          <table>
+            <caption className="visually-hidden">API keys of this account</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.map((key) => (
+                <tr key={key.id}>
+                  <th scope="row">{key.name}</th>
+                  <td>
+                    <code>{key.prefix}…</code>
+                  </td>
+                  <td>{key.kind}</td>
+                  <td>{when(key.createdAt, '')}</td>
+                  <td>{when(key.lastUsedAt, 'Never')}</td>
+                  <td>{when(key.expiresAt, 'Never')}</td>
+                  <td>
+                    <span className={`badge ${status(key).toLowerCase()}`}>{status(key)}</span>
+                  </td>
+                  <td>
+                    <button type="button" className="secondary" onClick={() => setToggling(key)}>
+                      {key.active ? 'Disable' : 'Enable'}
+                      <span className="visually-hidden"> {key.name}</span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <CreateKeyDialog
+        open={creating}
+        onClose={() => setCreating(false)}
+        onCreated={(key) => {
+          setCreating(false);
+          setCreated(key);
+        }}
+      />
+      <ShownOnceDialog
+        shown={created && { title: `Key “${created.name}” created`, value: created.key }}
+        label="API key"
+        why="only its hash is stored."
+        onClose={() => setCreated(null)}
+      />
+      <ToggleKeyDialog subject={toggling} onClose={() => setToggling(null)} />
+    </>
+  );
+}
+
+function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (key: { name: string; key: string }) => void }) {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState('');
+  const [kind, setKind] = useState<'integration' | 'runner'>('integration');
+  const [expiry, setExpiry] = useState('');
+  const create = useMutation(
+    trpc.dashboard.keys.create.mutationOptions({
+      onSuccess: (key) => {
+        void queryClient.invalidateQueries({ queryKey: trpc.dashboard.keys.list.queryKey() });
+        setName('');
+        setExpiry('');
+        setKind('integration');
+        create.reset();
+        onCreated({ name: key.name, key: key.key });
+      },
+    }),
+  );
+  const errors = fieldErrors(create.error);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    // The date input gives a local day; the key stops working at the end of it.
+    const expiresAt = expiry ? new Date(`${expiry}T23:59:59`).toISOString() : null;
+    create.mutate({ name, kind, expiresAt });
+  };
+  const close = () => {
+    create.reset();
+    onClose();
+  };
+  return (
+    <Dialog open={open} title="Create an API key" onClose={close}>
+      <form onSubmit={submit} noValidate>
+        {create.isError && (
+          <p className="banner error" role="alert">
+            {errorMessage(create.error)}
+          </p>
+        )}
+        <Field label="Name" hint="Who or what uses it, e.g. “Shop plugin”." required maxLength={255} value={name} error={errors.name} onChange={(e) => setName(e.target.value)} data-autofocus />
+        <Field label="Expires on (optional)" type="date" value={expiry} error={errors.expiresAt} onChange={(e) => setExpiry(e.target.value)} />
+        <fieldset className="field">
+          <legend>Kind</legend>
+          <label className="choice">
+            <input type="radio" name="kind" value="integration" checked={kind === 'integration'} onChange={() => setKind('integration')} /> Integration (the
+            public API)
+          </label>
+          <label className="choice">
+            <input type="radio" name="kind" value="runner" checked={kind === 'runner'} onChange={() => setKind('runner')} /> Runner (the sequence runner;
+            may move runs)
+          </label>
+          {errors.kind && <p className="error">{errors.kind}</p>}
+        </fieldset>
+        <div className="actions">
+          <button type="button" className="secondary" onClick={close}>
+            Cancel
+          </button>
+          <button type="submit" disabled={create.isPending}>
+            Create key
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function ToggleKeyDialog({ subject, onClose }: { subject: Key | null; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const setActive = useMutation(
+    trpc.dashboard.keys.setActive.mutationOptions({
+      onSuccess: async () => {
+        await queryClient.invalidateQueries({ queryKey: trpc.dashboard.keys.list.queryKey() });
+        setActive.reset();
+        onClose();
+      },
+    }),
+  );
+  const enabling = subject ? !subject.active : false;
+  const close = () => {
+    setActive.reset();
+    onClose();
+  };
+  return (
+    <Dialog open={subject !== null} title={`${enabling ? 'Enable' : 'Disable'} “${subject?.name ?? ''}”?`} onClose={close}>
+      <p>
+        {enabling
+          ? 'Requests with this key will be accepted again.'
+          : 'Requests with this key will be refused with 401 at once. You can enable it again later.'}
+      </p>
+      {setActive.isError && (
+        <p className="banner error" role="alert">
+          {errorMessage(setActive.error)}
+        </p>
+      )}
+      <div className="actions">
+        <button type="button" className="secondary" onClick={close} data-autofocus>
+          Cancel
+        </button>
+        <button
+          type="button"
+          className={enabling ? '' : 'danger'}
+          disabled={setActive.isPending}
+          onClick={() => subject && setActive.mutate({ id: subject.id, active: enabling })}
+        >
+          {enabling ? 'Enable key' : 'Disable key'}
+        </button>
+      </div>
+    </Dialog>
+  );
+}

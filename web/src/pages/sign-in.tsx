@@ -1,0 +1,49 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Field } from '../components/field';
+import { navigate } from '../router';
+import { errorMessage, fieldErrors, trpc } from '../trpc';
+
+export function SignInPage() {
+  const queryClient = useQueryClient();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const signIn = useMutation(
+    trpc.dashboard.auth.signIn.mutationOptions({
+      onSuccess: async () => {
+        await queryClient.invalidateQueries({ queryKey: trpc.dashboard.auth.me.queryKey() });
+        navigate('/', { replace: true });
+      },
+    }),
+  );
+  const errors = fieldErrors(signIn.error);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    signIn.mutate({ email, password });
+  };
+  return (
+    <main className="center">
+      <form className="card" onSubmit={submit} noValidate>
+        <h1>Sign in</h1>
+        {signIn.isError && (
+          <p className="banner error" role="alert">
+            {errorMessage(signIn.error)}
+          </p>
+        )}
+        <Field label="Email" type="email" autoComplete="username" required value={email} error={errors.email} onChange={(e) => setEmail(e.target.value)} />
+        <Field
+          label="Password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          error={errors.password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+        <button type="submit" disabled={signIn.isPending}>
+          {signIn.isPending ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}
