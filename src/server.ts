@@ -165,7 +165,7 @@ function printWelcome(
       `  curl -s -X POST ${base}/sequences/${demo.sequenceId}/trigger -H 'x-api-key: ${demo.key}' -H 'content-type: application/json' \\`,
       `    -d '{"contact":{"email":"ada@example.com"}}'`,
       '',
-      `Docs: http://localhost:${port}/docs   More keys and accounts: npm run cli -- --help`,
+      `Docs: http://localhost:${port}/docs   More keys and accounts: npm run -s cli -- --help`,
       '',
     ].join('\n'),
   );
@@ -176,9 +176,9 @@ function printFirstSteps() {
     [
       '',
       'The database has no accounts yet. Create one, an API key and a sequence with the admin command line:',
-      '  npm run cli -- account:create --name "My company"',
-      '  npm run cli -- key:create --account <account id> --name "First integration"   (prints the key, once)',
-      '  npm run cli -- sequence:create --account <account id> --name "Welcome" --status active',
+      '  npm run -s cli -- account:create --name "My company"',
+      '  npm run -s cli -- key:create --account <account id> --name "First integration"   (prints the key, once)',
+      '  npm run -s cli -- sequence:create --account <account id> --name "Welcome" --status active',
       '',
     ].join('\n'),
   );

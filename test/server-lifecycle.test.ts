@@ -101,7 +101,7 @@ describe('the server process', function () {
     const server = await startServer(TEST_DATABASE_URL);
     try {
       expect(server.stdout()).to.include('The database has no accounts yet');
-      expect(server.stdout()).to.include('npm run cli -- account:create');
+      expect(server.stdout()).to.include('npm run -s cli -- account:create');
       expect(server.stdout()).not.to.match(/svc_[0-9a-f]{40}/);
       expect(await countAccounts(testDb())).to.equal(0);
     } finally {

@@ -14,7 +14,7 @@ export class UsageError extends Error {}
 
 export function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`);
-  return ['Usage: npm run cli -- <command> [--flag value ...]', 'Commands:', ...lines].join('\n');
+  return ['Usage: npm run -s cli -- <command> [--flag value ...]', 'Commands:', ...lines].join('\n');
 }
 
 // --flag value pairs; every flag takes a value, and none may repeat.
@@ -39,13 +39,13 @@ export async function runCli(
   io: CliIo,
 ): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name) return fail(io, 'no command given (npm run cli -- --help lists them)', 2);
+  if (!name) return fail(io, 'no command given (npm run -s cli -- --help lists them)', 2);
   if (name === '--help' || name === 'help') {
     io.stdout(`${usage()}\n`);
     return 0;
   }
   const command = COMMANDS[name as CommandName];
-  if (!command) return fail(io, `unknown command "${name}" (npm run cli -- --help lists them)`, 2);
+  if (!command) return fail(io, `unknown command "${name}" (npm run -s cli -- --help lists them)`, 2);
 
   let raw: Record<string, string>;
   try {

@@ -1,0 +1,125 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { createApp } from '../src/app';
+import { select } from '../src/db/sql';
+import { silentLogger } from './support/app';
+import { testDb } from './support/db';
+import { buildApiKey, buildSequence, buildTenant } from './support/factories';
+
+// The README's examples run as pasted: its shell blocks with curl, in order, in one bash (so an
+// id one block takes from an answer is there for the next), and its TypeScript blocks with tsx,
+// against a live service. A block is left out only when an HTML comment
+// `<!-- readme-test: skip (why) -->` stands right before it. curl fails here on any HTTP error
+// status (--fail-with-body), so an example that no longer works fails the suite.
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..');
+const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+
+interface Block {
+  lang: string;
+  line: number;
+  code: string;
+  skipped: boolean;
+}
+
+function readmeBlocks(): Block[] {
+  const blocks: Block[] = [];
+  const lines = README.split('\n');
+  for (let i = 0; i < lines.length; i += 1) {
+    const open = /^```(\w+)\s*$/.exec(lines[i]!);
+    if (!open) continue;
+    const end = lines.indexOf('```', i + 1);
+    blocks.push({
+      lang: open[1]!,
+      line: i + 1,
+      code: lines.slice(i + 1, end).join('\n'),
+      skipped: /^<!-- readme-test: skip \(.+\) -->$/.test(lines[i - 1] ?? ''),
+    });
+    i = end;
+  }
+  return blocks;
+}
+
+describe('README examples, run as pasted', function () {
+  this.timeout(60_000);
+  let server: Server;
+  let base: string;
+
+  before(async () => {
+    for (const tool of ['bash', 'curl', 'jq']) {
+      await run('sh', ['-c', `command -v ${tool}`]).catch(() => {
+        throw new Error(`${tool} is missing: the README's examples need it (.ci/run installs it from Debian's packages)`);
+      });
+    }
+    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger });
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  });
+
+  it('finds the blocks it runs, and skips only marked ones', () => {
+    const blocks = readmeBlocks();
+    expect(blocks.filter((b) => b.lang === 'sh' && b.code.includes('curl') && !b.skipped).length).to.be.at.least(4);
+    expect(blocks.filter((b) => b.lang === 'ts' && !b.skipped).length).to.equal(2);
+    expect(blocks.filter((b) => b.skipped).length).to.be.at.most(4);
+  });
+
+  it('runs the curl examples in order in one shell, every request answered with success', async () => {
+    const { accountId, key } = await buildTenant();
+    await buildSequence(accountId, 'active');
+    const examples = readmeBlocks().filter((b) => b.lang === 'sh' && b.code.includes('curl') && !b.skipped);
+    const script = [
+      'set -eo pipefail',
+      'curl() { command curl --fail-with-body --max-time 10 "$@"; }',
+      ...examples.map((b) => `echo "--- README.md line ${b.line}" >&2\n${b.code}\necho`),
+    ].join('\n');
+    const result = await run('bash', ['-c', script], { env: { PATH: process.env.PATH, B: `${base}/api/v1`, KEY: key }, maxBuffer: 8 << 20 }).catch(
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect('code' in result ? result.code : 0, `${result.stderr}\n${result.stdout.slice(-2000)}`).to.equal(0);
+
+    // What the examples did is stored: ada (deleted by the contacts example, made again by the
+    // trigger, tagged by enroll-by-email), a and b from the batch, the trigger's run cancelled.
+    const contacts = await select<{ email: string }>(testDb(), 'SELECT email FROM contacts WHERE account_id = ? ORDER BY email', [accountId]);
+    expect(contacts.map((c) => c.email)).to.deep.equal(['a@example.com', 'ada@example.com', 'b@example.com']);
+    const runs = await select<{ status: string }>(testDb(), 'SELECT status FROM sequence_runs WHERE account_id = ?', [accountId]);
+    expect(runs.map((r) => r.status)).to.deep.equal(['cancelled']);
+  });
+
+  it('runs the TypeScript examples with tsx, as their first line says', async () => {
+    const { accountId } = await buildTenant();
+    await buildSequence(accountId, 'active');
+    // The tRPC example moves a run, which takes a runner key, as its comment says.
+    const runner = await buildApiKey(accountId, { kind: 'runner' });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'readme-ts-'));
+    for (const [index, block] of readmeBlocks()
+      .filter((b) => b.lang === 'ts' && !b.skipped)
+      .entries()) {
+      // Written where the first line says (the repository), under a name of its own.
+      const file = path.join(ROOT, `.readme-example-${process.pid}-${index}.ts`);
+      fs.writeFileSync(file, block.code);
+      try {
+        const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+        const result = await run(tsx, [file], { cwd: dir, env: { ...process.env, BASE_URL: base, API_KEY: runner.key } }).catch(
+          (error: { code: number; stdout: string; stderr: string }) => error,
+        );
+        expect('code' in result ? result.code : 0, `README.md line ${block.line}: ${result.stderr}`).to.equal(0);
+      } finally {
+        fs.rmSync(file, { force: true });
+      }
+    }
+    const runs = await select<{ status: string }>(testDb(), 'SELECT status FROM sequence_runs WHERE account_id = ?', [accountId]);
+    expect(runs.map((r) => r.status)).to.deep.equal(['running']);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
