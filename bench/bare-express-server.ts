@@ -7,6 +7,7 @@ import { contactFieldsSchema } from '../src/schemas/contact';
 import { nestsDeeperThan } from '../src/schemas/text';
 import { assertWithinLimits, newContactState } from '../src/services/contacts/contact-state';
 import { createContact, getContact, getContactByEmail, upsertContacts } from './bare/contacts';
+import { recordEvents } from './bare/events';
 import { HttpError } from './bare/http-error';
 import { RollingLimit } from './bare/rolling-limit';
 import { enrollByIds, enrollmentStatus, trigger, unenroll } from './bare/sequences';
@@ -81,6 +82,26 @@ const failedAuthPerIp = new RollingLimit('failed-auth', failedAuthPerMinute);
 // The body as the service writes it, without an ETag: `application/json` from the procedures
 // (the REST adapter), with `; charset=utf-8` from the HTTP layer in front of them (Express's
 // res.json: keys, limits, body parsing).
+// An error answer as the service gives it: the message, its stable code, a 400's details, and
+// the request id.
+function fail(
+  res: Response,
+  status: number,
+  code: string,
+  error: string,
+  details?: Array<{ path: string; message: string }>,
+  layer: 'procedure' | 'http' = 'http',
+): void {
+  reply(res, status, { error, code, ...(details && { details }), requestId: res.locals.requestId as string }, layer);
+}
+
+const AUTH_CODES: Record<string, string> = {
+  'Missing x-api-key header': 'missing_api_key',
+  'Invalid API key': 'invalid_api_key',
+  'API key is inactive': 'api_key_inactive',
+  'API key has expired': 'api_key_expired',
+};
+
 function reply(res: Response, status: number, body: unknown, layer: 'procedure' | 'http' = 'procedure'): void {
   res.statusCode = status;
   res.setHeader('Content-Type', layer === 'http' ? 'application/json; charset=utf-8' : 'application/json');
@@ -97,9 +118,9 @@ const keyed: RequestHandler = async (req, res, next) => {
   for (const [name, value] of verdict.headers) res.append(name, value);
   if (!verdict.allowed) {
     res.setHeader('Retry-After', String(verdict.retryAfterSeconds));
-    return void reply(res, 429, { error: 'Rate limit exceeded' }, 'http');
+    return void fail(res, 429, 'rate_limited', 'Rate limit exceeded');
   }
-  if (typeof auth === 'string') return void reply(res, 401, { error: auth }, 'http');
+  if (typeof auth === 'string') return void fail(res, 401, AUTH_CODES[auth] ?? 'invalid_api_key', auth);
   res.locals.auth = auth;
   next();
 };
@@ -111,10 +132,10 @@ const jsonBody: RequestHandler = (req, res, next) => {
   if (req.method === 'GET') return next();
   parseJson(req, res, (error?: unknown) => {
     if (error) return next(error);
-    if (nestsDeeperThan(req.body, 32)) return void reply(res, 400, { error: 'Request body is nested deeper than 32 levels' }, 'http');
+    if (nestsDeeperThan(req.body, 32)) return void fail(res, 400, 'validation_failed', 'Request body is nested deeper than 32 levels');
     const body = req.body as unknown;
     if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
-      return void reply(res, 400, { error: 'Request body must be a JSON object' }, 'http');
+      return void fail(res, 400, 'validation_failed', 'Request body must be a JSON object');
     }
     next();
   });
@@ -152,14 +173,22 @@ api.post('/contacts', async (req, res) => {
 
 api.post('/contacts/upsert', async (req, res) => {
   const input = valid(contactFieldsSchema, req.body);
-  const { results } = await sql.transaction((tx) => upsertContacts(sql, accountOf(res), [input], tx));
+  const { results } = await sql.transaction(async (tx) => {
+    const outcome = await upsertContacts(sql, accountOf(res), [input], tx);
+    await recordEvents(sql, tx, accountOf(res), outcome.events);
+    return outcome;
+  });
   const { contact, created } = results[0];
   reply(res, created ? 201 : 200, { contact, created });
 });
 
 api.post('/contacts/batch', async (req, res) => {
   const { contacts } = valid(batchSchema, req.body);
-  const outcome = await sql.transaction((tx) => upsertContacts(sql, accountOf(res), contacts, tx));
+  const outcome = await sql.transaction(async (tx) => {
+    const upserted = await upsertContacts(sql, accountOf(res), contacts, tx);
+    await recordEvents(sql, tx, accountOf(res), upserted.events);
+    return upserted;
+  });
   reply(res, 201, { summary: { total: contacts.length, inserted: outcome.inserted, updated: outcome.updated } });
 });
 
@@ -192,30 +221,32 @@ api.get('/sequences/:id/enrollments/:contactId', async (req, res) => {
 
 // ---- errors (src/http/error-handlers.ts, src/trpc/errors.ts) ----
 
-const notFound: RequestHandler = (_req, res) => void reply(res, 404, { error: 'Not found' }, 'http');
+const notFound: RequestHandler = (_req, res) => void fail(res, 404, 'not_found', 'Not found');
 
 const errorHandler: ErrorRequestHandler = (error: unknown, req: Request, res: Response, next) => {
   if (res.headersSent) return next(error);
   if (error instanceof HttpError) {
-    return void reply(res, error.status, { error: error.message, ...(error.details && { details: error.details }) });
+    return void fail(res, error.status, error.code, error.message, error.details, 'procedure');
   }
   if (error instanceof ValidationError) {
-    return void reply(res, 400, { error: error.message, ...(error.details.length > 0 && { details: error.details }) });
+    return void fail(res, 400, 'validation_failed', error.message, error.details.length > 0 ? error.details : undefined, 'procedure');
   }
   const { type, body } = (error ?? {}) as { type?: string; body?: string };
   if (type === 'entity.parse.failed') {
     let message = 'Malformed JSON body';
+    let code = 'malformed_json';
     try {
       JSON.parse(body ?? '');
       message = 'Request body must be a JSON object';
+      code = 'validation_failed';
     } catch {
       // malformed it is
     }
-    return void reply(res, 400, { error: message }, 'http');
+    return void fail(res, 400, code, message);
   }
-  if (type === 'entity.too.large') return void reply(res, 413, { error: 'Request body too large (limit 1 MiB)' }, 'http');
+  if (type === 'entity.too.large') return void fail(res, 413, 'payload_too_large', 'Request body too large (limit 1 MiB)');
   console.error('unhandled error', req.method, req.originalUrl, error);
-  reply(res, 500, { error: 'Internal server error' });
+  fail(res, 500, 'internal_error', 'Internal server error', undefined, 'procedure');
 };
 
 const app = express();
@@ -223,7 +254,8 @@ app.disable('x-powered-by');
 app.set('etag', false);
 app.set('trust proxy', false);
 app.use((req, res, next) => {
-  res.setHeader('X-Request-Id', randomUUID());
+  res.locals.requestId = randomUUID();
+  res.setHeader('X-Request-Id', res.locals.requestId as string);
   next();
 });
 app.get('/healthz', (_req, res) => void reply(res, 200, { status: 'ok' }, 'http'));

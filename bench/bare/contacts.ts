@@ -12,6 +12,11 @@ import {
   type ContactRow,
 } from '../../src/services/contacts/contact-row';
 import { applyUpsert, assertWithinLimits, sameState, type ContactState } from '../../src/services/contacts/contact-state';
+import type { NewEvent } from '../../src/services/events/record-events';
+import { contactChangeEvents } from '../../src/services/events/contact-events';
+import type { TaggedContact } from '../../src/services/contacts/contact-tags';
+import { syncContactTags } from './contact-tags';
+import { recordEvents } from './events';
 import { HttpError } from './http-error';
 import { errno, marks, sqlTimestamp, type Sql, type Tx } from './sql';
 
@@ -65,7 +70,7 @@ export async function lockContactsById(sql: Sql, accountId: string, ids: readonl
     if (found.length === 0) break;
     const emails = found.map((row) => row.email_normalized).sort(byIndexOrder);
     const rows = await sql.rows<{ id: string }>(
-      `SELECT id FROM contacts WHERE account_id = ? AND email_normalized IN (${marks(emails.length)}) FOR UPDATE`,
+      `SELECT id FROM contacts FORCE INDEX (contacts_account_email_unique) WHERE account_id = ? AND email_normalized IN (${marks(emails.length)}) FOR UPDATE`,
       [accountId, ...emails],
       tx,
     );
@@ -89,15 +94,18 @@ export async function getContactByEmail(sql: Sql, accountId: string, email: stri
 export async function createContact(sql: Sql, accountId: string, state: ContactState): Promise<ContactDto> {
   const id = randomUUID();
   const now = new Date();
+  const contact = toContactDto(id, state, now, now);
   try {
-    await sql.transaction((tx) =>
-      sql.run(`INSERT INTO contacts (${COLUMN_LIST}) VALUES ${ROW_MARKS}`, bindRow(id, accountId, state, now, now), tx),
-    );
+    await sql.transaction(async (tx) => {
+      await sql.run(`INSERT INTO contacts (${COLUMN_LIST}) VALUES ${ROW_MARKS}`, bindRow(id, accountId, state, now, now), tx);
+      await syncContactTags(sql, [{ id, accountId, tags: state.tags, previousTags: null, createdAt: now, updatedAt: now }], tx);
+      await recordEvents(sql, tx, accountId, contactChangeEvents(null, contact));
+    });
   } catch (error) {
-    if (errno(error) === 1062) throw new HttpError(409, EMAIL_TAKEN);
+    if (errno(error) === 1062) throw new HttpError(409, EMAIL_TAKEN, undefined, 'contact_exists');
     throw error;
   }
-  return toContactDto(id, state, now, now);
+  return contact;
 }
 
 const UPDATED_ON_UPSERT = [
@@ -116,11 +124,12 @@ export interface UpsertOutcome {
   results: Array<{ contact: ContactDto; created: boolean }>;
   inserted: number;
   updated: number;
+  events: NewEvent[];
 }
 
 // src/services/contacts/upsert-contacts.ts: INSERT ... ON DUPLICATE KEY UPDATE id = id (rows
 // in index order), the rows read back (already locked by the INSERT), then one multi-row
-// upsert of those that changed.
+// upsert of those that changed, and the tag mirror; the caller records the events.
 export async function upsertContacts(
   sql: Sql,
   accountId: string,
@@ -150,9 +159,12 @@ export async function upsertContacts(
     tx,
   );
   const rowByEmail = new Map(rows.map((row) => [row.email_normalized, row]));
+  const changedAt = new Date();
 
   const results: UpsertOutcome['results'] = new Array(items.length);
   const toUpdate: unknown[][] = [];
+  const written: TaggedContact[] = [];
+  const events: NewEvent[] = [];
   let inserted = 0;
   for (const email of emails) {
     const row = rowByEmail.get(email);
@@ -162,9 +174,13 @@ export async function upsertContacts(
     const folded = current ? foldItems(current, byEmail.get(email)!) : freshStates.get(email)!;
     const changed = !current || !sameState(current, folded.final);
     const createdAt = created ? now : row.created_at;
-    const updatedAt = changed ? now : row.updated_at;
+    const updatedAt = created ? now : changed ? changedAt : row.updated_at;
     if (created) inserted += 1;
-    else if (changed) toUpdate.push(bindRow(row.id, accountId, folded.final, now, now));
+    else if (changed) toUpdate.push(bindRow(row.id, accountId, folded.final, changedAt, changedAt));
+    if (changed) {
+      written.push({ id: row.id, accountId, tags: folded.final.tags, previousTags: current?.tags ?? null, createdAt, updatedAt: created ? now : changedAt });
+      events.push(...contactChangeEvents(current, toContactDto(row.id, folded.final, createdAt, updatedAt)));
+    }
     folded.steps.forEach(({ index, state }, step) => {
       assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
       results[index] = { contact: toContactDto(row.id, state, createdAt, updatedAt), created: created && step === 0 };
@@ -178,7 +194,8 @@ export async function upsertContacts(
       tx,
     );
   }
-  return { results, inserted, updated: items.length - inserted };
+  await syncContactTags(sql, written, tx);
+  return { results, inserted, updated: items.length - inserted, events };
 }
 
 function foldItems(start: ContactState | null, group: Array<{ index: number; fields: ContactFields }>) {

@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { toIso, toIsoOrNull } from '../../src/db/rows';
 import type { ContactFields } from '../../src/schemas/contact';
 import { findContactRow, lockContactsById, normalizeId, upsertContacts } from './contacts';
+import { runCreatedEvent, runStatusChangedEvent } from '../../src/services/events/run-events';
+import type { RunStatus } from '../../src/models/sequence-run';
+import { recordEvents } from './events';
 import { HttpError } from './http-error';
 import { marks, sqlTimestamp, type Sql, type Tx } from './sql';
 
@@ -44,7 +47,7 @@ async function requireSequence(sql: Sql, accountId: string, sequenceId: string, 
       )
     : [];
   if (!sequence) throw new HttpError(404, 'Sequence not found');
-  if (mustBeActive && sequence.status !== 'active') throw new HttpError(409, 'Sequence is not active');
+  if (mustBeActive && sequence.status !== 'active') throw new HttpError(409, 'Sequence is not active', undefined, 'sequence_not_active');
   return sequence.id;
 }
 
@@ -81,8 +84,9 @@ async function contactsWithActiveRun(sql: Sql, sequenceId: string, contactIds: r
 }
 
 async function startRuns(sql: Sql, accountId: string, sequenceId: string, contactIds: readonly string[], tx: Tx) {
-  if (contactIds.length === 0) return new Map<string, string>();
-  const now = sqlTimestamp(new Date());
+  if (contactIds.length === 0) return new Map<string, ReturnType<typeof runFromRow>>();
+  const startedAt = new Date();
+  const now = sqlTimestamp(startedAt);
   const proposed = [...contactIds].sort().map((contactId) => ({ contactId, runId: randomUUID() }));
   await sql.run(
     `INSERT INTO sequence_runs (${RUN_COLUMNS}) VALUES ${proposed.map(() => `(${marks(9)})`).join(', ')} ON DUPLICATE KEY UPDATE id = id`,
@@ -94,29 +98,59 @@ async function startRuns(sql: Sql, accountId: string, sequenceId: string, contac
     proposed.map((p) => p.runId),
     tx,
   );
-  return new Map(inserted.map((row) => [row.contact_id, row.id]));
+  return new Map(
+    inserted.map((row) => [
+      row.contact_id,
+      runFromRow({ id: row.id, contact_id: row.contact_id, status: 'pending', started_at: startedAt, completed_at: null, created_at: startedAt }),
+    ]),
+  );
+}
+
+// run.created for each run started, in contact id order (src/services/sequences/runs.ts).
+function runsCreatedEvents(sequenceId: string, started: Map<string, ReturnType<typeof runFromRow>>) {
+  return [...started.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([contactId, run]) => runCreatedEvent(run as Parameters<typeof runCreatedEvent>[0], sequenceId, contactId));
 }
 
 export function trigger(sql: Sql, accountId: string, sequenceId: string, contact: ContactFields) {
   return sql.transaction(async (tx) => {
     const id = await requireSequence(sql, accountId, sequenceId, true, tx);
     const capacity = await remainingRunCapacity(sql, accountId, tx);
-    const { results } = await upsertContacts(sql, accountId, [contact], tx);
-    const contactId = results[0].contact.id;
-    const active = await contactsWithActiveRun(sql, id, [contactId], tx);
-    if (active.has(contactId)) return { enrolled: false, reason: 'active_run_exists', contactId };
-    if (capacity && capacity.remaining === 0) {
-      return {
+    const upserted = await upsertContacts(sql, accountId, [contact], tx);
+    const contactId = upserted.results[0].contact.id;
+    const { outcome, events } = await startRun(sql, accountId, id, contactId, capacity, tx);
+    await recordEvents(sql, tx, accountId, [...upserted.events, ...events]);
+    return outcome;
+  });
+}
+
+async function startRun(
+  sql: Sql,
+  accountId: string,
+  id: string,
+  contactId: string,
+  capacity: { remaining: number; limit: number } | null,
+  tx: Tx,
+) {
+  const none = { events: [] as ReturnType<typeof runsCreatedEvents> };
+  const active = await contactsWithActiveRun(sql, id, [contactId], tx);
+  if (active.has(contactId)) return { outcome: { enrolled: false, reason: 'active_run_exists', contactId }, ...none };
+  if (capacity && capacity.remaining === 0) {
+    return {
+      outcome: {
         enrolled: false,
         reason: 'sequence_limit_reached',
         message: `The account has reached its limit of active runs (${capacity.limit})`,
         contactId,
-      };
-    }
-    const runId = (await startRuns(sql, accountId, id, [contactId], tx)).get(contactId);
-    if (!runId) return { enrolled: false, reason: 'active_run_exists', contactId };
-    return { enrolled: true, contactId, runId };
-  });
+      },
+      ...none,
+    };
+  }
+  const started = await startRuns(sql, accountId, id, [contactId], tx);
+  const run = started.get(contactId);
+  if (!run) return { outcome: { enrolled: false, reason: 'active_run_exists', contactId }, ...none };
+  return { outcome: { enrolled: true, contactId, runId: run.id }, events: runsCreatedEvents(id, started) };
 }
 
 export function enrollByIds(sql: Sql, accountId: string, sequenceId: string, contactIds: readonly string[]) {
@@ -128,7 +162,8 @@ export function enrollByIds(sql: Sql, accountId: string, sequenceId: string, con
     const active = await contactsWithActiveRun(sql, id, [...existing], tx);
     const candidates = ids.filter((contactId) => existing.has(contactId) && !active.has(contactId));
     const allowed = capacity ? candidates.slice(0, capacity.remaining) : candidates;
-    const successful = (await startRuns(sql, accountId, id, allowed, tx)).size;
+    const started = await startRuns(sql, accountId, id, allowed, tx);
+    const successful = started.size;
     const failed = ids.length - existing.size + (candidates.length - allowed.length);
     const skipped = ids.length - successful - failed;
     const enrollment = {
@@ -146,6 +181,7 @@ export function enrollByIds(sql: Sql, accountId: string, sequenceId: string, con
       [enrollment.id, accountId, id, 'completed', ids.length, successful, failed, skipped, now, now],
       tx,
     );
+    await recordEvents(sql, tx, accountId, runsCreatedEvents(id, started));
     return { enrollment, summary: { processed: ids.length, successful, failed, skipped } };
   });
 }
@@ -156,18 +192,31 @@ export function unenroll(sql: Sql, accountId: string, sequenceId: string, contac
     const id = await requireSequence(sql, accountId, sequenceId, false, tx);
     const contacts = await lockContactsById(sql, accountId, ids, tx);
     if (contacts.size === 0) return { cancelled: 0, contactIds: [] };
-    const runs = await sql.rows<{ id: string; contact_id: string }>(
-      `SELECT id, contact_id FROM sequence_runs WHERE sequence_id = ? AND account_id = ? AND contact_id IN (${marks(contacts.size)}) AND active_flag = 1 FOR UPDATE`,
+    const runs = await sql.rows<RunRow>(
+      `${RUN_SELECT} FORCE INDEX (sequence_runs_one_active)
+        WHERE sequence_id = ? AND account_id = ? AND contact_id IN (${marks(contacts.size)}) AND active_flag = 1 FOR UPDATE`,
       [id, accountId, ...contacts],
       tx,
     );
     if (runs.length > 0) {
-      const now = sqlTimestamp(new Date());
+      const cancelledAt = new Date();
+      const now = sqlTimestamp(cancelledAt);
       await sql.run(
         `UPDATE sequence_runs SET status = 'cancelled', completed_at = ?, updated_at = ? WHERE id IN (${marks(runs.length)})`,
         [now, now, ...runs.map((run) => run.id)],
         tx,
       );
+      const events = [...runs]
+        .sort((a, b) => (a.contact_id < b.contact_id ? -1 : 1))
+        .map((run) =>
+          runStatusChangedEvent(
+            runFromRow({ ...run, status: 'cancelled', completed_at: cancelledAt }) as Parameters<typeof runStatusChangedEvent>[0],
+            id,
+            run.contact_id,
+            run.status as RunStatus,
+          ),
+        );
+      await recordEvents(sql, tx, accountId, events);
     }
     const cancelled = new Set(runs.map((run) => run.contact_id));
     const listed = ids.filter((contactId) => cancelled.has(contactId));
