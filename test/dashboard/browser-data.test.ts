@@ -1,14 +1,11 @@
-import fs from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import { expect } from 'chai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { select } from '../../src/db/sql';
 import { silentLogger } from '../support/app';
+import { browserSuite, expectAccessible as expectPageAccessible, launchBrowser, shoot as shootPage } from '../support/browser';
 import { testDb } from '../support/db';
 import { buildAccount, buildApiKey } from '../support/factories';
 import { buildUser, PASSWORD } from '../support/dashboard';
@@ -17,14 +14,7 @@ import { buildUser, PASSWORD } from '../support/dashboard';
 // change it, enroll it (by API key, as an integration does), unenroll it from its page, delete
 // another; then what is stored is checked. Axe on every page; screenshots as browser.test.ts.
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const DB_LABEL = (process.env.TEST_DATABASE_URL ?? 'sqlite').split(':')[0];
-const SHOTS = process.env.SCREENSHOT_DIR ? path.join(process.env.SCREENSHOT_DIR, DB_LABEL) : path.join(os.tmpdir(), `dashboard-screenshots-${DB_LABEL}`);
-
-const TITLE = fs.existsSync(CHROMIUM)
-  ? 'the dashboard\'s contacts and sequences in a browser'
-  : `the dashboard's contacts and sequences in a browser (skipped: no ${CHROMIUM} here)`;
+const TITLE = browserSuite('the dashboard\'s contacts and sequences in a browser');
 
 describe(TITLE, function () {
   this.timeout(90_000);
@@ -35,12 +25,7 @@ describe(TITLE, function () {
   let page: Page;
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
-      if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
-      this.skip();
-    }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    fs.mkdirSync(SHOTS, { recursive: true });
+    browser = await launchBrowser(this);
     const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
@@ -51,15 +36,9 @@ describe(TITLE, function () {
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   });
 
-  async function shoot(name: string) {
-    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-  }
+  const shoot = (name: string) => shootPage(page, name);
 
-  async function expectAccessible(what: string) {
-    const results = await new AxeBuilder({ page }).analyze();
-    const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), what).to.deep.equal([]);
-  }
+  const expectAccessible = (what: string) => expectPageAccessible(page, what);
 
   async function rest(key: string, method: string, route: string, body: unknown) {
     const res = await fetch(`${base}/api/v1${route}`, {

@@ -1,17 +1,14 @@
-import fs from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import { expect } from 'chai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { select } from '../../src/db/sql';
 import { SIGN_IN_FAILED } from '../../src/routers/dashboard/auth';
 import { SIGN_IN_LIMITED } from '../../src/http/sign-in-limit';
 import { createUser, setupUrl } from '../../src/services/dashboard/users';
 import { silentLogger } from '../support/app';
+import { browserSuite, expectAccessible as expectPageAccessible, launchBrowser, SHOTS, shoot as shootPage } from '../support/browser';
 import { testDb } from '../support/db';
 import { buildAccount } from '../support/factories';
 import { buildUser, PASSWORD } from '../support/dashboard';
@@ -20,14 +17,7 @@ import { buildUser, PASSWORD } from '../support/dashboard';
 // labels, roles and visible text. Every page is checked with axe and photographed into
 // SCREENSHOT_DIR (CI keeps it beside its logs), or a temporary directory printed below.
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const DB_LABEL = (process.env.TEST_DATABASE_URL ?? 'sqlite').split(':')[0];
-const SHOTS = process.env.SCREENSHOT_DIR ? path.join(process.env.SCREENSHOT_DIR, DB_LABEL) : path.join(os.tmpdir(), `dashboard-screenshots-${DB_LABEL}`);
-
-const TITLE = fs.existsSync(CHROMIUM)
-  ? 'the dashboard in a browser'
-  : `the dashboard in a browser (skipped: no ${CHROMIUM} here; apt-get install chromium, as .ci/run does)`;
+const TITLE = browserSuite('the dashboard in a browser');
 
 describe(TITLE, function () {
   this.timeout(90_000);
@@ -38,12 +28,7 @@ describe(TITLE, function () {
   let page: Page;
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
-      if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
-      this.skip();
-    }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    fs.mkdirSync(SHOTS, { recursive: true });
+    browser = await launchBrowser(this);
     process.stdout.write(`      dashboard screenshots: ${SHOTS}\n`);
   });
   after(async () => {
@@ -65,15 +50,9 @@ describe(TITLE, function () {
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   });
 
-  async function shoot(name: string) {
-    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-  }
+  const shoot = (name: string) => shootPage(page, name);
 
-  async function expectAccessible(what: string) {
-    const results = await new AxeBuilder({ page }).analyze();
-    const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), what).to.deep.equal([]);
-  }
+  const expectAccessible = (what: string) => expectPageAccessible(page, what);
 
   async function signIn(email: string, password = PASSWORD) {
     await page.goto(`${base}/dashboard`);

@@ -1,16 +1,13 @@
-import fs from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { createApp } from '../../src/app';
 import { select } from '../../src/db/sql';
 import { WebhookDispatcher } from '../../src/services/webhooks/dispatcher';
 import { silentLogger } from '../support/app';
+import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
 import { buildUser, PASSWORD } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { startReceiver } from '../support/webhook-receiver';
@@ -18,12 +15,9 @@ import { startReceiver } from '../support/webhook-receiver';
 // Settings -> Developer -> Webhooks in a real browser: add an endpoint (secret shown once),
 // send a test event that a real local receiver gets, signed with that secret, see the attempt,
 // rotate the secret, disable and delete, each with its confirmation. Screenshots beside the
-// other dashboard pages'.
+// other dashboard pages' (test/support/browser.ts).
 
-const CHROMIUM = '/usr/bin/chromium';
-const DB_LABEL = (process.env.TEST_DATABASE_URL ?? 'sqlite').split(':')[0];
-const SHOTS = process.env.SCREENSHOT_DIR ? path.join(process.env.SCREENSHOT_DIR, DB_LABEL) : path.join(os.tmpdir(), `dashboard-screenshots-${DB_LABEL}`);
-const TITLE = fs.existsSync(CHROMIUM) ? 'the dashboard\'s webhooks page in a browser' : `the dashboard's webhooks page in a browser (skipped: no ${CHROMIUM})`;
+const TITLE = browserSuite('the dashboard\'s webhooks page in a browser');
 
 describe(TITLE, function () {
   this.timeout(90_000);
@@ -35,12 +29,7 @@ describe(TITLE, function () {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
-      if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
-      this.skip();
-    }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
-    fs.mkdirSync(SHOTS, { recursive: true });
+    browser = await launchBrowser(this);
     // The receiver is on loopback over http: allowed only with the insecure switch, as in local work.
     const webhooks = { allowInsecure: true, now: () => new Date() };
     const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, webhooks });
@@ -59,10 +48,8 @@ describe(TITLE, function () {
   });
 
   async function look(name: string) {
-    const results = await new AxeBuilder({ page }).analyze();
-    const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${v.id}: ${v.help}`), name).to.deep.equal([]);
-    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+    await expectAccessible(page, name);
+    await shoot(page, name);
   }
 
   it('adds an endpoint, shows its secret once, delivers a signed test event, rotates, disables and deletes', async () => {

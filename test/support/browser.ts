@@ -1,0 +1,40 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { expect } from 'chai';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+// The dashboard's browser tests: Debian's headless chromium, axe on every page, screenshots
+// into SCREENSHOT_DIR (CI keeps it beside its logs) or a temporary directory, per database.
+
+export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const DB_LABEL = (process.env.TEST_DATABASE_URL ?? 'sqlite').split(':')[0];
+export const SHOTS = process.env.SCREENSHOT_DIR ? path.join(process.env.SCREENSHOT_DIR, DB_LABEL) : path.join(os.tmpdir(), `dashboard-screenshots-${DB_LABEL}`);
+
+// A suite's title, saying why it skips where chromium is missing.
+export function browserSuite(title: string): string {
+  return fs.existsSync(CHROMIUM) ? title : `${title} (skipped: no ${CHROMIUM} here; apt-get install chromium, as .ci/run does)`;
+}
+
+// Chromium, or the suite skipped without it (failed under CI, where it must be there).
+export async function launchBrowser(suite: Mocha.Context): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM)) {
+    if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
+    suite.skip();
+  }
+  fs.mkdirSync(SHOTS, { recursive: true });
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}
+
+export async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+// No serious or critical axe violation on the page as it stands.
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), what).to.deep.equal([]);
+}
