@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Dialog } from '../../../components/dialog';
 import { Field } from '../../../components/field';
+import { When } from '../../../components/when';
 import { ShownOnceDialog } from '../../../components/shown-once-dialog';
 import { errorMessage, fieldErrors, trpc } from '../../../trpc';
 
@@ -11,8 +12,6 @@ function useKeys() {
   return useQuery(trpc.dashboard.keys.list.queryOptions());
 }
 
-const DATE = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' });
-const when = (iso: string | null, none: string) => (iso ? <time dateTime={iso}>{DATE.format(new Date(iso))}</time> : none);
 
 function status(key: Key): 'Active' | 'Disabled' | 'Expired' {
   if (!key.active) return 'Disabled';
@@ -70,9 +69,9 @@ export function ApiKeysPage() {
                     <code>{key.prefix}…</code>
                   </td>
                   <td>{key.kind}</td>
-                  <td>{when(key.createdAt, '')}</td>
-                  <td>{when(key.lastUsedAt, 'Never')}</td>
-                  <td>{when(key.expiresAt, 'Never')}</td>
+                  <td><When iso={key.createdAt} /></td>
+                  <td><When iso={key.lastUsedAt} none="Never" /></td>
+                  <td><When iso={key.expiresAt} none="Never" /></td>
                   <td>
                     <span className={`badge ${status(key).toLowerCase()}`}>{status(key)}</span>
                   </td>

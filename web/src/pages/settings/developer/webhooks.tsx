@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Dialog } from '../../../components/dialog';
 import { Field } from '../../../components/field';
+import { When } from '../../../components/when';
 import { ShownOnceDialog } from '../../../components/shown-once-dialog';
 import { errorMessage, fieldErrors, trpc } from '../../../trpc';
 
@@ -12,8 +13,6 @@ function useWebhooks() {
   return useQuery(trpc.dashboard.webhooks.list.queryOptions());
 }
 
-const DATE = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' });
-const when = (iso: string | null, none: string) => (iso ? <time dateTime={iso}>{DATE.format(new Date(iso))}</time> : none);
 
 function status(webhook: Webhook): 'Active' | 'Failing' | 'Disabled' {
   if (!webhook.enabled) return 'Disabled';
@@ -67,7 +66,7 @@ export function WebhooksPage() {
                     {webhook.description && <span className="hint sub">{webhook.description}</span>}
                   </th>
                   <td className="wrap">{webhook.events ? webhook.events.join(', ') : 'All'}</td>
-                  <td>{when(webhook.createdAt, '')}</td>
+                  <td><When iso={webhook.createdAt} /></td>
                   <td>
                     <span className={`badge ${status(webhook).toLowerCase()}`}>{status(webhook)}</span>
                   </td>
@@ -280,7 +279,7 @@ function DeliveriesDialog({ webhook, onClose }: { webhook: Webhook | null; onClo
             <tbody>
               {deliveries.data.attempts.map((attempt) => (
                 <tr key={attempt.id}>
-                  <td>{when(attempt.createdAt, '')}</td>
+                  <td><When iso={attempt.createdAt} /></td>
                   <td>{attempt.attempt}</td>
                   <td>
                     <span className={`badge ${attempt.succeeded ? 'active' : 'failing'}`}>
@@ -290,7 +289,7 @@ function DeliveriesDialog({ webhook, onClose }: { webhook: Webhook | null; onClo
                     {attempt.error && <span className="hint"> {attempt.error}</span>}
                   </td>
                   <td>{attempt.durationMs} ms</td>
-                  <td>{when(attempt.nextAttemptAt, '—')}</td>
+                  <td><When iso={attempt.nextAttemptAt} none="—" /></td>
                 </tr>
               ))}
             </tbody>
