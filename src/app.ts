@@ -3,6 +3,7 @@ import express, { type Express, type Router } from 'express';
 import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
 import type { Database } from './db/database';
 import { accessLog } from './http/access-log';
+import { chain } from './http/chain';
 import { dashboardApi } from './http/dashboard-api';
 import { dashboardPage } from './http/dashboard-page';
 import { SIGN_IN_WINDOW_MS } from './http/sign-in-limit';
@@ -114,8 +115,8 @@ export function createApp({
 
   const idempotent = idempotency(db);
 
-  app.use('/api/v1', ...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks }));
-  app.use('/trpc', ...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks }));
+  app.use('/api/v1', chain([...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks })]));
+  app.use('/trpc', chain([...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks })]));
 
   app.use(notFound);
   app.use(errorHandler(logThrottle));

@@ -84,6 +84,13 @@ export function installDirectStatements(sequelize: Sequelize, dialect: Dialect, 
   sequelize.query = function query(sql: unknown, options?: QueryOptions) {
     const statement = (options as Record<string, DirectStatement | undefined> | undefined)?.[DIRECT];
     if (statement && typeof sql === 'string') return direct(sql, statement, options?.transaction ?? undefined);
+    // A transaction's own BEGIN, COMMIT and ROLLBACK (Sequelize's Transaction sends them through
+    // here, on its connection): the same text, without a Query object and a stack each, two
+    // of a write request's statements.
+    const transaction = options?.transaction as (Transaction & { connection?: Connection }) | null | undefined;
+    if (transaction?.connection && typeof sql === 'string' && TRANSACTION_CONTROL.test(sql)) {
+      return direct(sql, CONTROL, transaction).then(() => [[], 0]);
+    }
     return viaSequelize(sql, options);
   } as typeof sequelize.query;
 }
@@ -95,8 +102,13 @@ export function installDirectStatements(sequelize: Sequelize, dialect: Dialect, 
 // the same: the prepared form does not lock in the index order the lock order relies on.
 const LOCKING_READ = /\b(FOR UPDATE|LOCK IN SHARE MODE)$/;
 
+// What Sequelize's query generators write to begin and end a top-level transaction (a nested
+// one's SAVEPOINT statements keep Sequelize's own path). Sent as text: they take no values.
+const TRANSACTION_CONTROL = /^(START TRANSACTION|BEGIN (DEFERRED|IMMEDIATE|EXCLUSIVE) TRANSACTION|COMMIT|ROLLBACK);$/;
+const CONTROL: DirectStatement = { values: [], returnsRows: false };
+
 function sendMysql(connection: Connection, sql: string, values: unknown[], returnsRows: boolean): Promise<unknown> {
-  const send = LOCKING_READ.test(sql) ? connection.query! : connection.execute!;
+  const send = LOCKING_READ.test(sql) || TRANSACTION_CONTROL.test(sql) ? connection.query! : connection.execute!;
   return new Promise((resolve, reject) => {
     send.call(connection, sql, values, (error, result) => {
       if (error) reject(error);

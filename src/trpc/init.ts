@@ -54,7 +54,7 @@ const mapAppErrors = t.middleware(async ({ next }) => {
 const restInput = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   const path = meta?.openapi?.path;
   if (ctx.transport !== 'rest' || !path) return next();
-  const names = Array.from(path.matchAll(/\{(.+?)\}/g), ([, name]) => name);
+  const names = pathParameters(path);
   const body = ctx.restDeleteBody;
   return next({
     getRawInput: async () => {
@@ -67,6 +67,14 @@ const restInput = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     },
   });
 });
+
+// A path template's parameter names, read once per template.
+const parametersByPath = new Map<string, string[]>();
+function pathParameters(path: string): string[] {
+  let names = parametersByPath.get(path);
+  if (!names) parametersByPath.set(path, (names = Array.from(path.matchAll(/\{(.+?)\}/g), ([, name]) => name)));
+  return names;
+}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
