@@ -68,6 +68,8 @@ async function main() {
     rateLimits: redis ? 'redis' : 'memory',
     metricsPort: config.metricsPort,
   });
+  // Now, not at the next periodic flush: scripts and orchestrators wait for this line.
+  logger.flush();
 
   const eventRetention = new EventRetention(db, { ...DEFAULT_EVENT_RETENTION, retentionDays: config.eventRetentionDays }, logger);
   eventRetention.start();
