@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { compareEndpoints, type Endpoint, type EndpointContext } from './lib/compare-endpoints';
+import { readProfile, type ProfileShares } from './lib/cpu-profile';
+import { openBenchDatabase } from './lib/database';
+import { contactIdsByEmail, createBenchAccount, seedContacts } from './lib/fixture';
+import { runLoad, type LoadResult } from './lib/load';
+import { fixed, table } from './lib/report';
+import { bareSpec, makeLogDir, serviceSpec, startServer, type RunningServer, type ServerSpec } from './lib/servers';
+import { loadAverage, machineLine, numberFrom } from './lib/settings';
+
+// npm run bench:profile: where a request's CPU goes, in the service and in the bare server,
+// under the same load as `npm run bench` (one endpoint, BENCH_PROFILE_ENDPOINT, default get).
+// Both run with --cpu-prof; the profiles are read when they exit and summed by package. The
+// profiler itself costs both some CPU: read the shares, and the ratio of busy time per request.
+
+const ENDPOINT = process.env.BENCH_PROFILE_ENDPOINT ?? 'get';
+const SECONDS = numberFrom('BENCH_SECONDS', 10);
+const WARMUP_SECONDS = numberFrom('BENCH_WARMUP_SECONDS', 2);
+const CONNECTIONS = numberFrom('BENCH_CONNECTIONS', 10);
+const HEAVY_CONNECTIONS = numberFrom('BENCH_HEAVY_CONNECTIONS', 4);
+const TOP = numberFrom('BENCH_PROFILE_TOP', 25);
+const SEED_CONTACTS = 2000;
+
+const out = (text = '') => process.stdout.write(`${text}\n`);
+const progress = (text: string) => process.stderr.write(`bench:profile: ${text}\n`);
+
+async function main() {
+  const tag = randomBytes(4).toString('hex');
+  const logDir = makeLogDir('bench-profile');
+  const database = await openBenchDatabase();
+  const settings = { databaseUrl: database.url, rateLimitPerMinute: 1_000_000_000, logDir };
+  const profiled = (spec: ServerSpec): ServerSpec => {
+    const dir = path.join(logDir, `${spec.name}-profile`);
+    return { ...spec, args: ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...spec.args] };
+  };
+  const specs = [profiled(serviceSpec(settings)), profiled(bareSpec(settings, 'execute'))];
+  const servers: RunningServer[] = [];
+  for (const spec of specs) servers.push(await startServer(spec, logDir));
+  const [service] = servers;
+
+  const account = await createBenchAccount(database.url, `profile ${tag}`);
+  const [sequenceId] = await account.newSequences(1);
+  const emails = Array.from({ length: SEED_CONTACTS }, (_, i) => `p${i}-${tag}@bench.test`);
+  await seedContacts(service, account.key, SEED_CONTACTS, (i) => emails[i], HEAVY_CONNECTIONS);
+  const contactIds = await contactIdsByEmail(database.admin, account.accountId, emails);
+  const ctx: EndpointContext = {
+    tag,
+    sequenceId,
+    contactIds,
+    emails,
+    enrollIds: contactIds.slice(0, 500),
+    newSequences: (count) => account.newSequences(count),
+    enrollThrough: (base, sequenceIds) => enrollThrough(base, account.key, contactIds.slice(0, 500), sequenceIds),
+  };
+  const endpoint = compareEndpoints(ctx).find((e) => e.name === ENDPOINT);
+  if (!endpoint) throw new Error(`BENCH_PROFILE_ENDPOINT: unknown endpoint ${ENDPOINT}`);
+
+  const results = new Map<string, LoadResult>();
+  // Requests each server answered while it was profiled (the profile spans its whole life):
+  // warm-up and measured run; the seeding batches and start-up are left in, and are small.
+  const answered = new Map<string, number>();
+  for (const server of servers) {
+    const warm = await load(endpoint, server, account.key, WARMUP_SECONDS);
+    const measured = await load(endpoint, server, account.key, SECONDS);
+    results.set(server.spec.name, measured);
+    answered.set(server.spec.name, warm.ok + measured.ok);
+    progress(`${server.spec.name}: ${Math.round(measured.perSecond)} req/s`);
+  }
+  for (const server of servers) await server.stop();
+
+  out(`# npm run bench:profile: ${endpoint.label}, the service and the bare server under --cpu-prof`);
+  out();
+  out(`Machine:  ${machineLine()}`);
+  out(`Database: ${database.describe}`);
+  out(`Load:     about ${SECONDS} s per server after ${WARMUP_SECONDS} s of warm-up, ${endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS} connections`);
+  const shares = new Map<string, ProfileShares>();
+  for (const server of servers) {
+    const dir = path.join(logDir, `${server.spec.name}-profile`);
+    const file = fs.readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
+    if (!file) throw new Error(`no profile written by ${server.spec.name} in ${dir}`);
+    shares.set(server.spec.name, readProfile(path.join(dir, file), path.join(server.spec.cwd, 'dist') + '/'));
+  }
+  out();
+  out(
+    table(
+      ['server', 'requests', 'CPU ms/req (/proc)', 'profiled busy ms/req'],
+      servers.map((server) => {
+        const result = results.get(server.spec.name)!;
+        const busy = shares.get(server.spec.name)!.busyMs;
+        return [server.spec.name, String(result.ok), fixed(result.cpuMsPerRequest, 3), fixed(busy / answered.get(server.spec.name)!, 3)];
+      }),
+    ),
+  );
+  for (const server of servers) {
+    const profile = shares.get(server.spec.name)!;
+    out();
+    out(`## ${server.spec.name}: share of busy CPU by part (node's own code charged to its caller)`);
+    out();
+    out(table(['share', 'part'], profile.byPart.slice(0, TOP).map(([name, share]) => [`${fixed(share * 100, 1)} %`, name])));
+    out();
+    out(`## ${server.spec.name}: self time by function`);
+    out();
+    out(table(['share', 'function'], profile.byFunction.slice(0, TOP).map(([name, share]) => [`${fixed(share * 100, 1)} %`, name])));
+  }
+  out();
+  out(`Load average (1 min): ${loadAverage()}. Profiles and logs: ${logDir}`);
+  await account.close();
+  await database.close();
+}
+
+async function load(endpoint: Endpoint, server: RunningServer, apiKey: string, seconds: number): Promise<LoadResult> {
+  const connections = endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS;
+  // Endpoints that consume prepared sequences run a number of requests, the others a time.
+  const amount = endpoint.pooled
+    ? await endpoint.prepare!({ name: server.spec.name, base: server.base }, Math.max(connections * 2, seconds * 8))
+    : undefined;
+  if (!endpoint.pooled) await endpoint.prepare?.({ name: server.spec.name, base: server.base }, 0);
+  return runLoad(
+    {
+      base: server.base,
+      apiKey,
+      method: endpoint.method,
+      connections: Math.min(connections, amount ?? Infinity),
+      ...(amount ? { amount } : { seconds }),
+      expectStatus: endpoint.expectStatus,
+      next: () => endpoint.next(server.spec.name),
+      checkBody: endpoint.checkBody,
+    },
+    server.pid,
+  );
+}
+
+async function enrollThrough(base: string, key: string, contactIds: string[], sequenceIds: readonly string[]) {
+  const body = JSON.stringify({ contactIds });
+  for (const id of sequenceIds) {
+    const response = await fetch(`${base}/api/v1/sequences/${id}/enroll`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body,
+    });
+    if (response.status !== 201) throw new Error(`enroll (setup) answered ${response.status}: ${await response.text()}`);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
