@@ -80,7 +80,9 @@ async function main() {
     const dir = path.join(logDir, `${server.spec.name}-profile`);
     const file = fs.readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
     if (!file) throw new Error(`no profile written by ${server.spec.name} in ${dir}`);
-    shares.set(server.spec.name, readProfile(path.join(dir, file), path.join(server.spec.cwd, 'dist') + '/'));
+    // The service runs from dist/, the bare server from its build in the log directory.
+    const codeDir = server.spec.name === 'bare' ? path.join(logDir, 'bare-build') : path.join(server.spec.cwd, 'dist');
+    shares.set(server.spec.name, readProfile(path.join(dir, file), `${codeDir}/`));
   }
   out();
   out(

@@ -20,13 +20,14 @@ interface CpuProfile {
 export interface ProfileShares {
   busyMs: number;
   // Part of the busy time, 0..1, by package (`express`, `@trpc/server`), project file
-  // (`src/http/rest-api`) or `GC`, largest first.
+  // (`http/rest-api`) or `GC`, largest first.
   byPart: Array<[string, number]>;
   // Self time by function (`name file:line`), largest first.
   byFunction: Array<[string, number]>;
 }
 
-export function readProfile(file: string, distDir: string): ProfileShares {
+// codeDir: where the server's own compiled code lives (its files are named relative to it).
+export function readProfile(file: string, codeDir: string): ProfileShares {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
@@ -38,7 +39,7 @@ export function readProfile(file: string, distDir: string): ProfileShares {
   const part = (url: string): string | undefined => {
     const pkg = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url);
     if (pkg) return pkg[1];
-    if (url.includes(distDir)) return `src/${url.slice(url.indexOf(distDir) + distDir.length).replace(/\.js$/, '')}`;
+    if (url.includes(codeDir)) return url.slice(url.indexOf(codeDir) + codeDir.length).replace(/\.js$/, '');
     return undefined;
   };
   const parts = new Map<string, number>();
@@ -53,7 +54,7 @@ export function readProfile(file: string, distDir: string): ProfileShares {
     for (let at: ProfileNode | undefined = node; !name && at; at = byId.get(parentOf.get(at.id) ?? -1)) name = part(at.callFrame.url);
     name ??= `node (${functionName || 'anonymous'})`;
     parts.set(name, (parts.get(name) ?? 0) + us);
-    const where = url.includes('node_modules/') ? url.replace(/.*node_modules\//, '') : url.includes(distDir) ? `src/${url.slice(url.indexOf(distDir) + distDir.length)}` : url;
+    const where = url.includes('node_modules/') ? url.replace(/.*node_modules\//, '') : url.includes(codeDir) ? url.slice(url.indexOf(codeDir) + codeDir.length) : url;
     const key = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
     functions.set(key, (functions.get(key) ?? 0) + us);
   }
