@@ -64,6 +64,46 @@ describe('statements with bound values', () => {
     expect(queries.join('\n')).to.not.include('Secret');
   });
 
+  it("sends a write's statements, its transaction's BEGIN and COMMIT included, without Sequelize's Query objects", async () => {
+    const { accountId } = await buildTenant();
+    const Query = (testDb().sequelize as unknown as { dialect: { Query: { prototype: { run: (...args: unknown[]) => unknown } } } }).dialect.Query;
+    const run = Query.prototype.run;
+    const viaQuery: string[] = [];
+    Query.prototype.run = function (this: unknown, ...args: unknown[]) {
+      viaQuery.push(String(args[0]));
+      return run.apply(this, args);
+    };
+    try {
+      const { queries } = await captureQueries(() => upsertContact(testDb(), { accountId, email: `q-${randomUUID()}@example.com` }));
+      expect(queries.some((sql) => /(START|BEGIN).*TRANSACTION/.test(sql))).to.equal(true);
+      expect(queries.some((sql) => /COMMIT;$/.test(sql))).to.equal(true);
+    } finally {
+      Query.prototype.run = run;
+    }
+    expect(viaQuery).to.deep.equal([]);
+  });
+
+  it('rolls a failed transaction back on its connection: nothing it wrote stays', async () => {
+    const { accountId } = await buildTenant();
+    const email = `rolled-${randomUUID()}@example.com`;
+    const outcome = await withTransaction(testDb(), async (transaction) => {
+      const now = new Date();
+      await insertRows(
+        testDb(),
+        'contacts',
+        ['id', 'account_id', 'email', 'email_normalized', 'tags', 'custom_fields', 'created_at', 'updated_at'],
+        [[randomUUID(), accountId, email, email, '[]', '{}', now, now]],
+        transaction,
+      );
+      throw new Error('after the insert');
+    }).catch((error: unknown) => error);
+    expect((outcome as Error).message).to.equal('after the insert');
+    expect(await select(testDb(), 'SELECT id FROM contacts WHERE email_normalized = ?', [email])).to.deep.equal([]);
+    // The connection went back to the pool in a usable state.
+    const contact = await upsertContact(testDb(), { accountId, email });
+    expect(contact.contact.email).to.equal(email);
+  });
+
   it('stores timestamps with their milliseconds and reads them back as written', async () => {
     const { accountId, key } = await buildTenant();
     const at = new Date('2026-11-22T10:11:12.345Z');
