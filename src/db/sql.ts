@@ -49,6 +49,25 @@ export async function execute(
   );
 }
 
+// A write on MySQL, answered with what the server's OK packet says: the rows it changed, and
+// LAST_INSERT_ID as the statement left it (the counter idiom of src/services/events). MySQL only.
+export async function executeForInsertId(
+  db: Database,
+  sql: string,
+  values: readonly unknown[],
+  transaction: Transaction,
+): Promise<{ affectedRows: number; insertId: number }> {
+  if (db.dialect !== 'mysql') throw new Error('executeForInsertId is for MySQL');
+  const header = await orUnavailable(
+    async () =>
+      (await db.sequelize.query(sql, directStatementOptions({ values, returnsRows: true }, transaction))) as unknown as {
+        affectedRows: number;
+        insertId: number | string;
+      },
+  );
+  return { affectedRows: header.affectedRows, insertId: Number(header.insertId) };
+}
+
 // A multi-row INSERT; a unique-index clash fails it (UniqueConstraintError).
 export async function insertRows(
   db: Database,

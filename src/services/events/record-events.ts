@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { QueryTypes, type Transaction } from 'sequelize';
+import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute, insertRows, select } from '../../db/sql';
-import { orUnavailable } from '../../db/unavailable';
+import { execute, executeForInsertId, insertRows, select } from '../../db/sql';
 
 export interface NewEvent {
   type: string;
@@ -64,15 +63,15 @@ async function bumpCounter(db: Database, transaction: Transaction, accountId: st
     );
     return Number(counter!.last_seq);
   }
-  const [lastInsertId, affectedRows] = (await orUnavailable(() =>
-    db.sequelize.query(
-      'INSERT INTO event_sequences (account_id, last_seq) VALUES (?, ?)' +
-        ' ON DUPLICATE KEY UPDATE last_seq = LAST_INSERT_ID(last_seq + VALUES(last_seq))',
-      { replacements: [accountId, count], type: QueryTypes.INSERT, transaction },
-    ),
-  )) as [number | string, number];
+  const { insertId, affectedRows } = await executeForInsertId(
+    db,
+    'INSERT INTO event_sequences (account_id, last_seq) VALUES (?, ?)' +
+      ' ON DUPLICATE KEY UPDATE last_seq = LAST_INSERT_ID(last_seq + VALUES(last_seq))',
+    [accountId, count],
+    transaction,
+  );
   // 1 row affected: inserted, holding `count`; 2: updated, to LAST_INSERT_ID.
   if (affectedRows === 1) return count;
   if (affectedRows !== 2) throw new Error(`event counter bump affected ${affectedRows} rows`);
-  return Number(lastInsertId);
+  return insertId;
 }
