@@ -12,11 +12,28 @@ import { createAccount } from '../../src/services/accounts';
 import { createContact, upsertContact } from '../../src/services/contacts/contact-operations';
 import { api } from '../support/app';
 import { captureQueries, rebindModelsToTestDb, testDb } from '../support/db';
-import { buildContact, buildTenant } from '../support/factories';
+import { buildContact, buildSequence, buildTenant } from '../support/factories';
 
 // The request path's statements go to the database with their values bound (prepared
 // statements on MySQL), not through Sequelize's query path (src/db/direct-statements.ts).
 // What callers rely on stays: Sequelize's error classes, lists, timestamps, statement counts.
+
+// The statements that go through Sequelize's own query path (a Query object each) while fn runs.
+async function statementsViaQuery(fn: () => Promise<void>): Promise<string[]> {
+  const Query = (testDb().sequelize as unknown as { dialect: { Query: { prototype: { run: (...args: unknown[]) => unknown } } } }).dialect.Query;
+  const run = Query.prototype.run;
+  const viaQuery: string[] = [];
+  Query.prototype.run = function (this: unknown, ...args: unknown[]) {
+    viaQuery.push(String(args[0]));
+    return run.apply(this, args);
+  };
+  try {
+    await fn();
+  } finally {
+    Query.prototype.run = run;
+  }
+  return viaQuery;
+}
 
 describe('statements with bound values', () => {
   it('still answers 409 for an email another contact has, and stores nothing', async () => {
@@ -64,23 +81,29 @@ describe('statements with bound values', () => {
     expect(queries.join('\n')).to.not.include('Secret');
   });
 
-  it("sends a write's statements, its transaction's BEGIN and COMMIT included, without Sequelize's Query objects", async () => {
-    const { accountId } = await buildTenant();
-    const Query = (testDb().sequelize as unknown as { dialect: { Query: { prototype: { run: (...args: unknown[]) => unknown } } } }).dialect.Query;
-    const run = Query.prototype.run;
-    const viaQuery: string[] = [];
-    Query.prototype.run = function (this: unknown, ...args: unknown[]) {
-      viaQuery.push(String(args[0]));
-      return run.apply(this, args);
-    };
-    try {
-      const { queries } = await captureQueries(() => upsertContact(testDb(), { accountId, email: `q-${randomUUID()}@example.com` }));
-      expect(queries.some((sql) => /(START|BEGIN).*TRANSACTION/.test(sql))).to.equal(true);
-      expect(queries.some((sql) => /COMMIT;$/.test(sql))).to.equal(true);
-    } finally {
-      Query.prototype.run = run;
-    }
+  it("answers the API's requests with every statement, a transaction's BEGIN and COMMIT included, off Sequelize's Query path", async () => {
+    const { key, accountId } = await buildTenant();
+    const sequence = await buildSequence(accountId);
+    const contacts = await Promise.all([1, 2, 3].map(() => buildContact(accountId)));
+    const ids = contacts.map((contact) => contact.id);
+    const viaQuery = await statementsViaQuery(async () => {
+      await api(key).get(`/contacts/${ids[0]}`).expect(200);
+      await api(key).post('/contacts/upsert').send({ email: contacts[0]!.email, customFields: { n: 1 } }).expect(200);
+      await api(key).post('/contacts').send({ email: `new-${randomUUID()}@example.com`, tags: ['a'] }).expect(201);
+      await api(key).post('/contacts/batch').send({ contacts: [{ email: `b-${randomUUID()}@example.com` }] }).expect(201);
+      await api(key).post(`/sequences/${sequence.id}/trigger`).send({ contact: { email: `t-${randomUUID()}@example.com` } }).expect(202);
+      await api(key).post(`/sequences/${sequence.id}/enroll`).send({ contactIds: ids }).expect(201);
+      await api(key).get(`/sequences/${sequence.id}/enrollments/${ids[0]}`).expect(200);
+      await api(key).post(`/sequences/${sequence.id}/unenroll`).send({ contactIds: ids }).expect(200);
+    });
     expect(viaQuery).to.deep.equal([]);
+  });
+
+  it('still logs and counts BEGIN and COMMIT', async () => {
+    const { accountId } = await buildTenant();
+    const { queries } = await captureQueries(() => upsertContact(testDb(), { accountId, email: `q-${randomUUID()}@example.com` }));
+    expect(queries.filter((sql) => /(START|BEGIN).*TRANSACTION;$/.test(sql))).to.have.length(1);
+    expect(queries.filter((sql) => /COMMIT;$/.test(sql))).to.have.length(1);
   });
 
   it('rolls a failed transaction back on its connection: nothing it wrote stays', async () => {
