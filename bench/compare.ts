@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { compareEndpoints, DEFAULT_ENDPOINTS, type Endpoint, type EndpointContext } from './lib/compare-endpoints';
+import { compareEndpoints, DEFAULT_ENDPOINTS, type Endpoint } from './lib/compare-endpoints';
 import { openBenchDatabase } from './lib/database';
 import { contactIdsByEmail, createBenchAccount, seedContacts } from './lib/fixture';
 import { GeneralLog } from './lib/general-log';
-import { runLoad, type LoadResult } from './lib/load';
+import { endpointContext, measureEndpoint } from './lib/endpoint-load';
+import type { LoadResult } from './lib/load';
 import { fixed, median, medianCells, spread, table } from './lib/report';
 import { checkSameWork, endpointProbe, errorProbes, type ProbeOutcome } from './lib/same-work';
 import {
@@ -59,15 +60,7 @@ async function main() {
   progress(`seeded ${seeded.contacts} contacts through POST /contacts/batch (${Math.round(seeded.perSecond)} contacts/s)`);
   const contactIds = await contactIdsByEmail(database.admin, account.accountId, emails);
 
-  const ctx: EndpointContext = {
-    tag,
-    sequenceId,
-    contactIds,
-    emails,
-    enrollIds: contactIds.slice(0, 500),
-    newSequences: (count) => account.newSequences(count),
-    enrollThrough: (base, sequenceIds) => enrollThrough(base, account.key, contactIds.slice(0, 500), sequenceIds),
-  };
+  const ctx = endpointContext(account, tag, sequenceId, contactIds, emails);
   const endpoints = compareEndpoints(ctx).filter((e) => SELECTED.includes(e.name));
   const unknown = SELECTED.filter((name) => !endpoints.some((e) => e.name === name));
   if (unknown.length > 0) throw new Error(`BENCH_ENDPOINTS: unknown ${unknown.join(', ')}`);
@@ -179,37 +172,7 @@ function prepare(endpoint: Endpoint, server: RunningServer, amount: number): Pro
 }
 
 function measure(endpoint: Endpoint, server: RunningServer, apiKey: string, size: { amount?: number; seconds?: number }) {
-  return runLoad(
-    {
-      base: server.base,
-      apiKey,
-      method: endpoint.method,
-      // autocannon refuses more connections than requests.
-      connections: Math.min(endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS, size.amount ?? Infinity),
-      ...size,
-      expectStatus: endpoint.expectStatus,
-      next: () => endpoint.next(server.spec.name),
-      checkBody: endpoint.checkBody,
-    },
-    server.pid,
-  );
-}
-
-async function enrollThrough(base: string, key: string, contactIds: string[], sequenceIds: readonly string[]) {
-  const body = JSON.stringify({ contactIds });
-  let next = 0;
-  const worker = async () => {
-    while (next < sequenceIds.length) {
-      const id = sequenceIds[next++];
-      const response = await fetch(`${base}/api/v1/sequences/${id}/enroll`, {
-        method: 'POST',
-        headers: { 'x-api-key': key, 'content-type': 'application/json' },
-        body,
-      });
-      if (response.status !== 201) throw new Error(`enroll (setup) answered ${response.status}: ${await response.text()}`);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(4, sequenceIds.length) }, worker));
+  return measureEndpoint(endpoint, server, apiKey, size, endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS);
 }
 
 function reportSameWork(outcomes: ProbeOutcome[], servers: readonly RunningServer[]) {

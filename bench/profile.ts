@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { compareEndpoints, type Endpoint, type EndpointContext } from './lib/compare-endpoints';
+import { compareEndpoints, type Endpoint } from './lib/compare-endpoints';
 import { readProfile, type ProfileShares } from './lib/cpu-profile';
 import { openBenchDatabase } from './lib/database';
 import { contactIdsByEmail, createBenchAccount, seedContacts } from './lib/fixture';
-import { runLoad, type LoadResult } from './lib/load';
+import { endpointContext, measureEndpoint } from './lib/endpoint-load';
+import type { LoadResult } from './lib/load';
 import { fixed, table } from './lib/report';
 import { bareSpec, makeLogDir, serviceSpec, startServer, type RunningServer, type ServerSpec } from './lib/servers';
 import { loadAverage, machineLine, numberFrom } from './lib/settings';
@@ -45,15 +46,7 @@ async function main() {
   const emails = Array.from({ length: SEED_CONTACTS }, (_, i) => `p${i}-${tag}@bench.test`);
   await seedContacts(service, account.key, SEED_CONTACTS, (i) => emails[i], HEAVY_CONNECTIONS);
   const contactIds = await contactIdsByEmail(database.admin, account.accountId, emails);
-  const ctx: EndpointContext = {
-    tag,
-    sequenceId,
-    contactIds,
-    emails,
-    enrollIds: contactIds.slice(0, 500),
-    newSequences: (count) => account.newSequences(count),
-    enrollThrough: (base, sequenceIds) => enrollThrough(base, account.key, contactIds.slice(0, 500), sequenceIds),
-  };
+  const ctx = endpointContext(account, tag, sequenceId, contactIds, emails);
   const endpoint = compareEndpoints(ctx).find((e) => e.name === ENDPOINT);
   if (!endpoint) throw new Error(`BENCH_PROFILE_ENDPOINT: unknown endpoint ${ENDPOINT}`);
 
@@ -115,35 +108,12 @@ async function main() {
 async function load(endpoint: Endpoint, server: RunningServer, apiKey: string, seconds: number): Promise<LoadResult> {
   const connections = endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS;
   // Endpoints that consume prepared sequences run a number of requests, the others a time.
-  const amount = endpoint.pooled
-    ? await endpoint.prepare!({ name: server.spec.name, base: server.base }, Math.max(connections * 2, seconds * 8))
-    : undefined;
-  if (!endpoint.pooled) await endpoint.prepare?.({ name: server.spec.name, base: server.base }, 0);
-  return runLoad(
-    {
-      base: server.base,
-      apiKey,
-      method: endpoint.method,
-      connections: Math.min(connections, amount ?? Infinity),
-      ...(amount ? { amount } : { seconds }),
-      expectStatus: endpoint.expectStatus,
-      next: () => endpoint.next(server.spec.name),
-      checkBody: endpoint.checkBody,
-    },
-    server.pid,
-  );
-}
-
-async function enrollThrough(base: string, key: string, contactIds: string[], sequenceIds: readonly string[]) {
-  const body = JSON.stringify({ contactIds });
-  for (const id of sequenceIds) {
-    const response = await fetch(`${base}/api/v1/sequences/${id}/enroll`, {
-      method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body,
-    });
-    if (response.status !== 201) throw new Error(`enroll (setup) answered ${response.status}: ${await response.text()}`);
+  if (!endpoint.pooled) {
+    await endpoint.prepare?.({ name: server.spec.name, base: server.base }, 0);
+    return measureEndpoint(endpoint, server, apiKey, { seconds }, connections);
   }
+  const amount = await endpoint.prepare!({ name: server.spec.name, base: server.base }, Math.max(connections * 2, seconds * 8));
+  return measureEndpoint(endpoint, server, apiKey, { amount }, connections);
 }
 
 main().catch((error: unknown) => {
