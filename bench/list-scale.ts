@@ -245,7 +245,14 @@ async function explainLists(
   runs: { sequenceId: string },
 ): Promise<Explained[]> {
   const statements: string[] = [];
-  const db = openDatabase(database.url, { onQuery: (sql) => statements.push(sql.replace(/^Executing \([^)]*\): /, '')) });
+  const db = openDatabase(database.url);
+  // The services send their statements with bound values (src/db/direct-statements.ts): taken
+  // here with their values, and written inline for EXPLAIN and the report.
+  const query = db.sequelize.query.bind(db.sequelize) as (sql: unknown, options?: object) => Promise<unknown>;
+  db.sequelize.query = ((sql: unknown, options?: { directStatement?: { values: unknown[] } }) => {
+    if (typeof sql === 'string') statements.push(database.admin.format(sql, options?.directStatement?.values ?? []));
+    return query(sql, options);
+  }) as typeof db.sequelize.query;
   const explained: Explained[] = [];
   const last = await lastTenth(database.admin, accountId, size);
   const capture = async (name: string, fn: () => Promise<unknown>) => {

@@ -15,6 +15,8 @@ import { applyUpsert, assertWithinLimits, sameState, type ContactState } from '.
 import type { NewEvent } from '../../src/services/events/record-events';
 import { contactChangeEvents } from '../../src/services/events/contact-events';
 import type { TaggedContact } from '../../src/services/contacts/contact-tags';
+import type { EmailedContact } from '../../src/services/contacts/contact-email-prefixes';
+import { syncEmailPrefixes } from './contact-email-prefixes';
 import { syncContactTags } from './contact-tags';
 import { recordEvents } from './events';
 import { HttpError } from './http-error';
@@ -99,6 +101,7 @@ export async function createContact(sql: Sql, accountId: string, state: ContactS
     await sql.transaction(async (tx) => {
       await sql.run(`INSERT INTO contacts (${COLUMN_LIST}) VALUES ${ROW_MARKS}`, bindRow(id, accountId, state, now, now), tx);
       await syncContactTags(sql, [{ id, accountId, tags: state.tags, previousTags: null, createdAt: now, updatedAt: now }], tx);
+      await syncEmailPrefixes(sql, [{ id, accountId, email: state.emailNormalized, previousEmail: null, createdAt: now, updatedAt: now }], tx);
       await recordEvents(sql, tx, accountId, contactChangeEvents(null, contact));
     });
   } catch (error) {
@@ -164,6 +167,7 @@ export async function upsertContacts(
   const results: UpsertOutcome['results'] = new Array(items.length);
   const toUpdate: unknown[][] = [];
   const written: TaggedContact[] = [];
+  const emailed: EmailedContact[] = [];
   const events: NewEvent[] = [];
   let inserted = 0;
   for (const email of emails) {
@@ -179,6 +183,7 @@ export async function upsertContacts(
     else if (changed) toUpdate.push(bindRow(row.id, accountId, folded.final, changedAt, changedAt));
     if (changed) {
       written.push({ id: row.id, accountId, tags: folded.final.tags, previousTags: current?.tags ?? null, createdAt, updatedAt: created ? now : changedAt });
+      emailed.push({ id: row.id, accountId, email, previousEmail: current ? email : null, createdAt, updatedAt: created ? now : changedAt });
       events.push(...contactChangeEvents(current, toContactDto(row.id, folded.final, createdAt, updatedAt)));
     }
     folded.steps.forEach(({ index, state }, step) => {
@@ -195,6 +200,7 @@ export async function upsertContacts(
     );
   }
   await syncContactTags(sql, written, tx);
+  await syncEmailPrefixes(sql, emailed, tx);
   return { results, inserted, updated: items.length - inserted, events };
 }
 

@@ -12,12 +12,14 @@
 //   the status is checked along the (updated_at, id) walk instead: two more indexes cost every
 //   contact write more than they saved (the contention tests timed out under load with them).
 //   The other filters of a combined query are checked on the rows the walk reads.
-// - q (a case-insensitive prefix of the email) is a range on the existing unique
-//   (account_id, email_normalized) index. Its matches come in email order, not in the list's
-//   order, so they are sorted: the cost follows the number of matches of the prefix, not the
-//   size of the account. (Walking the order's index and checking the prefix instead has no
-//   bound: when the matches all lie at the far end of the order, as with emails numbered in
-//   creation order, a page reads most of the account.)
+// - q (a case-insensitive prefix of the email) was, as this migration left it, a range on the
+//   existing unique (account_id, email_normalized) index, its matches sorted into the list's
+//   order: a cost that follows the number of matches, which grows with the account. Since
+//   20261207000000-create-contact-email-prefixes.js a short q walks a mirror of email prefixes
+//   in the list's order, as a tag walks contact_tags (that migration has the design). (Walking
+//   the order's index and checking the prefix has no bound: when the matches all lie at the far
+//   end of the order, as with emails numbered in creation order, a page reads most of the
+//   account.)
 // Each query names its index (FORCE INDEX / INDEXED BY): left to itself, MariaDB may read an
 // order index through the account prefix from its start and filter up to the cursor.
 //

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { execute } from '../../src/db/sql';
 import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
+import { listContacts, SORTED_PREFIX_MATCHES, type ContactListFilters } from '../../src/services/contacts/list-contacts';
 import { api, caller } from '../support/app';
 import { testDb } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
@@ -33,9 +34,9 @@ async function contactsAt(accountId: string, specs: Array<Record<string, unknown
   return ids;
 }
 
-// Moves a contact's timestamps (and its tag mirror's, as every writer keeps them in step).
+// Moves a contact's timestamps (and its mirrors', as every writer keeps them in step).
 async function setTimestamps(id: string, createdAt: Date, updatedAt: Date) {
-  for (const table of ['contacts', 'contact_tags']) {
+  for (const table of ['contacts', 'contact_tags', 'contact_email_prefixes']) {
     await execute(testDb(), `UPDATE ${table} SET created_at = ?, updated_at = ? WHERE ${table === 'contacts' ? 'id' : 'contact_id'} = ?`, [
       createdAt,
       updatedAt,
@@ -207,6 +208,138 @@ describe('GET /contacts', () => {
       await api(key).patch(`/contacts/${two.id}/subscriptions`).send({ emailSubscriptionStatus: 'unsubscribed' }).expect(200);
       const [listed] = (await list(key, { tag: 'd', sort: 'updatedAt' })).contacts;
       expect(listed).to.include({ id: two.id, emailSubscriptionStatus: 'unsubscribed' });
+    });
+  });
+
+  describe('q: every length of prefix, combined, and in step with email changes', () => {
+    async function fixture() {
+      const tenant = await buildTenant();
+      const ids = await contactsAt(tenant.accountId, [
+        { email: 'Ada@Example.com', tags: ['vip', 'news'] },
+        { email: 'adam@example.com', tags: ['news'], emailSubscriptionStatus: 'unsubscribed' },
+        { email: 'bob@example.com', tags: ['VIP'], whatsappSubscriptionStatus: 'unsubscribed' },
+        { email: 'adele@example.org', tags: ['vip'], emailSubscriptionStatus: 'unsubscribed', whatsappSubscriptionStatus: 'unsubscribed' },
+        { email: 'Ádám@example.com', tags: ['news'] },
+      ]);
+      const [ada, adam, bob, adele, accented] = ids;
+      return { ...tenant, ada, adam, bob, adele, accented };
+    }
+    const ids = async (key: string, query: Record<string, string>) => (await walk(key, { ...query, limit: 2 })).ids;
+
+    // The mirror holds the first 1..4 characters; longer prefixes are checked on the contact.
+    it('finds the same contacts for a q of 1 to 4 characters and for a longer one', async () => {
+      const f = await fixture();
+      expect(await ids(f.key, { q: 'a' })).to.deep.equal([f.adele, f.adam, f.ada]);
+      expect(await ids(f.key, { q: 'Ad' })).to.deep.equal([f.adele, f.adam, f.ada]);
+      expect(await ids(f.key, { q: 'ada' })).to.deep.equal([f.adam, f.ada]);
+      expect(await ids(f.key, { q: 'adam' })).to.deep.equal([f.adam]);
+      expect(await ids(f.key, { q: 'ADAM@' })).to.deep.equal([f.adam]);
+      expect(await ids(f.key, { q: 'adele@example.org' })).to.deep.equal([f.adele]);
+      expect(await ids(f.key, { q: 'adele@example.orgx' })).to.deep.equal([]);
+      expect(await ids(f.key, { q: 'b' })).to.deep.equal([f.bob]);
+      expect(await ids(f.key, { q: 'c' })).to.deep.equal([]);
+      // Characters, not bytes: `Ádám@` is five characters and more bytes.
+      expect(await ids(f.key, { q: 'á' })).to.deep.equal([f.accented]);
+      expect(await ids(f.key, { q: 'ÁDÁM' })).to.deep.equal([f.accented]);
+      expect(await ids(f.key, { q: 'ádám@e' })).to.deep.equal([f.accented]);
+    });
+
+    it('combines q of either length with tag, statuses, createdAfter, updatedSince and sort=updatedAt', async () => {
+      const f = await fixture();
+      for (const [short, long] of [['ad', 'adam@'], ['ade', 'adele@example']]) {
+        expect(await ids(f.key, { q: short, tag: 'vip' }), short).to.deep.equal(short === 'ad' ? [f.adele, f.ada] : [f.adele]);
+        expect(await ids(f.key, { q: long, tag: 'news' }), long).to.deep.equal(long === 'adam@' ? [f.adam] : []);
+      }
+      expect(await ids(f.key, { q: 'ad', emailSubscriptionStatus: 'unsubscribed' })).to.deep.equal([f.adele, f.adam]);
+      expect(await ids(f.key, { q: 'adele@', whatsappSubscriptionStatus: 'unsubscribed' })).to.deep.equal([f.adele]);
+      expect(await ids(f.key, { q: 'adele@', whatsappSubscriptionStatus: 'subscribed' })).to.deep.equal([]);
+      expect(await ids(f.key, { q: 'ad', createdAfter: '2026-01-01T00:00:00.000Z' })).to.deep.equal([f.adele, f.adam]);
+      expect(await ids(f.key, { q: 'adam@example', createdAfter: '2026-01-01T00:01:00.000Z' })).to.deep.equal([]);
+      expect(await ids(f.key, { q: 'ad', sort: 'updatedAt' })).to.deep.equal([f.ada, f.adam, f.adele]);
+      expect(await ids(f.key, { q: 'ad', sort: 'updatedAt', updatedSince: '2026-01-01T00:01:00.000Z' })).to.deep.equal([f.adele]);
+      expect(await ids(f.key, { q: 'ada@example', sort: 'updatedAt', tag: 'vip' })).to.deep.equal([f.ada]);
+    });
+
+    it(`walks a longer q with ${SORTED_PREFIX_MATCHES} matches or more in order, each once, either sort`, async () => {
+      const { accountId } = await buildTenant();
+      const contacts = Array.from({ length: 300 }, (_, i) => ({
+        email: `${i % 5 === 0 ? 'manx' : 'many'}-${i}@x.io`,
+        tags: i % 2 === 0 ? ['even'] : [],
+      }));
+      for (let i = 0; i < contacts.length; i += 100) {
+        await batchUpsertContacts(testDb(), { accountId, contacts: contacts.slice(i, i + 100) });
+      }
+      // Through the service, without the settle window of sort=updatedAt (these were all just written).
+      const walked = async (filters: ContactListFilters) => {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await listContacts(testDb(), { accountId, ...filters, limit: 7, cursor }, { settleMs: 0 });
+          seen.push(...page.items.map((contact) => contact.id));
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor);
+        return seen;
+      };
+      const expected = async (like: string, order: string, tag?: string) =>
+        (
+          (await testDb().sequelize.query(
+            `SELECT c.id FROM contacts c WHERE c.account_id = ? AND c.email_normalized LIKE ?
+               ${tag ? 'AND EXISTS (SELECT 1 FROM contact_tags t WHERE t.contact_id = c.id AND t.tag = ?)' : ''} ORDER BY ${order}`,
+            { replacements: [accountId, like, ...(tag ? [tag] : [])], type: 'SELECT' },
+          )) as Array<{ id: string }>
+        ).map((row) => row.id);
+      const newest = 'c.created_at DESC, c.id DESC';
+      const oldestChange = 'c.updated_at ASC, c.id ASC';
+      // 240 emails start with `many-`: more than are sorted, so the walk of `many`'s rows.
+      expect(await walked({ q: 'MANY-' })).to.deep.equal(await expected('many-%', newest)).and.to.have.length(240);
+      expect(await walked({ q: 'many-', sort: 'updatedAt' })).to.deep.equal(await expected('many-%', oldestChange));
+      expect(await walked({ q: 'many-', tag: 'even' })).to.deep.equal(await expected('many-%', newest, 'even'));
+      // 60 start with `manx-`, 89 with `many-1`: read from the email index and sorted.
+      expect(await walked({ q: 'manx-' })).to.deep.equal(await expected('manx-%', newest)).and.to.have.length(60);
+      expect(await walked({ q: 'many-1', sort: 'updatedAt' })).to.deep.equal(await expected('many-1%', oldestChange));
+      expect(await walked({ q: 'man' })).to.deep.equal(await expected('man%', newest)).and.to.have.length(300);
+    });
+
+    async function mirrorRows(contactId: string) {
+      return (await testDb().sequelize.query(
+        `SELECT p.prefix, p.created_at = c.created_at AS same_created, p.updated_at = c.updated_at AS same_updated
+           FROM contact_email_prefixes p JOIN contacts c ON c.id = p.contact_id WHERE p.contact_id = ? ORDER BY p.prefix`,
+        { replacements: [contactId], type: 'SELECT' },
+      )) as Array<{ prefix: string; same_created: number | string; same_updated: number | string }>;
+    }
+
+    it('moves a contact between prefixes when its email changes, keeps its timestamps, and forgets it when deleted', async () => {
+      const { accountId, key } = await buildTenant();
+      const zed = await buildContact(accountId, { email: 'Zed@x.io' });
+      const other = await buildContact(accountId, { email: 'zebra-other@x.io' });
+      expect(await ids(key, { q: 'zed' })).to.deep.equal([zed.id]);
+
+      await api(key).put(`/contacts/${zed.id}`).send({ email: 'Zebra@x.io' }).expect(200);
+      expect(await ids(key, { q: 'zed' })).to.deep.equal([]);
+      expect(await ids(key, { q: 'zeb' })).to.deep.equal([other.id, zed.id]);
+      expect(await ids(key, { q: 'zebra@' })).to.deep.equal([zed.id]);
+      expect(await ids(key, { q: 'z', sort: 'updatedAt' })).to.deep.equal([other.id, zed.id]);
+      const rows = await mirrorRows(zed.id);
+      expect(rows.map((row) => row.prefix)).to.deep.equal(['z', 'ze', 'zeb', 'zebr']);
+      expect(rows.every((row) => Number(row.same_created) === 1 && Number(row.same_updated) === 1)).to.equal(true);
+
+      // Other changes move updated_at in the mirror too; an upsert by another case keeps the prefixes.
+      await api(key).patch(`/contacts/${other.id}/subscriptions`).send({ emailSubscriptionStatus: 'unsubscribed' }).expect(200);
+      expect(await ids(key, { q: 'z', sort: 'updatedAt' })).to.deep.equal([zed.id, other.id]);
+      await api(key).post('/contacts/upsert').send({ email: 'ZEBRA@X.IO', firstName: 'Z' }).expect(200);
+      expect(await ids(key, { q: 'zebr', sort: 'updatedAt' })).to.deep.equal([other.id, zed.id]);
+      expect((await mirrorRows(zed.id)).map((row) => [row.prefix, Number(row.same_updated)])).to.deep.equal([
+        ['z', 1], ['ze', 1], ['zeb', 1], ['zebr', 1],
+      ]);
+
+      // An email shorter than the mirror's prefixes has as many rows as characters.
+      await api(key).put(`/contacts/${zed.id}`).send({ email: 'y@x.io' }).expect(200);
+      expect((await mirrorRows(zed.id)).map((row) => row.prefix)).to.deep.equal(['y', 'y@', 'y@x', 'y@x.']);
+      expect(await ids(key, { q: 'z' })).to.deep.equal([other.id]);
+
+      await api(key).delete(`/contacts/${zed.id}`).expect(204);
+      expect(await mirrorRows(zed.id)).to.deep.equal([]);
+      expect(await ids(key, { q: 'y' })).to.deep.equal([]);
     });
   });
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { select } from '../../src/db/sql';
-import { contactListScope, listContacts, type ContactListFilters } from '../../src/services/contacts/list-contacts';
+import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
+import { contactListScope, listContacts, SORTED_PREFIX_MATCHES, type ContactListFilters } from '../../src/services/contacts/list-contacts';
 import { encodeCursor } from '../../src/services/lists/cursor';
 import { listSequences } from '../../src/services/sequences/list-sequences';
 import { listContactRuns, listSequenceRuns } from '../../src/services/sequences/list-runs';
@@ -24,9 +25,15 @@ const CASES: Array<{ filters: ContactListFilters; index: string; sorted?: boolea
   { filters: { createdAfter: '2026-01-01T00:00:00Z' }, index: 'contacts_account_created' },
   { filters: { updatedSince: '2026-01-01T00:00:00Z', sort: 'updatedAt' }, index: 'contacts_account_updated' },
   { filters: { tag: 'vip', emailSubscriptionStatus: 'subscribed' }, index: 'contact_tags_account_tag_created' },
-  // q reads the prefix's matches from the email index and sorts them (the cost follows them).
-  { filters: { q: 'ad' }, index: 'contacts_account_email_unique', sorted: true },
-  { filters: { q: 'ad', tag: 'vip', sort: 'updatedAt' }, index: 'contacts_account_email_unique', sorted: true },
+  // q of up to 4 characters walks its mirror rows in the list's order, whatever else is asked.
+  { filters: { q: 'ad' }, index: 'contact_email_prefixes_account_prefix_created' },
+  { filters: { q: 'ADA@', sort: 'updatedAt' }, index: 'contact_email_prefixes_account_prefix_updated' },
+  { filters: { q: 'ad', tag: 'vip', sort: 'updatedAt' }, index: 'contact_email_prefixes_account_prefix_updated' },
+  { filters: { q: 'a', emailSubscriptionStatus: 'subscribed', createdAfter: '2026-01-01T00:00:00Z' }, index: 'contact_email_prefixes_account_prefix_created' },
+  // A longer q with few matches (under SORTED_PREFIX_MATCHES) reads them from the email index
+  // and sorts them: the sort is bounded by that number.
+  { filters: { q: 'ada@x' }, index: 'contacts_account_email_unique', sorted: true },
+  { filters: { q: 'ada@x', tag: 'vip', sort: 'updatedAt' }, index: 'contacts_account_email_unique', sorted: true },
 ];
 
 async function plan(sql: string): Promise<string[]> {
@@ -36,7 +43,7 @@ async function plan(sql: string): Promise<string[]> {
 
 async function listStatements(fn: () => Promise<unknown>): Promise<string[]> {
   const { queries } = await captureQueries(fn);
-  return queries.filter((sql) => /\bFROM (contacts|contact_tags|sequences|sequence_runs)\b/.test(sql) && /ORDER BY/.test(sql));
+  return queries.filter((sql) => /\bFROM (contacts|contact_tags|contact_email_prefixes|sequences|sequence_runs)\b/.test(sql) && /ORDER BY/.test(sql));
 }
 
 describe('list query plans (SQLite)', () => {
@@ -58,6 +65,35 @@ describe('list query plans (SQLite)', () => {
       expect(steps.some((step) => /TEMP B-TREE/.test(step))).to.equal(Boolean(sorted));
     });
   }
+
+  it('a q longer than the mirror counts its matches on the email index alone, at most SORTED_PREFIX_MATCHES of them', async () => {
+    const { accountId } = await buildTenant();
+    await buildContact(accountId, { email: 'ada@x.io' });
+    const { queries } = await captureQueries(() => listContacts(testDb(), { accountId, limit: 10, q: 'ada@x' }));
+    const counts = queries.filter((sql) => /SELECT c\.email_normalized FROM contacts c INDEXED BY contacts_account_email_unique .* LIMIT \?$/.test(sql));
+    expect(counts).to.have.length(1);
+    const steps = await plan(counts[0]);
+    expect(steps.join(' | ')).to.match(/SEARCH c USING COVERING INDEX contacts_account_email_unique \(account_id=\? AND email_normalized>\? AND email_normalized<\?\)/);
+    expect(steps.filter((step) => /^SCAN/.test(step)), 'no scan').to.deep.equal([]);
+  });
+
+  it(`a q longer than the mirror with ${SORTED_PREFIX_MATCHES} matches or more walks its first characters' rows in order`, async () => {
+    const { accountId } = await buildTenant();
+    const contacts = Array.from({ length: SORTED_PREFIX_MATCHES }, (_, i) => ({ email: `adams-${i}@x.io` }));
+    for (let i = 0; i < contacts.length; i += 100) {
+      await batchUpsertContacts(testDb(), { accountId, contacts: contacts.slice(i, i + 100) });
+    }
+    for (const sort of ['createdAt', 'updatedAt'] as const) {
+      const filters: ContactListFilters = { q: 'adams-', sort };
+      const cursor = encodeCursor(contactListScope({ accountId, ...filters }), { at: Date.UTC(2026, 5, 1), id: 'f' });
+      const [statement] = await listStatements(() => listContacts(testDb(), { accountId, limit: 10, ...filters, cursor }));
+      const index = `contact_email_prefixes_account_prefix_${sort === 'updatedAt' ? 'updated' : 'created'}`;
+      const steps = await plan(statement);
+      expect(steps.join(' | ')).to.match(new RegExp(`^SEARCH p USING COVERING INDEX ${index} \\(account_id=\\? AND prefix=\\?`));
+      expect(steps.filter((step) => /^SCAN/.test(step)), 'no scan').to.deep.equal([]);
+      expect(steps.some((step) => /TEMP B-TREE/.test(step))).to.equal(false);
+    }
+  });
 
   it('the sequence list and both run lists read their index in order', async () => {
     const { accountId } = await buildTenant();

@@ -13,6 +13,7 @@ import {
   type Page,
   type PageRequest,
 } from '../lists/keyset';
+import { EMAIL_PREFIX_LENGTH } from './contact-email-prefixes';
 import { CONTACT_COLUMNS, contactFromRow, type ContactRow } from './contact-row';
 
 // GET /contacts: the account's contacts, a keyset walk of one index per query
@@ -23,6 +24,8 @@ import { CONTACT_COLUMNS, contactFromRow, type ContactRow } from './contact-row'
 //   changed during the walk moves behind the walk's position and may be seen again.
 // - tag: the walk runs over contact_tags, which carries both sort columns, joined to contacts by
 //   primary key.
+// - q: the walk runs over contact_email_prefixes in the same way (see prefixRead for a q longer
+//   than the mirror's prefixes).
 
 export type ContactSort = 'createdAt' | 'updatedAt';
 
@@ -56,21 +59,26 @@ export async function listContacts(
 ): Promise<Page<ContactDto>> {
   const sort = input.sort ?? 'createdAt';
   const direction: Direction = sort === 'updatedAt' ? 'ASC' : 'DESC';
-  const q = input.q === undefined ? undefined : normalizeEmail(input.q);
+  const q = (input.q === undefined ? '' : normalizeEmail(input.q)) || undefined;
   const scope = contactListScope(input);
   const start = startPosition(scope, input);
   const readAt = new Date();
+  const order = sort === 'updatedAt' ? 'updated' : 'created';
 
-  // Which index drives the read (the migration's comment has the design):
-  // - q: the email index's prefix range, its matches sorted; bounded by how many emails start
-  //   with q, whatever the account's size. A tag is then checked per match by primary key.
-  // - else a tag: contact_tags' walk in the list's order (the range conditions run on its
-  //   copies of the timestamps).
+  // Which index drives the read (the migrations' comments have the design):
+  // - q of at most EMAIL_PREFIX_LENGTH characters: contact_email_prefixes' walk in the list's
+  //   order, like a tag's. A longer q: its matches in the email index, sorted, when there are
+  //   fewer than SORTED_PREFIX_MATCHES; else the walk of its first EMAIL_PREFIX_LENGTH
+  //   characters, the whole prefix checked on each contact it joins (see prefixRead).
+  // - else a tag: contact_tags' walk in the list's order.
   // - else the contacts index of the status filter and sort, or of the sort alone.
-  const byPrefix = q !== undefined && q !== '';
-  const walk = input.tag === undefined || byPrefix ? 'c' : 't';
+  // Whatever the read, the other filters are checked on the rows it reads (a tag by primary
+  // key in contact_tags); the range conditions run on the walked table's copies of the
+  // timestamps.
+  const prefix = q === undefined ? undefined : await prefixRead(db, input.accountId, q);
+  const walk: Walk = prefix?.walk ?? (input.tag !== undefined ? 't' : 'c');
   const sortColumn = `${walk}.${sort === 'updatedAt' ? 'updated_at' : 'created_at'}`;
-  const idColumn = walk === 't' ? 't.contact_id' : 'c.id';
+  const idColumn = walk === 'c' ? 'c.id' : `${walk}.contact_id`;
   const conditions: string[] = [];
   const values: unknown[] = [];
   const where = (sql: string, ...bound: unknown[]) => {
@@ -79,30 +87,21 @@ export async function listContacts(
   };
 
   where(`${walk}.account_id = ?`, input.accountId);
+  if (walk === 'p') where('p.prefix = ?', prefix!.mirrored);
   if (input.tag !== undefined) {
     if (walk === 't') where('t.tag = ?', input.tag);
     else where('EXISTS (SELECT 1 FROM contact_tags t WHERE t.contact_id = c.id AND t.tag = ?)', input.tag);
   }
   if (input.emailSubscriptionStatus) where('c.email_subscription_status = ?', input.emailSubscriptionStatus);
   if (input.whatsappSubscriptionStatus) where('c.whatsapp_subscription_status = ?', input.whatsappSubscriptionStatus);
-  if (byPrefix) {
-    where('c.email_normalized >= ? AND c.email_normalized < ?', q, `${q}${AFTER_EVERY_CONTINUATION}`);
-  }
+  if (q !== undefined && prefix!.mirrored !== q) where(...prefixRange(q));
   if (input.createdAfter) where(`${walk}.created_at > ?`, new Date(input.createdAfter));
   if (input.updatedSince) where(`${walk}.updated_at > ?`, new Date(input.updatedSince));
 
   const after = afterPosition(sortColumn, idColumn, direction, start);
-  const order = sort === 'updatedAt' ? 'updated' : 'created';
-  // The joined walk is told its order: contact_tags first, each contact by primary key.
-  // (STRAIGHT_JOIN on MySQL; SQLite keeps the left table of a CROSS JOIN outside.)
-  const from =
-    walk === 't'
-      ? `${readThrough(db, 'contact_tags', 't', `contact_tags_account_tag_${order}`)} ` +
-        `${db.dialect === 'sqlite' ? 'CROSS JOIN' : 'STRAIGHT_JOIN'} contacts c ON c.id = t.contact_id`
-      : readThrough(db, 'contacts', 'c', contactsIndex(input, byPrefix, order));
   const rows = await select<ContactRow>(
     db,
-    `SELECT ${CONTACT_COLUMNS.map((column) => `c.${column}`).join(', ')} FROM ${from}` +
+    `SELECT ${CONTACT_COLUMNS.map((column) => `c.${column}`).join(', ')} FROM ${source(db, walk, input, q !== undefined, order)}` +
       ` WHERE ${conditions.join(' AND ')}${after.sql}${orderBy(sortColumn, idColumn, direction)} LIMIT ?`,
     [...values, ...after.values, input.limit + 1],
   );
@@ -119,8 +118,54 @@ export async function listContacts(
   });
 }
 
-// The contacts index that drives a read without a tag walk: the prefix's, else (newest first)
-// the first status filter's, else the sort's. Other filters are checked on the rows it reads.
+// The table a page walks: contacts (c), or a mirror (contact_email_prefixes p, contact_tags t)
+// joined to contacts by primary key.
+type Walk = 'c' | 'p' | 't';
+
+// A longer q with fewer matches than this is read from the email index and sorted: the sort
+// costs at most this many rows, whatever the account's size. Counting up to it is a covering
+// read of at most this many index entries.
+export const SORTED_PREFIX_MATCHES = 200;
+
+// How q is read, and the prefix whose mirror rows it walks (q itself when it is short enough;
+// then every row of the walk matches). A longer q with SORTED_PREFIX_MATCHES matches or more
+// walks its first EMAIL_PREFIX_LENGTH characters and reads, to fill a page, the mirror rows
+// between its matches: the cost follows how sparse q's matches are among those of its first
+// characters near the walk's position, not the account's size as such. (The worst case: many
+// contacts share the first characters, few of them (yet at least SORTED_PREFIX_MATCHES) q,
+// and those few lie far along the walk.)
+async function prefixRead(db: Database, accountId: string, q: string): Promise<{ walk: Walk; mirrored: string }> {
+  const characters = Array.from(q);
+  if (characters.length <= EMAIL_PREFIX_LENGTH) return { walk: 'p', mirrored: q };
+  const [range, ...bounds] = prefixRange(q);
+  // The matching emails themselves (in the index on both databases: a covering read), counted
+  // here: a COUNT over a LIMITed derived table reads the same entries but runs as a scan of
+  // the derived table.
+  const matches = await select<{ email_normalized: string }>(
+    db,
+    `SELECT c.email_normalized FROM ${readThrough(db, 'contacts', 'c', 'contacts_account_email_unique')}` +
+      ` WHERE c.account_id = ? AND ${range} LIMIT ?`,
+    [accountId, ...bounds, SORTED_PREFIX_MATCHES],
+  );
+  const few = matches.length < SORTED_PREFIX_MATCHES;
+  return { walk: few ? 'c' : 'p', mirrored: characters.slice(0, EMAIL_PREFIX_LENGTH).join('') };
+}
+
+function prefixRange(q: string): [string, string, string] {
+  return ['c.email_normalized >= ? AND c.email_normalized < ?', q, `${q}${AFTER_EVERY_CONTINUATION}`];
+}
+
+// The joined walks are told their order: the mirror first, each contact by primary key.
+// (STRAIGHT_JOIN on MySQL; SQLite keeps the left table of a CROSS JOIN outside.)
+function source(db: Database, walk: Walk, filters: ContactListFilters, byPrefix: boolean, order: 'created' | 'updated'): string {
+  const join = `${db.dialect === 'sqlite' ? 'CROSS JOIN' : 'STRAIGHT_JOIN'} contacts c ON c.id = ${walk}.contact_id`;
+  if (walk === 'p') return `${readThrough(db, 'contact_email_prefixes', 'p', `contact_email_prefixes_account_prefix_${order}`)} ${join}`;
+  if (walk === 't') return `${readThrough(db, 'contact_tags', 't', `contact_tags_account_tag_${order}`)} ${join}`;
+  return readThrough(db, 'contacts', 'c', contactsIndex(filters, byPrefix, order));
+}
+
+// The contacts index that drives a read without a mirror walk: the email index for a long q
+// with few matches, else (newest first) the first status filter's, else the sort's.
 function contactsIndex(filters: ContactListFilters, byPrefix: boolean, order: 'created' | 'updated'): string {
   if (byPrefix) return 'contacts_account_email_unique';
   if (order === 'created' && filters.emailSubscriptionStatus) return 'contacts_account_email_status_created';

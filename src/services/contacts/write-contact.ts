@@ -10,6 +10,7 @@ import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
 import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
 import { assertWithinLimits, sameState, type ContactState } from './contact-state';
+import { syncEmailPrefixes } from './contact-email-prefixes';
 import { syncContactTags } from './contact-tags';
 import { lockContactRow } from './lock-contacts';
 
@@ -32,6 +33,11 @@ export async function insertContact(
   await syncContactTags(
     db,
     [{ id, accountId, tags: state.tags, previousTags: null, createdAt: now, updatedAt: now }],
+    transaction,
+  );
+  await syncEmailPrefixes(
+    db,
+    [{ id, accountId, email: state.emailNormalized, previousEmail: null, createdAt: now, updatedAt: now }],
     transaction,
   );
   const contact = toContactDto(id, state, now, now);
@@ -80,7 +86,7 @@ export function modifyContact(
       if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN, 'contact_exists');
       throw error;
     }
-    // Every change moves updated_at, which the mirror carries too.
+    // Every change moves updated_at, which the mirrors carry too.
     await syncContactTags(
       db,
       [
@@ -89,6 +95,20 @@ export function modifyContact(
           accountId: input.accountId,
           tags: next.tags,
           previousTags: current.tags,
+          createdAt: row.created_at,
+          updatedAt: now,
+        },
+      ],
+      transaction,
+    );
+    await syncEmailPrefixes(
+      db,
+      [
+        {
+          id: row.id,
+          accountId: input.accountId,
+          email: next.emailNormalized,
+          previousEmail: current.emailNormalized,
           createdAt: row.created_at,
           updatedAt: now,
         },
