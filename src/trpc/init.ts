@@ -41,22 +41,25 @@ const t = initTRPC
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
-// Services throw AppErrors; here they become TRPCErrors with the matching code, once.
-const mapAppErrors = t.middleware(async ({ next }) => {
-  const result = await next();
+// Every procedure's first step, two jobs in one (each step of tRPC's chain copies the call's
+// options again):
+// - Services throw AppErrors; here they become TRPCErrors with the matching code, once.
+// - The REST adapter's input, mended (STACK.md): path parameters arrive still percent-encoded
+//   (`a%2Bb%40x.io`), and a DELETE's JSON body is not read at all. Path parameters win over
+//   body fields of the same name.
+const mapErrorsAndRestInput = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
+  const mended = restInput(ctx, meta, getRawInput);
+  const result = await (mended ? next(mended) : next());
   if (!result.ok && result.error.cause instanceof AppError) throw toTRPCError(result.error.cause);
   return result;
 });
 
-// The REST adapter's input, mended (STACK.md): path parameters arrive still percent-encoded
-// (`a%2Bb%40x.io`), and a DELETE's JSON body is not read at all. Path parameters win over
-// body fields of the same name.
-const restInput = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
+function restInput(ctx: Context, meta: ApiMeta | undefined, getRawInput: () => Promise<unknown>) {
   const path = meta?.openapi?.path;
-  if (ctx.transport !== 'rest' || !path) return next();
+  if (ctx.transport !== 'rest' || !path) return undefined;
   const names = pathParameters(path);
   const body = ctx.restDeleteBody;
-  return next({
+  return {
     getRawInput: async () => {
       const raw = (await getRawInput()) as Record<string, unknown>;
       const input: Record<string, unknown> = isPlainObject(body) ? { ...body } : { ...raw };
@@ -65,8 +68,8 @@ const restInput = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
       }
       return input;
     },
-  });
-});
+  };
+}
 
 // A path template's parameter names, read once per template.
 const parametersByPath = new Map<string, string[]>();
@@ -80,7 +83,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export const publicProcedure = t.procedure.use(mapAppErrors).use(restInput);
+export const publicProcedure = t.procedure.use(mapErrorsAndRestInput);
 
 // Authentication runs before input validation: 401 precedes 400 and 404.
 export const accountProcedure = publicProcedure.use(async ({ ctx, next }) => {
