@@ -15,10 +15,16 @@ const LOST_CONNECTION_CODES = new Set([
   'ENOTFOUND',
 ]);
 
+// mysql2 marks `fatal` the errors after which a connection is unusable, some of them without a
+// code ("Can't add new command when connection is in closed state", for a statement that meets
+// a connection closed under it): the connection failed, not the statement.
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof ConnectionError) return true;
-  const { parent, original } = (error ?? {}) as { parent?: { code?: unknown }; original?: { code?: unknown } };
-  const code = parent?.code ?? original?.code;
+  type DriverError = { code?: unknown; fatal?: unknown };
+  const { parent, original } = (error ?? {}) as { parent?: DriverError; original?: DriverError };
+  const driver = parent ?? original;
+  if (driver?.fatal === true) return true;
+  const code = driver?.code;
   return typeof code === 'string' && LOST_CONNECTION_CODES.has(code);
 }
 
