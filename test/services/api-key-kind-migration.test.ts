@@ -1,11 +1,11 @@
-import fs from 'node:fs';
 import { expect } from 'chai';
 import type { Database } from '../../src/db/database';
-import { createMigrator, MIGRATIONS_DIR, migrateToLatest } from '../../src/db/migrator';
+import { createMigrator, migrateToLatest } from '../../src/db/migrator';
 import { select } from '../../src/db/sql';
 import { authenticateApiKey, generateApiKey, hashApiKey } from '../../src/services/api-keys';
 import { caller } from '../support/app';
 import { dropAllTables, testDb } from '../support/db';
+import { migrateToJustBefore } from '../support/migrations';
 import { trpcRejection } from '../support/trpc';
 
 // The migration that adds api_keys.kind, applied to a database that already has keys (as an
@@ -22,13 +22,6 @@ const dropSchema = dropAllTables;
 // Up to and including this migration: what the upgrade that brings it applies.
 async function migrateThroughThis(db: Database): Promise<string[]> {
   return (await createMigrator(db).up({ to: MIGRATION })).map((migration) => migration.name);
-}
-
-// The migrations before this one: the schema a running service had before the upgrade.
-async function migrateToJustBefore(db: Database) {
-  const files = fs.readdirSync(MIGRATIONS_DIR).filter((file) => file.endsWith('.js')).sort();
-  const previous = files[files.indexOf(MIGRATION) - 1];
-  await createMigrator(db).up({ to: previous });
 }
 
 // Keys as the code before the upgrade wrote them: no kind.
@@ -72,7 +65,7 @@ describe(`migration ${MIGRATION}`, function () {
   it('makes the keys of an existing database integration keys, leaving the rest of each row as it was', async () => {
     const db = testDb();
     await dropSchema(db);
-    await migrateToJustBefore(db);
+    await migrateToJustBefore(db, MIGRATION);
     const keys = await insertOldKeys(db);
     const before = await storedKeys(db);
     expect(before[0]).to.not.have.property('kind');
@@ -94,7 +87,7 @@ describe(`migration ${MIGRATION}`, function () {
   it('adds a column the database constrains, and down removes it again keeping the keys', async () => {
     const db = testDb();
     await dropSchema(db);
-    await migrateToJustBefore(db);
+    await migrateToJustBefore(db, MIGRATION);
     await insertOldKeys(db);
     await migrateThroughThis(db);
     const update = (kind: string) =>

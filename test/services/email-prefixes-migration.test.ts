@@ -1,10 +1,10 @@
-import fs from 'node:fs';
 import { expect } from 'chai';
 import type { Database } from '../../src/db/database';
-import { createMigrator, MIGRATIONS_DIR, migrateToLatest } from '../../src/db/migrator';
+import { createMigrator, migrateToLatest } from '../../src/db/migrator';
 import { select } from '../../src/db/sql';
 import { listContacts } from '../../src/services/contacts/list-contacts';
 import { dropAllTables, schemaTables, testDb } from '../support/db';
+import { migrateToJustBefore } from '../support/migrations';
 
 // The migration that adds contact_email_prefixes, applied to a database that already has
 // contacts (as an upgrade finds it): the first 1..4 characters of each email are copied in, with
@@ -12,11 +12,6 @@ import { dropAllTables, schemaTables, testDb } from '../support/db';
 
 const MIGRATION = '20261207000000-create-contact-email-prefixes.js';
 const ACCOUNT = '00000000-0000-4000-8000-0000000000e1';
-
-async function migrateToJustBefore(db: Database) {
-  const files = fs.readdirSync(MIGRATIONS_DIR).filter((file) => file.endsWith('.js')).sort();
-  await createMigrator(db).up({ to: files[files.indexOf(MIGRATION) - 1] });
-}
 
 async function insertOldContacts(db: Database) {
   const now = new Date(Date.UTC(2026, 0, 1));
@@ -52,7 +47,7 @@ describe(`migration ${MIGRATION}`, function () {
   it('copies the first 1..4 characters of existing emails, with their timestamps, and q finds them', async () => {
     const db = testDb();
     await dropAllTables(db);
-    await migrateToJustBefore(db);
+    await migrateToJustBefore(db, MIGRATION);
     const [ada, accented, b, adam] = await insertOldContacts(db);
 
     expect((await createMigrator(db).up({ to: MIGRATION })).map((m) => m.name)).to.deep.equal([MIGRATION]);
@@ -81,7 +76,7 @@ describe(`migration ${MIGRATION}`, function () {
   it('goes down and up again', async () => {
     const db = testDb();
     await dropAllTables(db);
-    await migrateToJustBefore(db);
+    await migrateToJustBefore(db, MIGRATION);
     await insertOldContacts(db);
     await createMigrator(db).up({ to: MIGRATION });
     await createMigrator(db).down({ to: MIGRATION });

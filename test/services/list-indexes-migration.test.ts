@@ -1,10 +1,10 @@
-import fs from 'node:fs';
 import { expect } from 'chai';
 import type { Database } from '../../src/db/database';
-import { createMigrator, MIGRATIONS_DIR, migrateToLatest } from '../../src/db/migrator';
+import { createMigrator, migrateToLatest } from '../../src/db/migrator';
 import { select } from '../../src/db/sql';
 import { listContacts } from '../../src/services/contacts/list-contacts';
 import { dropAllTables, schemaTables, testDb } from '../support/db';
+import { migrateToJustBefore } from '../support/migrations';
 
 // The migration that adds the list indexes and contact_tags, applied to a database that
 // already has contacts (as an upgrade finds it): their tags are copied into contact_tags, with
@@ -12,11 +12,6 @@ import { dropAllTables, schemaTables, testDb } from '../support/db';
 
 const MIGRATION = '20261202000000-create-list-indexes.js';
 const ACCOUNT = '00000000-0000-4000-8000-0000000000c1';
-
-async function migrateToJustBefore(db: Database) {
-  const files = fs.readdirSync(MIGRATIONS_DIR).filter((file) => file.endsWith('.js')).sort();
-  await createMigrator(db).up({ to: files[files.indexOf(MIGRATION) - 1] });
-}
 
 async function insertOldContacts(db: Database) {
   const now = new Date(Date.UTC(2026, 0, 1));
@@ -52,7 +47,7 @@ describe(`migration ${MIGRATION}`, function () {
   it('copies existing contacts\' tags into contact_tags, and the tag filter finds them', async () => {
     const db = testDb();
     await dropAllTables(db);
-    await migrateToJustBefore(db);
+    await migrateToJustBefore(db, MIGRATION);
     const [a, , c] = await insertOldContacts(db);
 
     expect((await createMigrator(db).up({ to: MIGRATION })).map((m) => m.name)).to.deep.equal([MIGRATION]);
@@ -76,7 +71,7 @@ describe(`migration ${MIGRATION}`, function () {
   it('goes down and up again', async () => {
     const db = testDb();
     await dropAllTables(db);
-    await migrateToJustBefore(db);
+    await migrateToJustBefore(db, MIGRATION);
     await insertOldContacts(db);
     await createMigrator(db).up({ to: MIGRATION });
     await createMigrator(db).down({ to: MIGRATION });
