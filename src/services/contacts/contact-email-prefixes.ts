@@ -42,34 +42,54 @@ export async function syncEmailPrefixes(
   contacts: readonly EmailedContact[],
   transaction: Transaction,
 ): Promise<void> {
-  const byUpdatedAt = new Map<number, string[]>();
-  for (const contact of contacts) {
-    if (contact.previousEmail === null) continue;
-    const ids = byUpdatedAt.get(contact.updatedAt.getTime()) ?? [];
-    ids.push(contact.id);
-    byUpdatedAt.set(contact.updatedAt.getTime(), ids);
-  }
-  for (const [at, ids] of byUpdatedAt) {
+  const plan = emailPrefixChanges(contacts);
+  for (const [at, ids] of plan.touched) {
     await execute(db, 'UPDATE contact_email_prefixes SET updated_at = ? WHERE contact_id IN (?)', [new Date(at), ids], transaction);
   }
-
-  const changes = contacts.map((contact) => {
-    const now = emailPrefixes(contact.email);
-    const before = contact.previousEmail === null ? [] : emailPrefixes(contact.previousEmail);
-    return { contact, removed: before.filter((p) => !now.includes(p)), added: now.filter((p) => !before.includes(p)) };
-  });
-  const removed = changes.filter((change) => change.removed.length > 0);
-  if (removed.length > 0) {
+  if (plan.removed.length > 0) {
     await execute(
       db,
-      `DELETE FROM contact_email_prefixes WHERE ${removed.map(() => '(contact_id = ? AND prefix IN (?))').join(' OR ')}`,
-      removed.flatMap((change) => [change.contact.id, change.removed]),
+      `DELETE FROM contact_email_prefixes WHERE ${plan.removed.map(() => '(contact_id = ? AND prefix IN (?))').join(' OR ')}`,
+      plan.removed.flatMap((change) => [change.id, change.prefixes]),
       transaction,
     );
   }
-
-  const added = changes.flatMap(({ contact, added }) =>
-    added.map((prefix) => [contact.id, prefix, contact.accountId, toDate(contact.createdAt), contact.updatedAt]),
+  await insertRows(
+    db,
+    'contact_email_prefixes',
+    COLUMNS,
+    plan.added.map((row) => [row.id, row.prefix, row.accountId, row.createdAt, row.updatedAt]),
+    transaction,
   );
-  await insertRows(db, 'contact_email_prefixes', COLUMNS, added, transaction);
+}
+
+export interface EmailPrefixChanges {
+  // Existing contacts whose rows take a new updated_at, by that time (ms).
+  touched: Map<number, string[]>;
+  // Prefixes an email change lost, per contact.
+  removed: Array<{ id: string; prefixes: string[] }>;
+  // Rows to insert: every prefix of a new contact, and those an email change gained.
+  added: Array<{ id: string; prefix: string; accountId: string; createdAt: Date; updatedAt: Date }>;
+}
+
+// What syncEmailPrefixes writes, worked out without a database (the benchmark's bare server
+// sends the same statements from it).
+export function emailPrefixChanges(contacts: readonly EmailedContact[]): EmailPrefixChanges {
+  const touched = new Map<number, string[]>();
+  const removed: EmailPrefixChanges['removed'] = [];
+  const added: EmailPrefixChanges['added'] = [];
+  for (const contact of contacts) {
+    const now = emailPrefixes(contact.email);
+    const before = contact.previousEmail === null ? [] : emailPrefixes(contact.previousEmail);
+    if (contact.previousEmail !== null) {
+      const at = contact.updatedAt.getTime();
+      touched.set(at, [...(touched.get(at) ?? []), contact.id]);
+    }
+    const lost = before.filter((prefix) => !now.includes(prefix));
+    if (lost.length > 0) removed.push({ id: contact.id, prefixes: lost });
+    for (const prefix of now.filter((p) => !before.includes(p))) {
+      added.push({ id: contact.id, prefix, accountId: contact.accountId, createdAt: toDate(contact.createdAt), updatedAt: contact.updatedAt });
+    }
+  }
+  return { touched, removed, added };
 }
