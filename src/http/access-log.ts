@@ -66,17 +66,3 @@ export function accessLog(app: Express, logger: Logger, routeOf: RouteOf): Reque
     next();
   };
 }
-
-// req.log for holders that are copied whole, such as the procedures' context (tRPC copies it in
-// every middleware, which would read a getter, and so make the child, on every request): a
-// stand-in that makes req.log when a line is first written through it.
-export function deferredRequestLogger(req: Request): Logger {
-  return new Proxy({} as Logger, {
-    get: (_target, property) => {
-      const value: unknown = Reflect.get(req.log, property, req.log);
-      return typeof value === 'function' ? value.bind(req.log) : value;
-    },
-    set: (_target, property, value) => Reflect.set(req.log, property, value),
-    has: (_target, property) => Reflect.has(req.log, property),
-  });
-}

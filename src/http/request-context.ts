@@ -3,7 +3,6 @@ import type { Database } from '../db/database';
 import { AUTH_MESSAGES } from '../services/api-keys';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import { newHttpMeta, type Context } from '../trpc/context';
-import { deferredRequestLogger } from './access-log';
 import './express-types';
 
 // The procedures' context for an HTTP request, on either transport. The key was resolved
@@ -11,8 +10,6 @@ import './express-types';
 export function requestContext(req: Request, deps: { db: Database; webhooks?: WebhookSettings }, transport: 'rest' | 'trpc'): Context {
   return {
     db: deps.db,
-    // Every line a procedure logs carries the request id.
-    logger: deferredRequestLogger(req),
     requestId: req.id,
     transport,
     authenticate: async () => req.auth ?? { ok: false, message: AUTH_MESSAGES.missing },

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
-import type { Logger } from '../logger';
 import { appRouter } from '../routers/app-router';
 import { authenticateApiKey } from '../services/api-keys';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
@@ -8,11 +7,10 @@ import { newHttpMeta, type Context } from './context';
 import { createCallerFactory } from './init';
 
 // In-process calls to the procedures, through the same middlewares (auth included) as HTTP.
-export function createCallerContext(deps: { db: Database; logger: Logger; apiKey?: string; webhooks?: WebhookSettings }): Context {
+export function createCallerContext(deps: { db: Database; apiKey?: string; webhooks?: WebhookSettings }): Context {
   let auth: ReturnType<Context['authenticate']> | undefined;
   return {
     db: deps.db,
-    logger: deps.logger,
     requestId: randomUUID(),
     transport: 'caller',
     authenticate: () => (auth ??= authenticateApiKey(deps.db, deps.apiKey)),

@@ -1,5 +1,4 @@
 import type { Database } from '../db/database';
-import type { Logger } from '../logger';
 import type { AuthResult } from '../services/api-keys';
 import type { DashboardHttp } from './dashboard-context';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
@@ -13,7 +12,6 @@ export interface HttpMeta {
 
 export interface Context {
   db: Database;
-  logger: Logger;
   requestId: string;
   transport: 'rest' | 'trpc' | 'caller';
   // Resolved once per request (the HTTP layer needs it before tRPC runs, for rate limits).

@@ -9,7 +9,7 @@ import { SIGN_IN_LIMITED } from '../../src/http/sign-in-limit';
 import { createCaller, createCallerContext } from '../../src/trpc/caller';
 import { createApp } from '../../src/app';
 import { KEY_NOT_ACCEPTED } from '../../src/http/dashboard-api';
-import { api, silentLogger, testApp } from '../support/app';
+import { api, testApp } from '../support/app';
 import { bufferLogger } from '../support/log-buffer';
 import { testDb } from '../support/db';
 import { buildApiKey, buildTenant } from '../support/factories';
@@ -127,7 +127,7 @@ describe('dashboard sessions over HTTP', () => {
       expect(me.status).to.equal(401);
       const create = await mutate(app, 'dashboard.keys.create', { name: 'sneaky' }).set('x-api-key', key);
       expect(create.status).to.equal(401);
-      const caller = createCaller(createCallerContext({ db: testDb(), logger: silentLogger, apiKey: key }));
+      const caller = createCaller(createCallerContext({ db: testDb(), apiKey: key }));
       let refused: unknown;
       await caller.dashboard.keys.list().catch((error: unknown) => (refused = error));
       expect((refused as { code?: string }).code).to.equal('UNAUTHORIZED');

@@ -31,5 +31,5 @@ export function api(key?: string) {
 
 // The procedures in-process (tRPC's createCaller), authenticated by key as over HTTP.
 export function caller(key?: string) {
-  return createCaller(createCallerContext({ db: testDb(), logger: silentLogger, apiKey: key }));
+  return createCaller(createCallerContext({ db: testDb(), apiKey: key }));
 }

@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import { createCaller, createCallerContext } from '../../src/trpc/caller';
-import { silentLogger } from '../support/app';
 import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';
 
 function callerFor(key: string, allowInsecure = false) {
-  return createCaller(createCallerContext({ db: testDb(), logger: silentLogger, apiKey: key, webhooks: { allowInsecure, now: () => new Date() } }));
+  return createCaller(createCallerContext({ db: testDb(), apiKey: key, webhooks: { allowInsecure, now: () => new Date() } }));
 }
 
 describe('webhooks procedures (tRPC)', () => {
