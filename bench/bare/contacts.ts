@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import { byIndexOrder } from '../../src/db/key-order';
 import { type ContactDto, type ContactFields, normalizeEmail } from '../../src/schemas/contact';
 import { isStorableText } from '../../src/schemas/text';
@@ -94,7 +94,7 @@ export async function getContactByEmail(sql: Sql, accountId: string, email: stri
 }
 
 export async function createContact(sql: Sql, accountId: string, state: ContactState): Promise<ContactDto> {
-  const id = randomUUID();
+  const id = uuidv7();
   const now = new Date();
   const contact = toContactDto(id, state, now, now);
   try {
@@ -148,7 +148,7 @@ export async function upsertContacts(
     byEmail.set(email, group);
   });
   const emails = [...byEmail.keys()].sort(byIndexOrder);
-  const proposedIds = new Map(emails.map((email) => [email, randomUUID()]));
+  const proposedIds = new Map(emails.map((email) => [email, uuidv7()]));
   const freshStates = new Map(emails.map((email) => [email, foldItems(null, byEmail.get(email)!)]));
 
   await sql.run(

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import type { NewEvent } from '../../src/services/events/record-events';
 import { marks, sqlTimestamp, type Sql, type Tx } from './sql';
 
@@ -17,7 +17,7 @@ export async function recordEvents(sql: Sql, tx: Tx, accountId: string, events: 
   const createdAt = sqlTimestamp(new Date());
   await sql.run(
     `INSERT INTO events (id, account_id, seq, type, data, created_at) VALUES ${events.map(() => `(${marks(6)})`).join(', ')}`,
-    events.flatMap((event, index) => [randomUUID(), accountId, first + index, event.type, JSON.stringify(event.data), createdAt]),
+    events.flatMap((event, index) => [uuidv7(), accountId, first + index, event.type, JSON.stringify(event.data), createdAt]),
     tx,
   );
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import { toIso, toIsoOrNull } from '../../src/db/rows';
 import type { ContactFields } from '../../src/schemas/contact';
 import { findContactRow, lockContactsById, normalizeId, upsertContacts } from './contacts';
@@ -87,7 +87,7 @@ async function startRuns(sql: Sql, accountId: string, sequenceId: string, contac
   if (contactIds.length === 0) return new Map<string, ReturnType<typeof runFromRow>>();
   const startedAt = new Date();
   const now = sqlTimestamp(startedAt);
-  const proposed = [...contactIds].sort().map((contactId) => ({ contactId, runId: randomUUID() }));
+  const proposed = [...contactIds].sort().map((contactId) => ({ contactId, runId: uuidv7() }));
   await sql.run(
     `INSERT INTO sequence_runs (${RUN_COLUMNS}) VALUES ${proposed.map(() => `(${marks(9)})`).join(', ')} ON DUPLICATE KEY UPDATE id = id`,
     proposed.flatMap(({ contactId, runId }) => [runId, accountId, sequenceId, contactId, 'pending', now, null, now, now]),
@@ -167,7 +167,7 @@ export function enrollByIds(sql: Sql, accountId: string, sequenceId: string, con
     const failed = ids.length - existing.size + (candidates.length - allowed.length);
     const skipped = ids.length - successful - failed;
     const enrollment = {
-      id: randomUUID(),
+      id: uuidv7(),
       sequenceId: id,
       status: 'completed',
       totalContacts: ids.length,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { byIndexOrder } from '../../db/key-order';
@@ -10,6 +9,7 @@ import { syncEmailPrefixes, type EmailedContact } from './contact-email-prefixes
 import { syncContactTags, type TaggedContact } from './contact-tags';
 import type { NewEventOf } from '../../schemas/event';
 import { contactChangeEvents } from '../events/contact-events';
+import { newRowId } from '../ids';
 
 export interface UpsertOutcome {
   // One per item, in request order: the contact as that item left it.
@@ -57,7 +57,7 @@ export async function upsertContacts(
   const now = new Date();
   const byEmail = groupByEmail(items);
   const emails = [...byEmail.keys()].sort(byIndexOrder);
-  const proposedIds = new Map(emails.map((email) => [email, randomUUID()]));
+  const proposedIds = new Map(emails.map((email) => [email, newRowId()]));
 
   const freshStates = new Map(emails.map((email) => [email, foldItems(null, byEmail.get(email)!)]));
   await insertIgnoringConflicts(

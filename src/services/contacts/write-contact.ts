@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { UniqueConstraintError, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute, insertRows } from '../../db/sql';
@@ -13,6 +12,7 @@ import { assertWithinLimits, sameState, type ContactState } from './contact-stat
 import { syncEmailPrefixes } from './contact-email-prefixes';
 import { syncContactTags } from './contact-tags';
 import { lockContactRow } from './lock-contacts';
+import { newRowId } from '../ids';
 
 const EMAIL_TAKEN = 'A contact with this email already exists';
 
@@ -22,7 +22,7 @@ export async function insertContact(
   state: ContactState,
   transaction: Transaction,
 ): Promise<ContactDto> {
-  const id = randomUUID();
+  const id = newRowId();
   const now = new Date();
   try {
     await insertRows(db, 'contacts', CONTACT_COLUMNS, [rowValues(id, accountId, state, now, now)], transaction);

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute, executeForInsertId, insertRows, select } from '../../db/sql';
+import { newRowId } from '../ids';
 
 export interface NewEvent {
   type: string;
@@ -30,7 +30,7 @@ export async function recordEvents(
   const last = await bumpCounter(db, transaction, accountId, events.length);
   const first = last - events.length + 1;
   const createdAt = new Date();
-  const recorded = events.map((event, index) => ({ id: randomUUID(), seq: first + index, type: event.type, createdAt }));
+  const recorded = events.map((event, index) => ({ id: newRowId(), seq: first + index, type: event.type, createdAt }));
   await insertRows(
     db,
     'events',

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database';
 import { insertRows } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
@@ -7,6 +6,7 @@ import { lockContactsById } from '../contacts/lock-contacts';
 import { requireSequence } from './find-sequence';
 import { recordEvents } from '../events/record-events';
 import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
+import { newRowId } from '../ids';
 
 const ENROLLMENT_COLUMNS = [
   'id',
@@ -53,7 +53,7 @@ export function enrollByIds(
     const skipped = ids.length - successful - failed;
 
     const enrollment: EnrollmentDto = {
-      id: randomUUID(),
+      id: newRowId(),
       sequenceId,
       status: 'completed',
       totalContacts: ids.length,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { toIso, toIsoOrNull } from '../../db/rows';
@@ -7,6 +6,7 @@ import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../models/sequence-run';
 import type { NewEventOf } from '../../schemas/event';
 import type { RunDto } from '../../schemas/sequence';
 import { runCreatedEvent } from '../events/run-events';
+import { newRowId } from '../ids';
 
 // Sequence runs: how they are written and read, set-based.
 
@@ -84,7 +84,7 @@ export async function startRuns(
   if (input.contactIds.length === 0) return new Map();
   const now = new Date();
   // Sorted, so concurrent enrolls take index locks in one order and do not deadlock.
-  const proposed = [...input.contactIds].sort().map((contactId) => ({ contactId, runId: randomUUID() }));
+  const proposed = [...input.contactIds].sort().map((contactId) => ({ contactId, runId: newRowId() }));
   await insertIgnoringConflicts(
     db,
     'sequence_runs',

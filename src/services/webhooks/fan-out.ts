@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database';
 import { parseJson } from '../../db/rows';
 import { execute, insertIgnoringConflicts, select } from '../../db/sql';
 import { withTransaction } from '../../db/transaction';
 import { ALWAYS_SENT } from './event-types';
+import { newRowId } from '../ids';
 
 const ENDPOINTS_PER_PASS = 100;
 
@@ -51,7 +51,7 @@ async function fanOutEndpoint(db: Database, endpointId: string, now: Date, batch
       db,
       'webhook_deliveries',
       ['id', 'endpoint_id', 'event_id', 'event_seq', 'order_key', 'status', 'attempts', 'next_attempt_at', 'created_at'],
-      wanted.map((event) => [randomUUID(), endpointId, event.id, Number(event.seq), orderKey(event.data), 'pending', 0, now, now]),
+      wanted.map((event) => [newRowId(), endpointId, event.id, Number(event.seq), orderKey(event.data), 'pending', 0, now, now]),
       transaction,
     );
     await execute(db, 'UPDATE webhook_endpoints SET cursor_seq = ? WHERE id = ?', [Number(events[events.length - 1]!.seq), endpointId], transaction);
