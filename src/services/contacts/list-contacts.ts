@@ -26,6 +26,9 @@ import { CONTACT_COLUMNS, contactFromRow, type ContactRow } from './contact-row'
 //   primary key.
 // - q: the walk runs over contact_email_prefixes in the same way (see prefixRead for a q longer
 //   than the mirror's prefixes).
+// Every walk then reads its page's rows by primary key. Contact ids are time-ordered
+// (newRowId, src/services/ids.ts), so the rows of a page sit side by side there: with random ids
+// those reads were what made a page slower in a table of a million contacts than in a small one.
 
 export type ContactSort = 'createdAt' | 'updatedAt';
 
