@@ -5,7 +5,7 @@ import { contactListScope, listContacts, type ContactListFilters } from '../src/
 import { encodeCursor } from '../src/services/lists/cursor';
 import { listSequences } from '../src/services/sequences/list-sequences';
 import { listContactRuns, listSequenceRuns } from '../src/services/sequences/list-runs';
-import { openBenchDatabase, type BenchDatabase } from './lib/database';
+import { openBenchDatabase, waitForQuietInnodb, type BenchDatabase } from './lib/database';
 import { createBenchAccount, type BenchAccount } from './lib/fixture';
 import { runLoad, type LoadResult, type NextRequest } from './lib/load';
 import { fixed, table } from './lib/report';
@@ -93,6 +93,8 @@ async function main() {
     seeds.push(`${seeded}..${size}: ${fixed(seconds, 1)} s (${fixed((size - seeded) / seconds, 0)} contacts/s)`);
     seeded = size;
     await database.admin.query('ANALYZE TABLE contacts, contact_tags, sequence_runs');
+    const settled = await waitForQuietInnodb(database.admin);
+    seeds.push(`InnoDB ${settled.quiet ? 'quiet' : 'still busy (bound reached)'} after ${fixed(settled.seconds, 0)} s`);
     phases.push(await measure(database, service, account, size, email, runs));
   }
   await service.stop();

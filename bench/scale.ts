@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { openBenchDatabase, type BenchDatabase } from './lib/database';
+import { openBenchDatabase, waitForQuietInnodb, type BenchDatabase } from './lib/database';
 import { explainAll, type ExplainedStatement } from './lib/explain';
 import { contactIdsByEmail, createBenchAccount, seedContacts, type BenchAccount, type SeedResult } from './lib/fixture';
 import { GeneralLog } from './lib/general-log';
@@ -55,6 +55,7 @@ async function main() {
 
   const seeds: Array<SeedResult & { from: number }> = [];
   const phases: Phase[] = [];
+  const settles: string[] = [];
   let seeded = 0;
   for (const size of SMALL === LARGE ? [LARGE] : [SMALL, LARGE]) {
     progress(`seeding contacts ${seeded}..${size} through POST /contacts/batch, ${SEED_CONNECTIONS} connections`);
@@ -63,12 +64,15 @@ async function main() {
     seeds.push({ ...seed, from });
     seeded = size;
     progress(`seeded ${seed.contacts} in ${seed.seconds.toFixed(1)} s (${Math.round(seed.perSecond)} contacts/s)`);
+    const settled = await waitForQuietInnodb(database.admin);
+    progress(`InnoDB ${settled.quiet ? 'quiet' : 'still busy'} after ${settled.seconds.toFixed(0)} s`);
+    settles.push(`${size}: ${settled.quiet ? 'quiet' : 'still busy (bound reached)'} after ${settled.seconds.toFixed(0)} s`);
     phases.push(await measurePhase(database, service, account, size, email, log));
   }
   await service.stop();
   const explained = log ? await explainAll(database.admin, await captureStatements(phases.at(-1)!, account, log, spec, logDir)) : [];
 
-  report({ database, service, bufferPool, seeds, phases, explained, logged: Boolean(log), startedLoad });
+  report({ database, service, bufferPool, seeds, settles, phases, explained, logged: Boolean(log), startedLoad });
   await account.close();
   await database.close();
 }
@@ -242,6 +246,8 @@ function report(run: {
   database: BenchDatabase;
   service: RunningServer;
   bufferPool: string;
+  // Per size: how long InnoDB took to settle after the seed, before the measurement.
+  settles: string[];
   seeds: Array<SeedResult & { from: number }>;
   phases: Phase[];
   explained: ExplainedStatement[];
@@ -254,6 +260,7 @@ function report(run: {
   out(`Database: ${run.database.describe}; InnoDB buffer pool ${run.bufferPool}`);
   out(`Service:  ${run.service.spec.describe}`);
   out(`Load:     ${CONNECTIONS} connection(s), ${SECONDS} s per endpoint after ${WARMUP_SECONDS} s of warm-up; enroll by a number of requests`);
+  out(`Settled:  ${run.settles.join('; ')} (purge caught up, under 1 % of the buffer pool dirty)`);
   out();
   out('## Seeding through POST /contacts/batch (100 per request)');
   out();
