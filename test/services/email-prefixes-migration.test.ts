@@ -1,10 +1,9 @@
 import { expect } from 'chai';
-import type { Database } from '../../src/db/database';
 import { createMigrator, migrateToLatest } from '../../src/db/migrator';
 import { select } from '../../src/db/sql';
 import { listContacts } from '../../src/services/contacts/list-contacts';
 import { dropAllTables, schemaTables, testDb } from '../support/db';
-import { migrateToJustBefore } from '../support/migrations';
+import { insertOldContacts, migrateToJustBefore } from '../support/migrations';
 
 // The migration that adds contact_email_prefixes, applied to a database that already has
 // contacts (as an upgrade finds it): the first 1..4 characters of each email are copied in, with
@@ -13,28 +12,12 @@ import { migrateToJustBefore } from '../support/migrations';
 const MIGRATION = '20261207000000-create-contact-email-prefixes.js';
 const ACCOUNT = '00000000-0000-4000-8000-0000000000e1';
 
-async function insertOldContacts(db: Database) {
-  const now = new Date(Date.UTC(2026, 0, 1));
-  await db.sequelize.query(
-    'INSERT INTO accounts (id, name, max_active_runs, created_at, updated_at) VALUES (?, ?, NULL, ?, ?)',
-    { replacements: [ACCOUNT, 'Before the upgrade', now, now] },
-  );
-  const contacts = [
-    { id: '00000000-0000-4000-8000-0000000000f1', email: 'ada@x.io', minute: 1 },
-    { id: '00000000-0000-4000-8000-0000000000f2', email: 'ádám@x.io', minute: 2 },
-    { id: '00000000-0000-4000-8000-0000000000f3', email: 'b@x', minute: 3 },
-    { id: '00000000-0000-4000-8000-0000000000f4', email: 'adam@x.io', minute: 4 },
-  ];
-  for (const contact of contacts) {
-    const at = new Date(Date.UTC(2026, 0, 1, 0, contact.minute));
-    await db.sequelize.query(
-      `INSERT INTO contacts (id, account_id, email, email_normalized, tags, custom_fields, email_subscription_status,
-         whatsapp_subscription_status, created_at, updated_at) VALUES (?, ?, ?, ?, '[]', '{}', 'subscribed', 'subscribed', ?, ?)`,
-      { replacements: [contact.id, ACCOUNT, contact.email, contact.email, at, at] },
-    );
-  }
-  return contacts;
-}
+const OLD_CONTACTS = [
+  { id: '00000000-0000-4000-8000-0000000000f1', email: 'ada@x.io', minute: 1 },
+  { id: '00000000-0000-4000-8000-0000000000f2', email: 'ádám@x.io', minute: 2 },
+  { id: '00000000-0000-4000-8000-0000000000f3', email: 'b@x', minute: 3 },
+  { id: '00000000-0000-4000-8000-0000000000f4', email: 'adam@x.io', minute: 4 },
+];
 
 describe(`migration ${MIGRATION}`, function () {
   this.timeout(60_000);
@@ -48,7 +31,7 @@ describe(`migration ${MIGRATION}`, function () {
     const db = testDb();
     await dropAllTables(db);
     await migrateToJustBefore(db, MIGRATION);
-    const [ada, accented, b, adam] = await insertOldContacts(db);
+    const [ada, accented, b, adam] = await insertOldContacts(db, ACCOUNT, OLD_CONTACTS);
 
     expect((await createMigrator(db).up({ to: MIGRATION })).map((m) => m.name)).to.deep.equal([MIGRATION]);
 
@@ -77,7 +60,7 @@ describe(`migration ${MIGRATION}`, function () {
     const db = testDb();
     await dropAllTables(db);
     await migrateToJustBefore(db, MIGRATION);
-    await insertOldContacts(db);
+    await insertOldContacts(db, ACCOUNT, OLD_CONTACTS);
     await createMigrator(db).up({ to: MIGRATION });
     await createMigrator(db).down({ to: MIGRATION });
     expect(await schemaTables(db)).to.not.include('contact_email_prefixes');

@@ -1,10 +1,9 @@
 import { expect } from 'chai';
-import type { Database } from '../../src/db/database';
 import { createMigrator, migrateToLatest } from '../../src/db/migrator';
 import { select } from '../../src/db/sql';
 import { listContacts } from '../../src/services/contacts/list-contacts';
 import { dropAllTables, schemaTables, testDb } from '../support/db';
-import { migrateToJustBefore } from '../support/migrations';
+import { insertOldContacts, migrateToJustBefore } from '../support/migrations';
 
 // The migration that adds the list indexes and contact_tags, applied to a database that
 // already has contacts (as an upgrade finds it): their tags are copied into contact_tags, with
@@ -13,27 +12,11 @@ import { migrateToJustBefore } from '../support/migrations';
 const MIGRATION = '20261202000000-create-list-indexes.js';
 const ACCOUNT = '00000000-0000-4000-8000-0000000000c1';
 
-async function insertOldContacts(db: Database) {
-  const now = new Date(Date.UTC(2026, 0, 1));
-  await db.sequelize.query(
-    'INSERT INTO accounts (id, name, max_active_runs, created_at, updated_at) VALUES (?, ?, NULL, ?, ?)',
-    { replacements: [ACCOUNT, 'Before the upgrade', now, now] },
-  );
-  const contacts = [
-    { id: '00000000-0000-4000-8000-0000000000d1', email: 'a@x.io', tags: ['vip', 'VIP', 'naïve 🎉'], minute: 1 },
-    { id: '00000000-0000-4000-8000-0000000000d2', email: 'b@x.io', tags: [], minute: 2 },
-    { id: '00000000-0000-4000-8000-0000000000d3', email: 'c@x.io', tags: ['vip'], minute: 3 },
-  ];
-  for (const contact of contacts) {
-    const at = new Date(Date.UTC(2026, 0, 1, 0, contact.minute));
-    await db.sequelize.query(
-      `INSERT INTO contacts (id, account_id, email, email_normalized, tags, custom_fields, email_subscription_status,
-         whatsapp_subscription_status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, '{}', 'subscribed', 'subscribed', ?, ?)`,
-      { replacements: [contact.id, ACCOUNT, contact.email, contact.email, JSON.stringify(contact.tags), at, at] },
-    );
-  }
-  return contacts;
-}
+const OLD_CONTACTS = [
+  { id: '00000000-0000-4000-8000-0000000000d1', email: 'a@x.io', tags: ['vip', 'VIP', 'naïve 🎉'], minute: 1 },
+  { id: '00000000-0000-4000-8000-0000000000d2', email: 'b@x.io', tags: [], minute: 2 },
+  { id: '00000000-0000-4000-8000-0000000000d3', email: 'c@x.io', tags: ['vip'], minute: 3 },
+];
 
 describe(`migration ${MIGRATION}`, function () {
   this.timeout(60_000);
@@ -48,7 +31,7 @@ describe(`migration ${MIGRATION}`, function () {
     const db = testDb();
     await dropAllTables(db);
     await migrateToJustBefore(db, MIGRATION);
-    const [a, , c] = await insertOldContacts(db);
+    const [a, , c] = await insertOldContacts(db, ACCOUNT, OLD_CONTACTS);
 
     expect((await createMigrator(db).up({ to: MIGRATION })).map((m) => m.name)).to.deep.equal([MIGRATION]);
 
@@ -72,7 +55,7 @@ describe(`migration ${MIGRATION}`, function () {
     const db = testDb();
     await dropAllTables(db);
     await migrateToJustBefore(db, MIGRATION);
-    await insertOldContacts(db);
+    await insertOldContacts(db, ACCOUNT, OLD_CONTACTS);
     await createMigrator(db).up({ to: MIGRATION });
     await createMigrator(db).down({ to: MIGRATION });
     expect(await schemaTables(db)).to.not.include('contact_tags');

@@ -5,8 +5,7 @@ import { insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
 import { type ContactDto, type ContactFields, normalizeEmail } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
 import { applyUpsert, assertWithinLimits, sameState, type ContactState } from './contact-state';
-import { syncEmailPrefixes, type EmailedContact } from './contact-email-prefixes';
-import { syncContactTags, type TaggedContact } from './contact-tags';
+import { syncContactMirrors, type WrittenContact } from './contact-mirrors';
 import type { NewEventOf } from '../../schemas/event';
 import { contactChangeEvents } from '../events/contact-events';
 import { newRowId } from '../ids';
@@ -81,8 +80,7 @@ export async function upsertContacts(
 
   const results: UpsertOutcome['results'] = new Array(items.length);
   const toUpdate: unknown[][] = [];
-  const written: TaggedContact[] = [];
-  const emailed: EmailedContact[] = [];
+  const written: WrittenContact[] = [];
   const events: NewEventOf[] = [];
   let inserted = 0;
   for (const email of emails) {
@@ -98,9 +96,17 @@ export async function upsertContacts(
     else if (changed) toUpdate.push(rowValues(row.id, accountId, folded.final, changedAt, changedAt));
     if (changed) {
       const { tags } = folded.final;
-      written.push({ id: row.id, accountId, tags, previousTags: current?.tags ?? null, createdAt, updatedAt: created ? now : changedAt });
-      // The email is the upsert's key: its normalized form never changes here.
-      emailed.push({ id: row.id, accountId, email, previousEmail: current ? email : null, createdAt, updatedAt: created ? now : changedAt });
+      written.push({
+        id: row.id,
+        accountId,
+        tags,
+        previousTags: current?.tags ?? null,
+        // The email is the upsert's key: its normalized form never changes here.
+        email,
+        previousEmail: current ? email : null,
+        createdAt,
+        updatedAt: created ? now : changedAt,
+      });
     }
     if (changed) events.push(...contactChangeEvents(current, toContactDto(row.id, folded.final, createdAt, updatedAt)));
     folded.steps.forEach(({ index, state }, step) => {
@@ -118,8 +124,7 @@ export async function upsertContacts(
     UPDATED_ON_UPSERT,
     transaction,
   );
-  await syncContactTags(db, written, transaction);
-  await syncEmailPrefixes(db, emailed, transaction);
+  await syncContactMirrors(db, written, transaction);
   return { results, inserted, updated: items.length - inserted, events };
 }
 

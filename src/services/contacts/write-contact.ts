@@ -6,13 +6,11 @@ import { ConflictError, NotFoundError } from '../../errors';
 import type { ContactDto } from '../../schemas/contact';
 import { contactChangeEvents } from '../events/contact-events';
 import { recordEvents } from '../events/record-events';
-import { normalizeId } from '../ids';
+import { newRowId, normalizeId } from '../ids';
 import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
 import { assertWithinLimits, sameState, type ContactState } from './contact-state';
-import { syncEmailPrefixes } from './contact-email-prefixes';
-import { syncContactTags } from './contact-tags';
+import { syncContactMirrors } from './contact-mirrors';
 import { lockContactRow } from './lock-contacts';
-import { newRowId } from '../ids';
 
 const EMAIL_TAKEN = 'A contact with this email already exists';
 
@@ -30,14 +28,9 @@ export async function insertContact(
     if (error instanceof UniqueConstraintError) throw new ConflictError(EMAIL_TAKEN, 'contact_exists');
     throw error;
   }
-  await syncContactTags(
+  await syncContactMirrors(
     db,
-    [{ id, accountId, tags: state.tags, previousTags: null, createdAt: now, updatedAt: now }],
-    transaction,
-  );
-  await syncEmailPrefixes(
-    db,
-    [{ id, accountId, email: state.emailNormalized, previousEmail: null, createdAt: now, updatedAt: now }],
+    [{ id, accountId, tags: state.tags, previousTags: null, email: state.emailNormalized, previousEmail: null, createdAt: now, updatedAt: now }],
     transaction,
   );
   const contact = toContactDto(id, state, now, now);
@@ -87,7 +80,7 @@ export function modifyContact(
       throw error;
     }
     // Every change moves updated_at, which the mirrors carry too.
-    await syncContactTags(
+    await syncContactMirrors(
       db,
       [
         {
@@ -95,18 +88,6 @@ export function modifyContact(
           accountId: input.accountId,
           tags: next.tags,
           previousTags: current.tags,
-          createdAt: row.created_at,
-          updatedAt: now,
-        },
-      ],
-      transaction,
-    );
-    await syncEmailPrefixes(
-      db,
-      [
-        {
-          id: row.id,
-          accountId: input.accountId,
           email: next.emailNormalized,
           previousEmail: current.emailNormalized,
           createdAt: row.created_at,
