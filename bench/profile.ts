@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { compareEndpoints, type Endpoint } from './lib/compare-endpoints';
 import { readProfile, type ProfileShares } from './lib/cpu-profile';
+import { readHeapProfile } from './lib/heap-profile';
+import { REPO } from './lib/compile';
 import { openBenchDatabase } from './lib/database';
 import { contactIdsByEmail, createBenchAccount, seedContacts } from './lib/fixture';
 import { endpointContext, measureEndpoint } from './lib/endpoint-load';
@@ -15,6 +17,8 @@ import { loadAverage, machineLine, numberFrom } from './lib/settings';
 // under the same load as `npm run bench` (one endpoint, BENCH_PROFILE_ENDPOINT, default get).
 // Both run with --cpu-prof; the profiles are read when they exit and summed by package. The
 // profiler itself costs both some CPU: read the shares, and the ratio of busy time per request.
+// BENCH_PROFILE_HEAP=1: instead of CPU, what each request allocates (bench/lib/heap-sampler.cjs),
+// in KiB per request of the measured run, by part and by function: the garbage a GC collects.
 
 const ENDPOINT = process.env.BENCH_PROFILE_ENDPOINT ?? 'get';
 const SECONDS = numberFrom('BENCH_SECONDS', 10);
@@ -23,6 +27,8 @@ const CONNECTIONS = numberFrom('BENCH_CONNECTIONS', 10);
 const HEAVY_CONNECTIONS = numberFrom('BENCH_HEAVY_CONNECTIONS', 4);
 const TOP = numberFrom('BENCH_PROFILE_TOP', 25);
 const SEED_CONTACTS = 2000;
+const HEAP = process.env.BENCH_PROFILE_HEAP === '1';
+const HEAP_SAMPLER = path.join(REPO, 'bench', 'lib', 'heap-sampler.cjs');
 
 const out = (text = '') => process.stdout.write(`${text}\n`);
 const progress = (text: string) => process.stderr.write(`bench:profile: ${text}\n`);
@@ -33,6 +39,7 @@ async function main() {
   const database = await openBenchDatabase();
   const settings = { databaseUrl: database.url, rateLimitPerMinute: 1_000_000_000, logDir };
   const profiled = (spec: ServerSpec): ServerSpec => {
+    if (HEAP) return { ...spec, args: ['--require', HEAP_SAMPLER, ...spec.args], env: { ...spec.env, HEAP_PROFILE_OUT: heapFile(logDir, spec.name) } };
     const dir = path.join(logDir, `${spec.name}-profile`);
     return { ...spec, args: ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...spec.args] };
   };
@@ -50,13 +57,23 @@ async function main() {
   const endpoint = compareEndpoints(ctx).find((e) => e.name === ENDPOINT);
   if (!endpoint) throw new Error(`BENCH_PROFILE_ENDPOINT: unknown endpoint ${ENDPOINT}`);
 
+  if (HEAP) {
+    await allocations(endpoint, servers, account.key, logDir, database.describe);
+  } else {
+    await cpu(endpoint, servers, account.key, logDir, database.describe);
+  }
+  await account.close();
+  await database.close();
+}
+
+async function cpu(endpoint: Endpoint, servers: RunningServer[], key: string, logDir: string, databaseLine: string) {
   const results = new Map<string, LoadResult>();
   // Requests each server answered while it was profiled (the profile spans its whole life):
   // warm-up and measured run; the seeding batches and start-up are left in, and are small.
   const answered = new Map<string, number>();
   for (const server of servers) {
-    const warm = await load(endpoint, server, account.key, WARMUP_SECONDS);
-    const measured = await load(endpoint, server, account.key, SECONDS);
+    const warm = await load(endpoint, server, key, WARMUP_SECONDS);
+    const measured = await load(endpoint, server, key, SECONDS);
     results.set(server.spec.name, measured);
     answered.set(server.spec.name, warm.ok + measured.ok);
     progress(`${server.spec.name}: ${Math.round(measured.perSecond)} req/s`);
@@ -66,16 +83,14 @@ async function main() {
   out(`# npm run bench:profile: ${endpoint.label}, the service and the bare server under --cpu-prof`);
   out();
   out(`Machine:  ${machineLine()}`);
-  out(`Database: ${database.describe}`);
+  out(`Database: ${databaseLine}`);
   out(`Load:     about ${SECONDS} s per server after ${WARMUP_SECONDS} s of warm-up, ${endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS} connections`);
   const shares = new Map<string, ProfileShares>();
   for (const server of servers) {
     const dir = path.join(logDir, `${server.spec.name}-profile`);
     const file = fs.readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
     if (!file) throw new Error(`no profile written by ${server.spec.name} in ${dir}`);
-    // The service runs from dist/, the bare server from its build in the log directory.
-    const codeDir = server.spec.name === 'bare' ? path.join(logDir, 'bare-build') : path.join(server.spec.cwd, 'dist');
-    shares.set(server.spec.name, readProfile(path.join(dir, file), `${codeDir}/`));
+    shares.set(server.spec.name, readProfile(path.join(dir, file), codeDirOf(server, logDir)));
   }
   out();
   out(
@@ -101,8 +116,60 @@ async function main() {
   }
   out();
   out(`Load average (1 min): ${loadAverage()}. Profiles and logs: ${logDir}`);
-  await account.close();
-  await database.close();
+}
+
+const heapFile = (logDir: string, name: string) => path.join(logDir, `${name}.heapprofile`);
+
+// The server's own compiled code: the service runs from dist/, the bare server from its build
+// in the log directory.
+const codeDirOf = (server: RunningServer, logDir: string) =>
+  `${server.spec.name === 'bare' ? path.join(logDir, 'bare-build') : path.join(server.spec.cwd, 'dist')}/`;
+
+async function allocations(endpoint: Endpoint, servers: RunningServer[], key: string, logDir: string, databaseLine: string) {
+  const rows: string[][] = [];
+  const sections: string[] = [];
+  for (const server of servers) {
+    await load(endpoint, server, key, WARMUP_SECONDS);
+    // A new window: start-up, seeding and warm-up are left out.
+    process.kill(server.pid, 'SIGWINCH');
+    await sleep(300);
+    const measured = await load(endpoint, server, key, SECONDS);
+    const file = heapFile(logDir, server.spec.name);
+    process.kill(server.pid, 'SIGUSR2');
+    for (let waited = 0; !fs.existsSync(file) && waited < 30_000; waited += 100) await sleep(100);
+    await sleep(500); // the file is written in one call; let it finish
+    const heap = readHeapProfile(file, codeDirOf(server, logDir));
+    const perRequest = (share: number) => fixed((share * heap.total) / measured.ok / 1024, 2);
+    progress(`${server.spec.name}: ${measured.ok} requests, ${fixed(heap.total / measured.ok / 1024, 1)} KiB each`);
+    rows.push([server.spec.name, String(measured.ok), fixed(heap.total / measured.ok / 1024, 1)]);
+    sections.push(
+      [
+        `## ${server.spec.name}: KiB allocated per request, by part`,
+        '',
+        table(['KiB', 'part'], heap.byPart.slice(0, TOP).map(([name, share]) => [perRequest(share), name])),
+        '',
+        `## ${server.spec.name}: KiB allocated per request, by function`,
+        '',
+        table(['KiB', 'function'], heap.byFunction.slice(0, TOP).map(([name, share]) => [perRequest(share), name])),
+      ].join('\n'),
+    );
+  }
+  for (const server of servers) await server.stop();
+
+  out(`# npm run bench:profile (BENCH_PROFILE_HEAP=1): ${endpoint.label}, what a request allocates`);
+  out();
+  out(`Machine:  ${machineLine()}`);
+  out(`Database: ${databaseLine}`);
+  out(`Load:     about ${SECONDS} s per server after ${WARMUP_SECONDS} s of warm-up, ${endpoint.heavy ? HEAVY_CONNECTIONS : CONNECTIONS} connections; V8's sampling heap profiler, one sample per 16 KiB, collected objects included`);
+  out();
+  out(table(['server', 'requests', 'KiB allocated per request'], rows));
+  for (const section of sections) out(`\n${section}`);
+  out();
+  out(`Load average (1 min): ${loadAverage()}. Profiles and logs: ${logDir}`);
+}
+
+function sleep(ms: number) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 async function load(endpoint: Endpoint, server: RunningServer, apiKey: string, seconds: number): Promise<LoadResult> {
