@@ -137,7 +137,6 @@ async function allocations(endpoint: Endpoint, servers: RunningServer[], key: st
     const file = heapFile(logDir, server.spec.name);
     process.kill(server.pid, 'SIGUSR2');
     for (let waited = 0; !fs.existsSync(file) && waited < 30_000; waited += 100) await sleep(100);
-    await sleep(500); // the file is written in one call; let it finish
     const heap = readHeapProfile(file, codeDirOf(server, logDir));
     const perRequest = (share: number) => fixed((share * heap.total) / measured.ok / 1024, 2);
     progress(`${server.spec.name}: ${measured.ok} requests, ${fixed(heap.total / measured.ok / 1024, 1)} KiB each`);

@@ -20,6 +20,8 @@ process.on('SIGWINCH', () => session.post('HeapProfiler.stopSampling', () => sta
 process.on('SIGUSR2', () =>
   session.post('HeapProfiler.stopSampling', (error, result) => {
     if (error) throw error;
-    fs.writeFileSync(process.env.HEAP_PROFILE_OUT, JSON.stringify(result.profile));
+    // Renamed into place: the reader waits for the name, and then finds the whole file.
+    fs.writeFileSync(`${process.env.HEAP_PROFILE_OUT}.partial`, JSON.stringify(result.profile));
+    fs.renameSync(`${process.env.HEAP_PROFILE_OUT}.partial`, process.env.HEAP_PROFILE_OUT);
   }),
 );
