@@ -4,6 +4,7 @@ import path from 'node:path';
 import { compareEndpoints, type Endpoint } from './lib/compare-endpoints';
 import { readProfile, type ProfileShares } from './lib/cpu-profile';
 import { readHeapProfile } from './lib/heap-profile';
+import { byLayer } from './lib/layers';
 import { REPO } from './lib/compile';
 import { openBenchDatabase } from './lib/database';
 import { contactIdsByEmail, createBenchAccount, seedContacts } from './lib/fixture';
@@ -101,6 +102,20 @@ async function cpu(endpoint: Endpoint, servers: RunningServer[], key: string, lo
         const busy = shares.get(server.spec.name)!.busyMs;
         return [server.spec.name, String(result.ok), fixed(result.cpuMsPerRequest, 3), fixed(busy / answered.get(server.spec.name)!, 3)];
       }),
+    ),
+  );
+  const perRequest = (name: string) => shares.get(name)!.busyMs / answered.get(name)!;
+  const service = byLayer(shares.get('service')!.byPart, perRequest('service'));
+  const bare = byLayer(shares.get('bare')!.byPart, perRequest('bare'));
+  const difference = (layer: string) => (service.get(layer) ?? 0) - (bare.get(layer) ?? 0);
+  const layers = [...new Set([...service.keys(), ...bare.keys()])].sort((a, b) => difference(b) - difference(a));
+  out();
+  out('## By layer: profiled busy µs per request (bench/lib/layers.ts)');
+  out();
+  out(
+    table(
+      ['layer', 'service', 'bare', 'difference'],
+      layers.map((layer) => [layer, fixed(service.get(layer) ?? 0, 0), fixed(bare.get(layer) ?? 0, 0), `${difference(layer) >= 0 ? '+' : ''}${fixed(difference(layer), 0)}`]),
     ),
   );
   for (const server of servers) {
