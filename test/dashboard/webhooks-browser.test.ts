@@ -87,7 +87,7 @@ describe(TITLE, function () {
     await look('webhook-secret-dialog');
     await shown.getByRole('button', { name: 'Done' }).click();
 
-    const [stored] = await select<{ url: string; event_types: string; description: string }>(testDb(), 'SELECT url, event_types, description FROM webhook_endpoints WHERE account_id = ?', [user.accountId]);
+    const [stored] = await select<{ id: string; url: string; event_types: string; description: string }>(testDb(), 'SELECT id, url, event_types, description FROM webhook_endpoints WHERE account_id = ?', [user.accountId]);
     expect(stored!.url).to.equal(receiver.url);
     expect(JSON.parse(stored!.event_types)).to.deep.equal(['contact.deleted', 'webhook.test']);
     expect(stored!.description).to.equal('CRM sync');
@@ -106,6 +106,11 @@ describe(TITLE, function () {
     expect(receiver.received).to.have.length(1);
     const delivered = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>) as { type: string };
     expect(delivered.type).to.equal('webhook.test');
+    // The dispatcher records the attempt after the receiver has answered; the dialog shows
+    // what is recorded when Refresh is pressed, so press it once the attempt is there.
+    const attempts = () => select<{ response_status: number }>(testDb(), 'SELECT response_status FROM webhook_attempts WHERE endpoint_id = ?', [stored!.id]);
+    for (let i = 0; i < 100 && (await attempts()).length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await attempts()).map((attempt) => attempt.response_status)).to.deep.equal([204]);
     await deliveries.getByRole('button', { name: 'Refresh' }).click();
     await deliveries.getByText('204 OK').waitFor();
     await look('webhook-deliveries-dialog');
