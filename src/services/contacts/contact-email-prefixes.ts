@@ -83,7 +83,9 @@ export function emailPrefixChanges(contacts: readonly EmailedContact[]): EmailPr
     const before = contact.previousEmail === null ? [] : emailPrefixes(contact.previousEmail);
     if (contact.previousEmail !== null) {
       const at = contact.updatedAt.getTime();
-      touched.set(at, [...(touched.get(at) ?? []), contact.id]);
+      const ids = touched.get(at);
+      if (ids) ids.push(contact.id);
+      else touched.set(at, [contact.id]);
     }
     const lost = before.filter((prefix) => !now.includes(prefix));
     if (lost.length > 0) removed.push({ id: contact.id, prefixes: lost });
