@@ -10,11 +10,11 @@ import { seedDemoIfEmpty } from './services/demo-seed';
 import type * as RedisClientModule from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
 import { DrainableServer } from './http/graceful-shutdown';
-import { startMetricsServer } from './http/metrics-server';
+import { startMetricsServer } from './metrics/metrics-server';
 import { applyServerTimeouts } from './http/server-timeouts';
-import { LogThrottle } from './log-throttle';
-import { createLogger, flushLogs, type Logger } from './logger';
-import type * as MetricsModule from './metrics';
+import { LogThrottle } from './logging/log-throttle';
+import { createLogger, flushLogs, type Logger } from './logging/logger';
+import type * as MetricsModule from './metrics/metrics';
 import { DEFAULT_EVENT_RETENTION, EventRetention } from './services/events/event-retention';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 
@@ -47,7 +47,7 @@ async function main() {
     : undefined;
   const rateLimitLog = redis ? new RedisSlidingLog(redis) : undefined;
   const metrics =
-    config.metricsToken || config.metricsPort ? (require('./metrics') as typeof MetricsModule).createMetrics(db) : undefined;
+    config.metricsToken || config.metricsPort ? (require('./metrics/metrics') as typeof MetricsModule).createMetrics(db) : undefined;
   /* eslint-enable @typescript-eslint/no-require-imports */
   // The server exists before the app so that the app's /readyz can read its shutdown state.
   const server = createServer();

@@ -1,6 +1,6 @@
 import { loadConfig } from './config';
 import { openDatabase, prepareDatabase } from './db/database';
-import { createLogger, flushLogs } from './logger';
+import { createLogger, flushLogs } from './logging/logger';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 
 // `npm run worker`: the webhook dispatcher alone, for services run with WEBHOOK_DISPATCHER=off.

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createApp } from '../src/app';
-import { select } from '../src/db/sql';
+import { select } from '../src/db/sql/statements';
 import { silentLogger } from './support/app';
 import { testDb } from './support/db';
 import { buildApiKey, buildSequence, buildTenant } from './support/factories';

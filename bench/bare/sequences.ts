@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { toIso, toIsoOrNull } from '../../src/db/rows';
+import { toIso, toIsoOrNull } from '../../src/db/sql/rows';
 import type { ContactFields } from '../../src/schemas/contact';
 import { findContactRow, lockContactsById, normalizeId, upsertContacts } from './contacts';
 import { runCreatedEvent, runStatusChangedEvent } from '../../src/services/events/run-events';

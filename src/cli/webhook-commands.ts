@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Database } from '../db/database';
-import { EVENT_TYPES } from '../services/webhooks/event-types';
+import { EVENT_TYPES } from '../schemas/event';
 import {
   createWebhook,
   deleteWebhook,

@@ -3,15 +3,16 @@ import path from 'node:path';
 import 'reflect-metadata';
 import { Sequelize } from 'sequelize-typescript';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from '../config';
-import { LogThrottle } from '../log-throttle';
-import type { Logger } from '../logger';
+import { LogThrottle } from '../logging/log-throttle';
+import type { Logger } from '../logging/logger';
 import { MODELS } from '../models';
 import { parseDatabaseUrl } from './database-url';
+import type { Dialect } from './dialect';
 import { sqlTemplate } from './sql-template';
 import { installDirectStatements } from './direct-statements';
 import { boundStatements, type MysqlStatementConnection } from './statement-deadline';
 
-export type Dialect = 'sqlite' | 'mysql';
+export type { Dialect } from './dialect';
 
 export interface Database {
   sequelize: Sequelize;

@@ -1,11 +1,11 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import type { LogThrottle } from '../log-throttle';
+import type { LogThrottle } from '../logging/log-throttle';
 import './express-types';
 import { reportUnavailable } from './report-unavailable';
 import { notAnObject } from './json-body';
 import { sendError, type HttpLayerError } from './send-error';
-import { defaultCodeFor } from '../error-codes';
-import { ServiceUnavailableError } from '../errors';
+import { defaultCodeFor } from '../errors/error-codes';
+import { ServiceUnavailableError } from '../errors/app-errors';
 
 export const notFound: RequestHandler = (req, res) => sendError(req, res, { status: 404, code: 'not_found', message: 'Not found' });
 

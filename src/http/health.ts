@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Database } from '../db/database';
-import type { LogThrottle } from '../log-throttle';
+import type { LogThrottle } from '../logging/log-throttle';
 import type { Lifecycle } from './graceful-shutdown';
 import './express-types';
 import { RedisSlidingLog } from './rate-limit/redis-sliding-log';

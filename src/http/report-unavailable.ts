@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import type { ServiceUnavailableError } from '../errors';
-import type { LogThrottle } from '../log-throttle';
+import type { ServiceUnavailableError } from '../errors/app-errors';
+import type { LogThrottle } from '../logging/log-throttle';
 import './express-types';
 import { RateLimitUnavailableError } from './rate-limit/sliding-window-store';
 

@@ -1,7 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
 type Components = NonNullable<OpenAPIObject['components']>;
-import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../error-codes';
+import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../errors/error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
 import { WEBHOOK_DELIVERY } from './webhook-payload';
@@ -40,7 +40,7 @@ const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
 };
 
-// An error answer: the body's `code` is one of `codes` (src/error-codes.ts), its schema says
+// An error answer: the body's `code` is one of `codes` (src/errors/error-codes.ts), its schema says
 // which; a 400 for invalid input also lists `details`.
 function errorResponse(description: string, example: string, codes: readonly ErrorCode[], headers: object = RATE_LIMIT_HEADERS) {
   const validation = codes.includes('validation_failed');

@@ -1,6 +1,6 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { AppError, ForbiddenError } from '../errors';
+import { AppError, AuthenticationError, ForbiddenError } from '../errors/app-errors';
 import type { Context } from './context';
 import { issueDetails, restErrorFor, toTRPCError } from './errors';
 import { decodeOrKeep } from '../url-decode';
@@ -88,7 +88,7 @@ export const publicProcedure = t.procedure.use(mapErrorsAndRestInput);
 // Authentication runs before input validation: 401 precedes 400 and 404.
 export const accountProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const auth = await ctx.authenticate();
-  if (!auth.ok) throw new TRPCError({ code: 'UNAUTHORIZED', message: auth.message });
+  if (!auth.ok) throw new AuthenticationError(auth.code);
   return next({ ctx: { accountId: auth.key.accountId, keyId: auth.key.keyId, keyKind: auth.key.kind } });
 });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { ValidationError } from '../../src/errors';
+import { ValidationError } from '../../src/errors/app-errors';
 import type { EventDto } from '../../src/schemas/event';
 import {
   addTags,

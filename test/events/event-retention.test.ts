@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config';
-import { execute } from '../../src/db/sql';
+import { execute } from '../../src/db/sql/statements';
 import { EventRetention } from '../../src/services/events/event-retention';
 import { createContact } from '../../src/services/contacts/contact-operations';
 import { caller, silentLogger } from '../support/app';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { withTransaction } from '../../src/db/transaction';
+import { withTransaction } from '../../src/db/sql/transaction';
 import { recordEvents } from '../../src/services/events/record-events';
 import { captureQueries, testDb } from '../support/db';
 import { buildTenant } from '../support/factories';

@@ -1,8 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { toDate } from '../../src/db/rows';
-import { select } from '../../src/db/sql';
+import { toDate } from '../../src/db/sql/rows';
+import { select } from '../../src/db/sql/statements';
 import { setApiKeyActive } from '../../src/services/api-keys';
 import { api, caller, testApp } from '../support/app';
 import { testDb } from '../support/db';

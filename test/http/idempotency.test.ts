@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { execute, select } from '../../src/db/sql';
+import { execute, select } from '../../src/db/sql/statements';
 import { requestHash } from '../../src/services/idempotency/idempotency-keys';
 import { api, silentLogger, testApp } from '../support/app';
 import { captureQueries, testDb, withFailingContactQueries } from '../support/db';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { execute } from '../../src/db/sql';
+import { execute } from '../../src/db/sql/statements';
 import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
 import { listContacts, SORTED_PREFIX_MATCHES, type ContactListFilters } from '../../src/services/contacts/list-contacts';
 import { api, caller } from '../support/app';

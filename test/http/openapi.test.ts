@@ -8,7 +8,7 @@ import type { Express } from 'express';
 import { ConnectionRefusedError } from 'sequelize';
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { execute } from '../../src/db/sql';
+import { execute } from '../../src/db/sql/statements';
 import { RedisSlidingLog } from '../../src/http/rate-limit/redis-sliding-log';
 import { requestHash } from '../../src/services/idempotency/idempotency-keys';
 import { silentLogger, testApp } from '../support/app';

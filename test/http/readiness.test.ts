@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import express from 'express';
 import request from 'supertest';
 import { healthRoutes, type Dependency } from '../../src/http/health';
-import { LogThrottle } from '../../src/log-throttle';
+import { LogThrottle } from '../../src/logging/log-throttle';
 import { silentLogger } from '../support/app';
 import { timed } from '../support/timing';
 

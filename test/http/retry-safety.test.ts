@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConflictError } from '../../src/errors';
+import { ConflictError } from '../../src/errors/app-errors';
 import { moveRun } from '../../src/services/sequences/run-transitions';
 import { api } from '../support/app';
 import { testDb } from '../support/db';

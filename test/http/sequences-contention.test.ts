@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Response } from 'supertest';
-import { AppError } from '../../src/errors';
+import { AppError } from '../../src/errors/app-errors';
 import type { RunStatus } from '../../src/models/sequence-run';
 import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
 import { moveRun } from '../../src/services/sequences/run-transitions';

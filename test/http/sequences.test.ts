@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { ConflictError, NotFoundError } from '../../src/errors';
-import { execute } from '../../src/db/sql';
+import { ConflictError, NotFoundError } from '../../src/errors/app-errors';
+import { execute } from '../../src/db/sql/statements';
 import type { SequenceStatus } from '../../src/models/sequence';
 import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
 import { setSequenceStatus } from '../../src/services/sequences/sequence-admin';

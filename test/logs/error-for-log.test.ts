@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ConnectionRefusedError, UniqueConstraintError, ValidationErrorItem } from 'sequelize';
-import { ServiceUnavailableError } from '../../src/errors';
+import { ServiceUnavailableError } from '../../src/errors/app-errors';
 import { bufferLogger } from '../support/log-buffer';
 
 // The logger's err serializer: what an error says about itself in a line, and what it must not

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { LogThrottle } from '../../src/log-throttle';
+import { LogThrottle } from '../../src/logging/log-throttle';
 import { bufferLogger } from '../support/log-buffer';
 
 // At most one line per cause per 10 s while something keeps failing; the next line says how

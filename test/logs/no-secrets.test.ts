@@ -5,7 +5,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { openDatabase, prepareDatabase, type Database } from '../../src/db/database';
 import { migrateToLatest } from '../../src/db/migrator';
-import { withTransaction } from '../../src/db/transaction';
+import { withTransaction } from '../../src/db/sql/transaction';
 import { createAccount } from '../../src/services/accounts';
 import { createApiKey } from '../../src/services/api-keys';
 import { createSequence } from '../../src/services/sequences/sequence-admin';

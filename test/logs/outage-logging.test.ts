@@ -6,7 +6,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { connectRedis } from '../../src/http/rate-limit/redis-client';
 import { RedisSlidingLog } from '../../src/http/rate-limit/redis-sliding-log';
-import { LogThrottle } from '../../src/log-throttle';
+import { LogThrottle } from '../../src/logging/log-throttle';
 import { testDb, withFailingStatements } from '../support/db';
 import { buildTenant } from '../support/factories';
 import { bufferLogger } from '../support/log-buffer';

@@ -1,7 +1,7 @@
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { expect } from 'chai';
-import { select } from '../../src/db/sql';
-import { ForbiddenError } from '../../src/errors';
+import { select } from '../../src/db/sql/statements';
+import { ForbiddenError } from '../../src/errors/app-errors';
 import { caller } from '../support/app';
 import { testDb } from '../support/db';
 import { buildApiKey, buildSequence, buildTenant } from '../support/factories';

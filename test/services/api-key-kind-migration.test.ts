@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Database } from '../../src/db/database';
 import { createMigrator, migrateToLatest } from '../../src/db/migrator';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { authenticateApiKey, generateApiKey, hashApiKey } from '../../src/services/api-keys';
 import { caller } from '../support/app';
 import { dropAllTables, testDb } from '../support/db';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import type { ApiKeyKind } from '../../src/models/api-key';
 import { authenticateApiKey, createApiKey, listApiKeys } from '../../src/services/api-keys';
 import { testDb } from '../support/db';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ValidationError } from '../../src/errors';
+import { ValidationError } from '../../src/errors/app-errors';
 import {
   applyUpsert,
   assertWithinLimits,

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { ConnectionError, DatabaseError, UniqueConstraintError } from 'sequelize';
-import { isDatabaseUnavailable } from '../../src/db/unavailable';
+import { isDatabaseUnavailable } from '../../src/db/sql/unavailable';
 
-// Which database errors mean "not there" (503, retry) rather than "this statement is wrong" (src/db/unavailable.ts).
+// Which database errors mean "not there" (503, retry) rather than "this statement is wrong" (src/db/sql/unavailable.ts).
 describe('database errors that mean unavailable', () => {
   const driverError = (fields: Record<string, unknown>) => Object.assign(new Error('driver'), fields);
   const wrapped = (fields: Record<string, unknown>) => new DatabaseError(driverError(fields) as never);

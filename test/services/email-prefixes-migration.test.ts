@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createMigrator, migrateToLatest } from '../../src/db/migrator';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { listContacts } from '../../src/services/contacts/list-contacts';
 import { dropAllTables, schemaTables, testDb } from '../support/db';
 import { insertOldContacts, migrateToJustBefore } from '../support/migrations';

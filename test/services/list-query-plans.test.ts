@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
 import { contactListScope, listContacts, SORTED_PREFIX_MATCHES, type ContactListFilters } from '../../src/services/contacts/list-contacts';
 import { encodeCursor } from '../../src/services/lists/cursor';

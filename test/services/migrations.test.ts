@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { expect } from 'chai';
 import { openDatabase, type Database } from '../../src/db/database';
 import { MIGRATIONS_DIR, migrateToLatest } from '../../src/db/migrator';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { dropAllTables, rebindModelsToTestDb, schemaTables, TEST_DATABASE_URL, testDb } from '../support/db';
 import { api } from '../support/app';
 import { buildTenant } from '../support/factories';

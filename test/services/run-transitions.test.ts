@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
-import { ConflictError, NotFoundError } from '../../src/errors';
+import { ConflictError, NotFoundError } from '../../src/errors/app-errors';
 import { appRouter } from '../../src/routers/app-router';
 import { api, caller, testApp } from '../support/app';
 import { buildSequence, buildTenant } from '../support/factories';

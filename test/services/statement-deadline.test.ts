@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { expect } from 'chai';
 import { openDatabase, type Database } from '../../src/db/database';
-import { select } from '../../src/db/sql';
-import { withTransaction } from '../../src/db/transaction';
-import { ServiceUnavailableError } from '../../src/errors';
+import { select } from '../../src/db/sql/statements';
+import { withTransaction } from '../../src/db/sql/transaction';
+import { ServiceUnavailableError } from '../../src/errors/app-errors';
 import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from '../support/db';
 
 // README "Timeouts": on MySQL every statement has DB_QUERY_TIMEOUT_MS (here 500 ms, passed in)

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { ConnectionError } from 'sequelize';
 import type { Database } from '../../src/db/database';
-import { select } from '../../src/db/sql';
-import { withTransaction } from '../../src/db/transaction';
-import { ServiceUnavailableError } from '../../src/errors';
+import { select } from '../../src/db/sql/statements';
+import { withTransaction } from '../../src/db/sql/transaction';
+import { ServiceUnavailableError } from '../../src/errors/app-errors';
 import { testDb } from '../support/db';
 import { buildAccount } from '../support/factories';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ValidationError } from '../../src/errors';
+import { ValidationError } from '../../src/errors/app-errors';
 import type { ContactFields } from '../../src/schemas/contact';
 import { batchUpsertContacts, upsertContact } from '../../src/services/contacts/contact-operations';
 import { getContactByEmail } from '../../src/services/contacts/find-contact';

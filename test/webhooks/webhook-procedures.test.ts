@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createCaller, createCallerContext } from '../../src/trpc/caller';
+import { createCaller, createCallerContext } from '../../src/routers/caller';
 import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';
 

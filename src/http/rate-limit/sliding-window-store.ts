@@ -1,5 +1,5 @@
 import type { IncrementResponse, Options, Store } from 'express-rate-limit';
-import { ServiceUnavailableError } from '../../errors';
+import { ServiceUnavailableError } from '../../errors/app-errors';
 
 // A rolling window (CONTRACT.md "Rate limits": 120 requests per rolling minute), where
 // express-rate-limit's own stores count fixed windows. A sliding log: each accepted request's

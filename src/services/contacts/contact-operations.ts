@@ -1,8 +1,8 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
-import { NotFoundError } from '../../errors';
+import { execute } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import { NotFoundError } from '../../errors/app-errors';
 import { type ContactDto, type ContactFields, type ContactUpdate, normalizeEmail } from '../../schemas/contact';
 import type { SubscriptionStatus } from '../../models/contact';
 import { contactDeletedEvent } from '../events/contact-events';

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../errors';
+import { ValidationError } from '../../errors/app-errors';
 import type { SubscriptionStatus } from '../../models/contact';
 import {
   MAX_CUSTOM_FIELD_KEYS,

@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database';
-import { select } from '../../db/sql';
+import { select } from '../../db/sql/statements';
 import type { SubscriptionStatus } from '../../models/contact';
 import { type ContactDto, normalizeEmail } from '../../schemas/contact';
 import type { CursorScope, Position } from '../lists/cursor';

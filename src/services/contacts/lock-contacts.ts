@@ -1,7 +1,7 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { byIndexOrder } from '../../db/key-order';
-import { forUpdate, select } from '../../db/sql';
+import { byIndexOrder } from '../../db/sql/key-order';
+import { forUpdate, select } from '../../db/sql/statements';
 import { CONTACT_SELECT, type ContactRow } from './contact-row';
 
 // How a transaction locks contacts it knows by id: the same way, and in the same order, as

@@ -1,7 +1,7 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { byIndexOrder } from '../../db/key-order';
-import { insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
+import { byIndexOrder } from '../../db/sql/key-order';
+import { insertIgnoringConflicts, select, upsertRows } from '../../db/sql/statements';
 import { type ContactDto, type ContactFields, normalizeEmail } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
 import { applyUpsert, assertWithinLimits, sameState, type ContactState } from './contact-state';

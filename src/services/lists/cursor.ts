@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ValidationError } from '../../errors';
+import { ValidationError } from '../../errors/app-errors';
 
 // The opaque `nextCursor` of every list: the position of the page's last row (its sort value
 // and id) and a check value over that position, the list, the account and the filters.

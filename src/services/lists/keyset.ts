@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database';
-import { toDate } from '../../db/rows';
+import { toDate } from '../../db/sql/rows';
 import { decodeCursor, encodeCursor, type CursorScope, type Position } from './cursor';
 
 // Keyset pagination shared by every list: rows come ordered by (sort column, id), both in one

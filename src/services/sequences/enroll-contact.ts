@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { withTransaction } from '../../db/transaction';
+import { withTransaction } from '../../db/sql/transaction';
 import type { ContactFields } from '../../schemas/contact';
 import type { NewEventOf } from '../../schemas/event';
 import type { EnrollOutcome } from '../../schemas/sequence';

@@ -1,7 +1,7 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { forShare, select } from '../../db/sql';
-import { ConflictError, NotFoundError } from '../../errors';
+import { forShare, select } from '../../db/sql/statements';
+import { ConflictError, NotFoundError } from '../../errors/app-errors';
 import { normalizeId } from '../ids';
 
 // Every sequence operation starts here (CONTRACT.md "Sequence errors"): a sequence of another

@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database';
-import { toIso, toIsoOrNull } from '../../db/rows';
-import { select } from '../../db/sql';
+import { toIso, toIsoOrNull } from '../../db/sql/rows';
+import { select } from '../../db/sql/statements';
 import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../models/sequence-run';
 import type { ListedRunDto } from '../../schemas/sequence';
 import { findContactRow } from '../contacts/find-contact';

@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database';
-import { execute, forUpdate, select } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
-import { ConflictError, NotFoundError } from '../../errors';
+import { execute, forUpdate, select } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import { ConflictError, NotFoundError } from '../../errors/app-errors';
 import type { RunStatus } from '../../models/sequence-run';
 import type { RunDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';

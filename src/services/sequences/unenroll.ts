@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database';
-import { execute, forUpdate, select } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
+import { execute, forUpdate, select } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
 import type { RunStatus } from '../../models/sequence-run';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { runStatusChangedEvent } from '../events/run-events';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database';
-import { parseJson, toDate, toIso } from '../../db/rows';
-import { execute, forUpdate, insertRows, select } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
-import type { Logger } from '../../logger';
+import { parseJson, toDate, toIso } from '../../db/sql/rows';
+import { execute, forUpdate, insertRows, select } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import type { Logger } from '../../logging/logger';
 import { recordEvents } from '../events/record-events';
 import { fanOut } from './fan-out';
 import { DISABLE_AFTER_MS, retryDelayMs } from './retry-schedule';

@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database';
-import { parseJson } from '../../db/rows';
-import { execute, insertIgnoringConflicts, select } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
+import { parseJson } from '../../db/sql/rows';
+import { execute, insertIgnoringConflicts, select } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
 import { ALWAYS_SENT } from './event-types';
 import { newRowId } from '../ids';
 

@@ -1,6 +1,6 @@
 import type { Config } from '../../config';
 import type { Database } from '../../db/database';
-import type { Logger } from '../../logger';
+import type { Logger } from '../../logging/logger';
 import { WebhookDispatcher } from './dispatcher';
 import type { WebhookSettings } from './webhook-settings';
 

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
-import type { Metrics } from '../metrics';
-import './express-types';
-import type { RouteOf } from './route-template';
+import type { Metrics } from './metrics';
+import '../http/express-types';
+import type { RouteOf } from '../http/route-template';
 
 // Times every answered request, and counts 429s by limiter and 503s by cause, from what the
 // limiter and the 503 paths noted on the request.

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Database } from './db/database';
-import { transactionCounts } from './db/transaction';
+import type { Database } from '../db/database';
+import { transactionCounts } from '../db/sql/transaction';
 
 // What GET /metrics reports (README "Metrics"). One registry per app, never prom-client's
 // global one: tests build many apps in one process, and each must count only its own requests.

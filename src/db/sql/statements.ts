@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
-import type { Database } from './database';
-import { directStatementOptions } from './direct-statements';
+import type { Database } from '../database';
+import { directStatementOptions } from '../direct-statements';
 import { orUnavailable } from './unavailable';
 
 // Every raw statement goes through here: values are bound the same way on both dialects, and

@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
-import { ServiceUnavailableError } from '../errors';
-import type { Database } from './database';
+import { ServiceUnavailableError } from '../../errors/app-errors';
+import type { Database } from '../database';
 import { orUnavailable } from './unavailable';
 
 export type TransactionFn<T> = (transaction: Transaction) => Promise<T>;
@@ -31,7 +31,7 @@ export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Pr
   }
 }
 
-// Per database, for GET /metrics (src/metrics.ts reads them when scraped).
+// Per database, for GET /metrics (src/metrics/metrics.ts reads them when scraped).
 export interface TransactionCounts {
   retries: number;
   deadlocks: number;

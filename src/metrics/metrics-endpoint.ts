@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import type { Metrics } from '../metrics';
+import type { Metrics } from './metrics';
 
 // GET /metrics in Prometheus's text format. With a token, only `Authorization: Bearer <token>`
 // may read it (401 otherwise): the series name routes and failure rates, which are not public.

@@ -1,5 +1,5 @@
 import { ConnectionError } from 'sequelize';
-import { ServiceUnavailableError } from '../errors';
+import { ServiceUnavailableError } from '../../errors/app-errors';
 
 // Errors that mean "the database is not there" rather than "this statement is wrong": no
 // connection to be had, one lost mid-statement, or no answer in time (src/db/statement-deadline.ts).

@@ -24,6 +24,30 @@ export class ValidationError extends AppError {
   }
 }
 
+// Who is calling is not established: no key, a bad or disabled key, no dashboard session. The
+// code says which (clients branch on it), so nothing reads it back out of the message.
+export type AuthenticationCode = Extract<
+  ErrorCode,
+  'missing_api_key' | 'invalid_api_key' | 'api_key_inactive' | 'api_key_expired' | 'sign_in_required' | 'sign_in_failed'
+>;
+
+export const AUTHENTICATION_MESSAGES: Readonly<Record<AuthenticationCode, string>> = {
+  missing_api_key: 'Missing x-api-key header',
+  invalid_api_key: 'Invalid API key',
+  api_key_inactive: 'API key is inactive',
+  api_key_expired: 'API key has expired',
+  sign_in_required: 'Sign in to continue',
+  // The same for an unknown email and a wrong password.
+  sign_in_failed: 'Email or password is incorrect',
+};
+
+export class AuthenticationError extends AppError {
+  readonly status = 401;
+  constructor(readonly code: AuthenticationCode) {
+    super(AUTHENTICATION_MESSAGES[code]);
+  }
+}
+
 // Authenticated, but this key may not do this (an integration key on an internal procedure).
 export class ForbiddenError extends AppError {
   readonly status = 403;

@@ -1,5 +1,5 @@
 import pino, { type DestinationStream } from 'pino';
-import type { LogLevel } from './config';
+import type { LogLevel } from '../config';
 import { errorForLog } from './error-for-log';
 
 export type Logger = pino.Logger;

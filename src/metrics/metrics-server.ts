@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import express from 'express';
-import type { Metrics } from '../metrics';
+import type { Metrics } from './metrics';
 import { metricsEndpoint } from './metrics-endpoint';
 
 // METRICS_PORT: /metrics on a port of its own, for a network only the scraper reaches; the
