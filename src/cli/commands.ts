@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Database } from '../db/database';
-import { API_KEY_KINDS } from '../models/api-key';
-import { SEQUENCE_STATUSES } from '../models/sequence';
+import { API_KEY_KINDS } from '../schemas/statuses';
+import { SEQUENCE_STATUSES } from '../schemas/statuses';
 import { isEmailAddress, text } from '../schemas/text';
 import { createAccount, setMaxActiveRuns } from '../services/accounts';
 import { createApiKey, listApiKeys, setApiKeyActive } from '../services/api-keys';

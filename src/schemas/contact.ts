@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SUBSCRIPTION_STATUSES } from './statuses';
 import { isEmailAddress, jsonProblem, MAX_JSON_DEPTH, text } from './text';
 
 // The API's contact contract (SPEC.md 2.1, CONTRACT.md "Contacts"), shared by every procedure.
@@ -72,7 +73,7 @@ export const customFieldsSchema = z
   )
   .meta({ example: { plan: 'pro', address: { city: 'Leeds' } } });
 
-export const subscriptionStatusSchema = z.enum(['subscribed', 'unsubscribed']);
+export const subscriptionStatusSchema = z.enum(SUBSCRIPTION_STATUSES);
 
 export const contactFieldsSchema = z.object({
   email: emailSchema,

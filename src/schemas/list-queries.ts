@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type RunStatus } from '../models/sequence-run';
+import { type RunStatus } from './statuses';
 import { subscriptionStatusSchema, tagSchema } from './contact';
 import { cursorSchema, flagSchema, instantSchema, limitSchema, nextCursorSchema } from './list';
 import { listedRunSchema, runStatusSchema, sequenceSchema, sequenceStatusSchema } from './sequence';

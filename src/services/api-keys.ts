@@ -4,7 +4,7 @@ import type { AuthenticationCode } from '../errors/app-errors';
 import { execute, select } from '../db/sql/statements';
 import { toDate } from '../db/sql/rows';
 import { Account, ApiKey } from '../models';
-import type { ApiKeyKind } from '../models/api-key';
+import type { ApiKeyKind } from '../schemas/statuses';
 import { withTransaction } from '../db/sql/transaction';
 import { NotFoundError } from '../errors/app-errors';
 

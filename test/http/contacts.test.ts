@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import type { Response } from 'supertest';
-import { SequenceRun } from '../../src/models';
+import { enrollContact } from '../../src/services/sequences/enroll-contact';
 import { api } from '../support/app';
 import { testDb } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
+import { storedRuns } from '../support/sequence-rows';
 
 // The Contacts REST surface (SPEC.md 4.1, CONTRACT.md "Contacts", "Batch and bulk", "Errors"):
 // paths, statuses, bodies, and what the database holds afterwards.
@@ -867,10 +868,11 @@ describe('Contacts REST API', () => {
       const { key, accountId } = await buildTenant();
       const contact = await buildContact(accountId);
       const sequence = await buildSequence(accountId);
-      await SequenceRun.create({ accountId, sequenceId: sequence.id, contactId: contact.id, status: 'pending', startedAt: new Date() });
+      await enrollContact(testDb(), { accountId, sequenceId: sequence.id, contact: { email: contact.email } });
+      expect(await storedRuns({ contactId: contact.id })).to.have.length(1);
 
       expect((await api(key).delete(`/contacts/${contact.id}`)).status).to.equal(204);
-      expect(await SequenceRun.count({ where: { contactId: contact.id } })).to.equal(0);
+      expect(await storedRuns({ contactId: contact.id })).to.deep.equal([]);
     });
 
     it('answers 404 on a second delete of the same contact', async () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { AppError } from '../../src/errors/app-errors';
-import type { RunStatus } from '../../src/models/sequence-run';
+import type { RunStatus } from '../../src/schemas/statuses';
 import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
 import { moveRun } from '../../src/services/sequences/run-transitions';
 import { api } from '../support/app';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ConflictError, NotFoundError } from '../../src/errors/app-errors';
 import { execute } from '../../src/db/sql/statements';
-import type { SequenceStatus } from '../../src/models/sequence';
+import type { SequenceStatus } from '../../src/schemas/statuses';
 import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
 import { setSequenceStatus } from '../../src/services/sequences/sequence-admin';
 import { api, caller, testApp } from '../support/app';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { select } from '../../src/db/sql/statements';
-import type { ApiKeyKind } from '../../src/models/api-key';
+import type { ApiKeyKind } from '../../src/schemas/statuses';
 import { authenticateApiKey, createApiKey, listApiKeys } from '../../src/services/api-keys';
 import { testDb } from '../support/db';
 import { buildAccount, buildApiKey } from '../support/factories';

@@ -4,7 +4,7 @@ import { execute } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { NotFoundError } from '../../errors/app-errors';
 import { type ContactDto, type ContactFields, type ContactUpdate, normalizeEmail } from '../../schemas/contact';
-import type { SubscriptionStatus } from '../../models/contact';
+import type { SubscriptionStatus } from '../../schemas/statuses';
 import { contactDeletedEvent } from '../events/contact-events';
 import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';

@@ -1,5 +1,5 @@
 import { ValidationError } from '../../errors/app-errors';
-import type { SubscriptionStatus } from '../../models/contact';
+import type { SubscriptionStatus } from '../../schemas/statuses';
 import {
   MAX_CUSTOM_FIELD_KEYS,
   MAX_CUSTOM_FIELDS_BYTES,

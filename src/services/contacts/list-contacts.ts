@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database';
 import { select } from '../../db/sql/statements';
-import type { SubscriptionStatus } from '../../models/contact';
+import type { SubscriptionStatus } from '../../schemas/statuses';
 import { type ContactDto, normalizeEmail } from '../../schemas/contact';
 import type { CursorScope, Position } from '../lists/cursor';
 import {

@@ -2,7 +2,7 @@ import type { Database } from '../../db/database';
 import { execute, forUpdate, select } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { ConflictError, NotFoundError } from '../../errors/app-errors';
-import type { RunStatus } from '../../models/sequence-run';
+import type { RunStatus } from '../../schemas/statuses';
 import type { RunDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { runStatusChangedEvent } from '../events/run-events';
