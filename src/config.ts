@@ -42,7 +42,7 @@ const envSchema = z.object({
     .trim()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
     .optional(),
-  // Bounded waits (README "Timeouts"): a dependency that does not answer costs a request seconds.
+  // Bounded waits (docs/operations.md "Timeouts"): a dependency that does not answer costs a request seconds.
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_DATABASE_TIMEOUTS.acquireTimeoutMs),
   DB_QUERY_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_DATABASE_TIMEOUTS.queryTimeoutMs),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
@@ -67,7 +67,7 @@ const envSchema = z.object({
     .transform((value) => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value))
     .optional(),
   EVENT_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
-  // Webhooks (README "Webhooks"): the insecure switch must stay off in production.
+  // Webhooks (docs/webhooks.md): the insecure switch must stay off in production.
   WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).default('false'),
   WEBHOOK_DISPATCHER: z.enum(['on', 'off']).default('on'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
@@ -95,7 +95,7 @@ export interface Config {
   // The Origin the dashboard's mutations must carry: set only when PUBLIC_BASE_URL is.
   publicOrigin?: string;
   trustProxy: boolean | number | string;
-  // Events older than this are purged (README "Events").
+  // Events older than this are purged (docs/webhooks.md "The events feed").
   eventRetentionDays: number;
   // http:// and private addresses for webhook URLs; only for tests and local development.
   webhookAllowInsecure: boolean;

@@ -16,7 +16,7 @@ import { api, silentLogger } from './support/app';
 import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from './support/db';
 import { buildAccount, buildApiKey } from './support/factories';
 
-// The admin command line (CONTRACT.md "Accounts, keys and sequences"), run in-process on a
+// The admin command line (docs/decisions.md "Accounts, keys and sequences"), run in-process on a
 // SQLite file of its own per test, as `npm run cli` runs it on DATABASE_URL.
 // The CLI opens (and closes) its own Sequelize instance, and sequelize-typescript binds the
 // model classes to the instance opened last: afterEach binds them back to the test database.

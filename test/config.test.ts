@@ -2,7 +2,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../src/config';
 
-// CONTRACT.md "Configuration": every variable optional, with these defaults.
+// docs/decisions.md "Configuration": every variable optional, with these defaults.
 
 function loadError(env: NodeJS.ProcessEnv): Error {
   try {

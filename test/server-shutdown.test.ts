@@ -10,7 +10,7 @@ import { TEST_DATABASE_URL, testDb } from './support/db';
 import { buildTenant } from './support/factories';
 import { demoKey, ensureBuilt, isRunning, REPO, serverEnv, startServer, whenListening, type StartedServer } from './support/server-process';
 
-// Graceful shutdown of the real server process (README "Health and shutdown"), on the
+// Graceful shutdown of the real server process (docs/operations.md "Health and shutdown"), on the
 // embedded SQLite file and, when TEST_DATABASE_URL is MariaDB, on MariaDB.
 
 interface Outcome {

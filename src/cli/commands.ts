@@ -10,7 +10,7 @@ import { createSequence, listSequences, setSequenceStatus } from '../services/se
 import type { CliSettings } from './cli-settings';
 import { WEBHOOK_COMMANDS } from './webhook-commands';
 
-// The admin command line's commands (CONTRACT.md "Accounts, keys and sequences"): each one a
+// The admin command line's commands (docs/decisions.md "Accounts, keys and sequences"): each one a
 // schema for its flags and a call to a service.
 
 const uuid = z.uuid('must be a UUID');

@@ -13,7 +13,7 @@ import {
 } from '../services/webhooks/endpoints';
 import type { CliSettings } from './cli-settings';
 
-// The admin command line's webhook commands: the REST calls of README "Webhooks", by account.
+// The admin command line's webhook commands: the REST calls of docs/webhooks.md, by account.
 const uuid = z.uuid('must be a UUID');
 const events = z
   .string()

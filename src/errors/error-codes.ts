@@ -1,4 +1,4 @@
-// The stable, machine-readable `code` of every error body (README, "Errors"), by status.
+// The stable, machine-readable `code` of every error body (docs/errors.md), by status.
 // Clients branch on these; the `error` message is for people and may be reworded.
 export const ERROR_CODES_BY_STATUS = {
   400: ['validation_failed', 'malformed_json'],

@@ -29,8 +29,8 @@ function parseFailure(body: string | undefined): HttpLayerError {
 export function errorHandler(logThrottle: LogThrottle): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
-    // The database or the rate-limit store is down (the limiter fails closed: README, "Rate
-    // limits"). Raised here when it happens before a procedure runs: resolving the key, counting.
+    // The database or the rate-limit store is down (the limiter fails closed: docs/rate-limits.md).
+    // Raised here when it happens before a procedure runs: resolving the key, counting.
     if (error instanceof ServiceUnavailableError) {
       reportUnavailable(req, error, logThrottle);
       res.setHeader('Retry-After', String(error.retryAfterSeconds));

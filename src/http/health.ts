@@ -13,7 +13,7 @@ export interface Dependency {
 }
 
 // What /readyz waits for: the database, and Redis when the rate limits are kept there (the
-// service answers 503 to every keyed request without it: README, "Rate limits").
+// service answers 503 to every keyed request without it: docs/rate-limits.md).
 export function readinessDependencies(db: Database, rateLimitLog?: SlidingLog): Dependency[] {
   const dependencies: Dependency[] = [{ name: 'Database', check: () => db.sequelize.query('SELECT 1') }];
   if (rateLimitLog instanceof RedisSlidingLog) dependencies.push({ name: 'Redis', check: () => rateLimitLog.ping() });

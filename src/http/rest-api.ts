@@ -21,7 +21,7 @@ interface RestApiDeps {
 }
 
 // The REST surface (/api/v1): the same procedures as /trpc, served by trpc-to-openapi, with
-// the three things the adapter does not do itself (STACK.md):
+// the three things the adapter does not do itself (docs/architecture.md, "Dependencies and patches"):
 // - success statuses other than 200 (procedure meta, or ctx.http.status set at run time);
 // - the { error, details } body instead of its tRPC-shaped one (upstream issue #168): the
 //   error is captured in onError and the body is replaced as the adapter writes it;

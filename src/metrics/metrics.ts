@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Database } from '../db/database';
 import { transactionCounts } from '../db/sql/transaction';
 
-// What GET /metrics reports (README "Metrics"). One registry per app, never prom-client's
+// What GET /metrics reports (docs/operations.md "Metrics"). One registry per app, never prom-client's
 // global one: tests build many apps in one process, and each must count only its own requests.
 export interface Metrics {
   registry: Registry;

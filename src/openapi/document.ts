@@ -7,7 +7,7 @@ import type { ApiMeta } from '../trpc/init';
 import { WEBHOOK_DELIVERY } from './webhook-payload';
 
 // The REST surface's OpenAPI document. trpc-to-openapi writes paths, parameters and schemas
-// from the procedures; this adds what it cannot know (STACK.md): the real success statuses,
+// from the procedures; this adds what it cannot know (docs/architecture.md, "Dependencies and patches"): the real success statuses,
 // the { error } bodies the service really sends, and the rate-limit and request-id headers.
 //
 // The document must stay lint-clean (test/http/openapi-lint.test.ts: spectral:oas and redocly's

@@ -44,7 +44,7 @@ export const createCallerFactory = t.createCallerFactory;
 // Every procedure's first step, two jobs in one (each step of tRPC's chain copies the call's
 // options again):
 // - Services throw AppErrors; here they become TRPCErrors with the matching code, once.
-// - The REST adapter's input, mended (STACK.md): path parameters arrive still percent-encoded
+// - The REST adapter's input, mended (docs/architecture.md, "Dependencies and patches"): path parameters arrive still percent-encoded
 //   (`a%2Bb%40x.io`), and a DELETE's JSON body is not read at all. Path parameters win over
 //   body fields of the same name.
 const mapErrorsAndRestInput = t.middleware(async ({ ctx, meta, getRawInput, next }) => {

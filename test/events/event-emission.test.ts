@@ -23,7 +23,7 @@ import { buildContact, buildSequence, buildTenant } from '../support/factories';
 import { contactOf, eventCount, eventsOf, typesOf } from './support';
 
 // Each write path records its events with the change, exactly when something changed, with the
-// payloads of README "Events".
+// payloads of docs/webhooks.md "The events feed".
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

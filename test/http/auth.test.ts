@@ -9,7 +9,7 @@ import { testDb } from '../support/db';
 import { buildAccount, buildApiKey, buildTenant } from '../support/factories';
 import { trpcRejection } from '../support/trpc';
 
-// SPEC.md section 5 and CONTRACT.md "Accounts, keys and sequences": the x-api-key check, the
+// docs/api.md "Authentication" and docs/decisions.md "Accounts, keys and sequences": the x-api-key check, the
 // same on REST, on the tRPC endpoint and through createCaller.
 
 const MISSING = 'Missing x-api-key header';

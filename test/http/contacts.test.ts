@@ -6,7 +6,7 @@ import { testDb } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
 import { storedRuns } from '../support/sequence-rows';
 
-// The Contacts REST surface (SPEC.md 4.1, CONTRACT.md "Contacts", "Batch and bulk", "Errors"):
+// The Contacts REST surface (docs/api.md "Contacts", docs/decisions.md "Contacts", "Batch and bulk", "Errors"):
 // paths, statuses, bodies, and what the database holds afterwards.
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -30,7 +30,7 @@ const CONTACT_FIELDS = [
 
 type Contact = Record<string, unknown> & { id: string; email: string; tags: string[]; createdAt: string; updatedAt: string };
 
-// Every field of SPEC.md 2.1, with its type, and nothing else.
+// Every field of a contact, with its type, and nothing else.
 function expectContact(value: unknown): Contact {
   expect(value).to.be.an('object');
   const contact = value as Contact;

@@ -7,7 +7,7 @@ import { api, silentLogger, testApp } from '../support/app';
 import { captureQueries, testDb, withFailingContactQueries } from '../support/db';
 import { buildSequence, buildTenant } from '../support/factories';
 
-// Idempotency-Key on POST, with Stripe's semantics (README "Idempotency-Key").
+// Idempotency-Key on POST, with Stripe's semantics (docs/idempotency.md).
 
 const ADA = { email: 'ada@example.com', firstName: 'Ada', tags: ['vip'], customFields: { plan: 'pro', n: 1 } };
 

@@ -34,7 +34,7 @@ type OpenApiDocument = {
 
 const COMMITTED = path.resolve(__dirname, '..', '..', 'openapi.json');
 
-// What SPEC.md and CONTRACT.md say each operation answers on success.
+// What the API docs say each operation answers on success.
 const SUCCESS_STATUSES: Record<string, string[]> = {
   'POST /contacts': ['201'],
   'POST /contacts/upsert': ['200', '201'],
@@ -521,7 +521,7 @@ describe('OpenAPI document', () => {
       }
     });
 
-    it('lists exactly the REST operations of SPEC.md, and no internal procedure such as runs.transition', () => {
+    it('lists exactly the public REST operations, and no internal procedure such as runs.transition', () => {
       expect(operations.map((o) => o.key)).to.have.members(Object.keys(SUCCESS_STATUSES));
       expect(Object.keys(committed.paths).filter((p) => /transition|^\/runs/i.test(p))).to.deep.equal([]);
       expect(operations.map((o) => o.operation.operationId ?? '').filter((id) => /^runs|transition/i.test(id))).to.deep.equal([]);

@@ -6,7 +6,7 @@ import { LogThrottle } from '../../src/logging/log-throttle';
 import { silentLogger } from '../support/app';
 import { timed } from '../support/timing';
 
-// README "Health and shutdown": /readyz names what does not answer, and answers within about
+// docs/operations.md "Health and shutdown": /readyz names what does not answer, and answers within about
 // a second whatever the dependencies do (a load balancer's probe would give up otherwise).
 
 const never = () => new Promise<never>(() => undefined);

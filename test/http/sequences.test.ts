@@ -12,7 +12,7 @@ import { buildContact, buildSequence, buildTenant } from '../support/factories';
 import { countRows, storedEnrollments, storedRuns } from '../support/sequence-rows';
 import { trpcRejection } from '../support/trpc';
 
-// The Sequences API over REST (SPEC.md 4.2; CONTRACT.md "Sequence limit", "Runs", "Sequence
+// The Sequences API over REST (docs/api.md "Sequences"; docs/decisions.md "Account run limit", "Runs", "Sequence
 // errors on every sequence operation", "Batch and bulk", "Trigger and enroll-by-email").
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

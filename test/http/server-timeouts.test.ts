@@ -8,7 +8,7 @@ import { testApp } from '../support/app';
 import { buildTenant } from '../support/factories';
 import { sleep } from '../support/timing';
 
-// README "Timeouts": a client cannot hold a connection by announcing a body (or headers) it
+// docs/operations.md "Timeouts": a client cannot hold a connection by announcing a body (or headers) it
 // never sends, and idle kept-alive connections outlast a load balancer's. A real listening
 // server and a raw socket, since what counts is what the client receives on the wire.
 

@@ -15,7 +15,7 @@ import { TEST_DATABASE_URL, testDb, withFailingStatements } from '../support/db'
 import { buildContact, buildTenant } from '../support/factories';
 import { parseExposition, samplesOf, valueOf, type Exposition } from '../support/prometheus-text';
 
-// GET /metrics (README "Metrics"): Prometheus text, behind a bearer token or on a port of its
+// GET /metrics (docs/operations.md "Metrics"): Prometheus text, behind a bearer token or on a port of its
 // own; request durations by route template, 429s by limiter, 503s by cause, transaction
 // retries and deadlocks, the database pool, process metrics.
 

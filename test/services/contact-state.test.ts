@@ -10,7 +10,7 @@ import {
   type ContactState,
 } from '../../src/services/contacts/contact-state';
 
-// The pure rules behind upsert (SPEC.md 4.1 merge rules 1-4, CONTRACT.md "Contacts").
+// The pure rules behind upsert (the upsert merge rules of docs/api.md, docs/decisions.md "Contacts").
 
 function existing(overrides: Partial<ContactState> = {}): ContactState {
   return {

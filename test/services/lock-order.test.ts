@@ -13,7 +13,7 @@ import { holdAfter } from '../support/statement-gate';
 // Two writers of one contact, lined up in the order that used to deadlock on MySQL (issue 7):
 // the first is held open right after taking its locks, the second starts and runs into them,
 // then the first goes on. Both must finish without a deadlock: the second waits, because
-// both take their locks in the one order of README "Concurrency and retries".
+// both take their locks in the one order of docs/idempotency.md "Concurrency and retries".
 
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -10,7 +10,7 @@ import { buildSequence, buildTenant } from '../support/factories';
 import { storedRuns } from '../support/sequence-rows';
 import { trpcRejection } from '../support/trpc';
 
-// The internal run lifecycle (CONTRACT.md "Runs"), through createCaller as the sequence runner
+// The internal run lifecycle (docs/decisions.md "Runs"), through createCaller as the sequence runner
 // would call it over tRPC, with a runner key (test/procedures/key-kinds.test.ts has the others). The table of moves is written out here, not imported, so that a
 // change to the code's table shows up as a failing test.
 

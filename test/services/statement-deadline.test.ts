@@ -6,7 +6,7 @@ import { withTransaction } from '../../src/db/sql/transaction';
 import { ServiceUnavailableError } from '../../src/errors/app-errors';
 import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from '../support/db';
 
-// README "Timeouts": on MySQL every statement has DB_QUERY_TIMEOUT_MS (here 500 ms, passed in)
+// docs/operations.md "Timeouts": on MySQL every statement has DB_QUERY_TIMEOUT_MS (here 500 ms, passed in)
 // and past it the service answers 503; a connection cut that way is never handed out again;
 // migrations run without the deadline. (A server that stops answering altogether:
 // test/http/database-freeze.test.ts.)

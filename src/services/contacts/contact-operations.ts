@@ -13,7 +13,7 @@ import { upsertContacts } from './upsert-contacts';
 import { lockContactRow } from './lock-contacts';
 import { insertContact, modifyContact } from './write-contact';
 
-// The Contacts API's operations (SPEC.md 4.1), each one transaction.
+// The Contacts API's operations (docs/api.md "Contacts"), each one transaction.
 
 export function createContact(db: Database, input: { accountId: string } & ContactFields): Promise<ContactDto> {
   const state = newContactState(input);

@@ -53,7 +53,7 @@ function toWebhook(row: EndpointRow, now: Date): Webhook {
 }
 
 // `whsec_` + standard base64 of 24 random bytes, the form the Standard Webhooks libraries take.
-// Stored as is: the dispatcher must sign with it, so a hash will not do (see README, Webhooks).
+// Stored as is: the dispatcher must sign with it, so a hash will not do (see docs/webhooks.md).
 export function newSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
