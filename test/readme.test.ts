@@ -101,6 +101,10 @@ describe('README and docs/ examples, run as pasted', function () {
           broken.push(`${file}: ${target || file} has no heading #${anchor}`);
         }
       }
+      // A file of the repository named in the text (`src/db/sql/statements.ts`) is there.
+      for (const [named] of text.matchAll(/\b(?:src|test|web|bench|scripts|db)\/[\w./-]+\.(?:ts|tsx|js|mts|sh|json)\b/g)) {
+        if (!fs.existsSync(path.join(ROOT, named))) broken.push(`${file}: names ${named}, which does not exist`);
+      }
     }
     expect(broken).to.deep.equal([]);
   });

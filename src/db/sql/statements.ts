@@ -37,7 +37,8 @@ const insertStatements = new Map<string, string>();
 
 // A statement that returns no rows (UPDATE, DELETE, INSERT without a read-back); answers the
 // number of rows it changed. Values are bound, never written into the text
-// (src/db/direct-statements.ts); an array value is a list (`IN (?)`).
+// (src/db/direct-statements.ts). An array value is a list: `id IN (?)` with `[ids]` binds one
+// placeholder per id (an empty list matches nothing), here and in select().
 export async function execute(
   db: Database,
   sql: string,
@@ -111,6 +112,12 @@ export async function upsertRows(
 // Row locks for the rest of the transaction on MySQL; SQLite needs none (one writer at a time).
 export function forUpdate(db: Database): string {
   return db.dialect === 'sqlite' ? '' : ' FOR UPDATE';
+}
+
+// A claim: lock the rows no other transaction holds, and pass over the rest rather than wait
+// for them (MySQL 8.0.1+, MariaDB 10.6+). On SQLite a write transaction is already the only one.
+export function skipLocked(db: Database): string {
+  return db.dialect === 'sqlite' ? '' : ' FOR UPDATE SKIP LOCKED';
 }
 
 // Shared: the rows cannot change or go while the transaction relies on them. (MySQL 8's
