@@ -12,7 +12,7 @@ import { buildSequence, buildTenant } from './support/factories';
 
 // The two typed clients shipped in src/client, end to end over HTTP against a real server:
 // the tRPC one (internal TypeScript apps, every procedure) and the REST one (openapi-fetch on
-// the types generated from openapi.json).
+// the types the build generates from the served document).
 
 async function expectTrpcError(call: Promise<unknown>, code: string, message?: string) {
   let caught: unknown;

@@ -124,6 +124,10 @@ describe('the container image (Dockerfile)', function () {
       const dashboard = await fetch(`http://127.0.0.1:${server.port}/dashboard/`);
       expect(dashboard.status).to.equal(200);
       expect(await dashboard.text()).to.include('<div id="root"></div>');
+      // The document is made by the server, not read from the build's generated/ (not in /app).
+      const document = await fetch(`http://127.0.0.1:${server.port}/api/v1/openapi.json`);
+      expect(document.status).to.equal(200);
+      expect(((await document.json()) as { paths: object }).paths).to.have.property('/contacts');
       child.kill('SIGTERM');
       expect(await server.exited).to.equal(0);
       expect(server.stderr()).to.include('"msg":"stopped"');
