@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List and search contacts
-         * @description Newest first by `createdAt` (ties by `id`, newest first too). Filters combine (all must hold): `tag`, the two subscription statuses, `q` (a case-insensitive prefix of the email), `createdAfter` and `updatedSince` (exclusive). Walk the pages with `nextCursor`; in the default order a walk sees every contact that existed when it began and still exists exactly once, even while contacts are created and changed meanwhile. `sort=updatedAt` gives the oldest change first (ties by `id`), for incremental sync with `updatedSince`: a contact updated during the walk may appear again later, and never goes missing; the changes of the last few seconds may come again on the next page.
+         * @description Newest first by `createdAt` (ties by `id`, newest first too). Filters combine (all must hold): `tag`, the two subscription statuses, `q` (a case-insensitive prefix of the email), `createdAfter` and `updatedSince` (exclusive). Walk the pages with `nextCursor`; in the default order a walk sees every contact that existed when it began and still exists exactly once, even while contacts are created and changed meanwhile. `sort=updatedAt` gives the oldest change first (ties by `id`), for incremental sync: a walk lists the contacts as last changed before its start less a settle window of 5 s (changes still committing), each at most once, and ends. Its last page has `nextCursor` null and carries `resumeCursor`, `caughtUpTo` and `retryAfterMs`: pass `resumeCursor` later as `cursor` to list every change made since, each once. A contact changed during a walk comes in the next one.
          */
         get: operations["contacts-list"];
         put?: never;
@@ -1130,6 +1130,21 @@ export interface operations {
                          * @example eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19
                          */
                         nextCursor: string | null;
+                        /**
+                         * @description Only with `sort=updatedAt`. On the walk's last page (`nextCursor` null): keep it, and pass it later as `cursor` (with the same filters and sort) to receive every change made since, each once. Null while `nextCursor` is set.
+                         * @example WzEsMTc2NDAyMzM5NTAwMCwiIiwia1AzdlE5eFpyMkxtVDhhWXcxYk4wYyJd
+                         */
+                        resumeCursor?: string | null;
+                        /**
+                         * @description Only with `sort=updatedAt`. On the walk's last page: every contact changed before this instant has been listed, in this walk or the earlier ones its cursor continues; changes after it are listed once they are settled (a few seconds old). Null while `nextCursor` is set.
+                         * @example 2025-11-24T22:29:55.000Z
+                         */
+                        caughtUpTo?: string | null;
+                        /**
+                         * @description Only with `sort=updatedAt`. On the walk's last page: from this many milliseconds on, every change made before this answer can be listed; a sooner request gets only the part that has settled. Null while `nextCursor` is set.
+                         * @example 5000
+                         */
+                        retryAfterMs?: number | null;
                     };
                 };
             };
