@@ -36,13 +36,13 @@ export const subscriptionsInput = idParam
     message: 'Give emailSubscriptionStatus or whatsappSubscriptionStatus',
   });
 
-// Static paths (/contacts/upsert, /contacts/batch, /contacts/by-email/{email}) are declared
-// before /contacts/{id}: the REST adapter takes the first path that matches, in this order.
 // A page as the list answers it: the sync fields only with sort=updatedAt.
 export function contactListAnswer(page: ContactPage) {
   return { contacts: page.items, nextCursor: page.nextCursor, ...page.sync };
 }
 
+// Static paths (/contacts/upsert, /contacts/batch, /contacts/by-email/{email}) are declared
+// before /contacts/{id}: the REST adapter takes the first path that matches, in this order.
 export const contactsRouter = router({
   create: accountProcedure
     .meta({

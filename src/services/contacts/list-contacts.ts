@@ -44,9 +44,9 @@ export interface ContactListFilters {
   sort?: ContactSort;
 }
 
-// How long before a sort=updatedAt walk begins its horizon lies: longer than any write takes
-// from its timestamp to its COMMIT, plus the clock difference of two instances. The price: a
-// change is listed this long after it was made, at the earliest.
+// A sort=updatedAt walk's horizon lies this long before the walk began: longer than a write
+// takes from its timestamp to its COMMIT, plus the clock difference of two instances (see
+// settled-walk.ts). The price: a change is listed this long after it was made, at the earliest.
 export const UPDATED_SORT_SETTLE_MS = 5_000;
 
 // Greater than any UTF-8 text that starts with the prefix (U+10FFFF is the highest code point,

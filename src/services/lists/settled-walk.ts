@@ -7,13 +7,13 @@ import type { Page, PageRequest } from './keyset';
 //
 // A change becomes visible at COMMIT, a little after it took its timestamp. So a walk serves
 // only rows changed before its horizon, settleMs before the walk began: every write that took
-// an earlier timestamp has committed by then (writers take the timestamp once they hold their
-// locks, so settleMs is what the remaining statements and the clocks of two instances can
-// differ by), and every later write takes a later one. The rows before the horizon are
-// therefore final for the whole walk: rows leave them (changed again, or deleted) but none
-// arrive. The walk's pages carry the horizon in nextCursor, so a contact changed during the
-// walk is not served again in it; the walk's last page hands out a resumeCursor at the
-// horizon, from which a later walk serves every change since, with a later horizon.
+// an earlier timestamp had committed when the walk began (writers take the timestamp once they
+// hold their locks, so settleMs is what the remaining statements and the clocks of two
+// instances can differ by), and every later write takes a later one. The rows before the
+// horizon are therefore final for the whole walk: rows leave them (changed again, or deleted)
+// but none arrive. The walk's pages carry the horizon in nextCursor, so a row changed during
+// the walk is not served again in it; the walk's last page hands out a resumeCursor at the
+// horizon, from which a later walk serves every change since, up to a later horizon.
 
 export interface SettleClock {
   settleMs: number;
