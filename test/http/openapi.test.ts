@@ -285,7 +285,7 @@ const CASES: Record<string, Case[]> = {
   ],
   'GET /contacts': [
     { status: 200, when: 'contacts match', send: (f) => rest(f.key).get('/contacts?limit=1&q=' + encodeURIComponent(f.contact.email)) },
-    { status: 200, when: 'a page follows', send: (f) => rest(f.key).get('/contacts?limit=1&sort=updatedAt') },
+    { status: 200, when: 'sort=updatedAt is caught up', send: (f) => rest(f.key).get('/contacts?limit=1&sort=updatedAt') },
     { status: 400, when: 'the limit is out of range', send: (f) => rest(f.key).get('/contacts?limit=500') },
     { status: 400, when: 'the cursor is not one', send: (f) => rest(f.key).get('/contacts?cursor=nope') },
   ],
