@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { select } from '../../src/db/sql/statements';
-import type { ApiKeyKind } from '../../src/schemas/statuses';
-import { authenticateApiKey, createApiKey, listApiKeys } from '../../src/services/api-keys';
-import { testDb } from '../support/db';
-import { buildAccount, buildApiKey } from '../support/factories';
+import { select } from '../../../src/db/sql/statements';
+import type { ApiKeyKind } from '../../../src/schemas/statuses';
+import { authenticateApiKey, createApiKey, listApiKeys } from '../../../src/services/api-keys';
+import { testDb } from '../../support/db';
+import { buildAccount, buildApiKey } from '../../support/factories';
 
 // API key kinds (issue 7): integration (the default) and runner, as the service stores and
 // authenticates them, and as the database itself holds them.

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { ValidationError } from '../../src/errors/app-errors';
-import type { ContactFields } from '../../src/schemas/contact';
-import { batchUpsertContacts, upsertContact } from '../../src/services/contacts/contact-operations';
-import { getContactByEmail } from '../../src/services/contacts/find-contact';
-import { captureQueries, testDb } from '../support/db';
-import { buildContact, buildTenant } from '../support/factories';
+import { ValidationError } from '../../../src/errors/app-errors';
+import type { ContactFields } from '../../../src/schemas/contact';
+import { batchUpsertContacts, upsertContact } from '../../../src/services/contacts/contact-operations';
+import { getContactByEmail } from '../../../src/services/contacts/find-contact';
+import { captureQueries, testDb } from '../../support/db';
+import { buildContact, buildTenant } from '../../support/factories';
 
 // Upsert against the real database: set-based SQL, batch ordering and counting, atomicity.
 

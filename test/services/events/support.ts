@@ -1,7 +1,7 @@
-import type { ContactDto } from '../../src/schemas/contact';
-import type { EventDto } from '../../src/schemas/event';
-import { listEvents } from '../../src/services/events/list-events';
-import { testDb } from '../support/db';
+import type { ContactDto } from '../../../src/schemas/contact';
+import type { EventDto } from '../../../src/schemas/event';
+import { listEvents } from '../../../src/services/events/list-events';
+import { testDb } from '../../support/db';
 
 // Every event of the account, in seq order, read through the feed's service.
 export async function allEvents(accountId: string): Promise<EventDto[]> {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ValidationError } from '../../src/errors/app-errors';
+import { ValidationError } from '../../../src/errors/app-errors';
 import {
   applyUpsert,
   assertWithinLimits,
@@ -8,7 +8,7 @@ import {
   newContactState,
   uniqueTags,
   type ContactState,
-} from '../../src/services/contacts/contact-state';
+} from '../../../src/services/contacts/contact-state';
 
 // The pure rules behind upsert (the upsert merge rules of docs/api.md, docs/decisions.md "Contacts").
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { withTransaction } from '../../src/db/sql/transaction';
-import { recordEvents } from '../../src/services/events/record-events';
-import { captureQueries, testDb } from '../support/db';
-import { buildTenant } from '../support/factories';
+import { withTransaction } from '../../../src/db/sql/transaction';
+import { recordEvents } from '../../../src/services/events/record-events';
+import { captureQueries, testDb } from '../../support/db';
+import { buildTenant } from '../../support/factories';
 
 // The counter behind `seq`: numbers follow on per account, from the account's first event.
 

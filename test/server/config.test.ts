@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { expect } from 'chai';
-import { loadConfig } from '../src/config';
+import { loadConfig } from '../../src/config';
 
 // docs/decisions.md "Configuration": every variable optional, with these defaults.
 

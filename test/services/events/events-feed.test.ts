@@ -1,13 +1,13 @@
 import { expect } from 'chai';
-import { batchUpsertContacts, createContact, updateContact } from '../../src/services/contacts/contact-operations';
-import { enrollContact } from '../../src/services/sequences/enroll-contact';
-import { listEvents } from '../../src/services/events/list-events';
-import type { EventDto } from '../../src/schemas/event';
-import { api, caller } from '../support/app';
-import { openDatabase } from '../../src/db/database';
-import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from '../support/db';
-import { buildSequence, buildTenant } from '../support/factories';
-import { trpcRejection } from '../support/trpc';
+import { batchUpsertContacts, createContact, updateContact } from '../../../src/services/contacts/contact-operations';
+import { enrollContact } from '../../../src/services/sequences/enroll-contact';
+import { listEvents } from '../../../src/services/events/list-events';
+import type { EventDto } from '../../../src/schemas/event';
+import { api, caller } from '../../support/app';
+import { openDatabase } from '../../../src/db/database';
+import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from '../../support/db';
+import { buildSequence, buildTenant } from '../../support/factories';
+import { trpcRejection } from '../../support/trpc';
 import { allEvents } from './support';
 
 // GET /api/v1/events and events.list: paging, the cursor, the type filter, 400s, accounts.

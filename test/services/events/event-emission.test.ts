@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { ValidationError } from '../../src/errors/app-errors';
-import type { EventDto } from '../../src/schemas/event';
+import { ValidationError } from '../../../src/errors/app-errors';
+import type { EventDto } from '../../../src/schemas/event';
 import {
   addTags,
   batchUpsertContacts,
@@ -11,15 +11,15 @@ import {
   updateContact,
   updateSubscriptions,
   upsertContact,
-} from '../../src/services/contacts/contact-operations';
-import { getContact } from '../../src/services/contacts/find-contact';
-import { enrollByIds } from '../../src/services/sequences/enroll-by-ids';
-import { enrollContact } from '../../src/services/sequences/enroll-contact';
-import { enrollmentStatus } from '../../src/services/sequences/enrollment-status';
-import { moveRun } from '../../src/services/sequences/run-transitions';
-import { unenroll } from '../../src/services/sequences/unenroll';
-import { captureQueries, testDb } from '../support/db';
-import { buildContact, buildSequence, buildTenant } from '../support/factories';
+} from '../../../src/services/contacts/contact-operations';
+import { getContact } from '../../../src/services/contacts/find-contact';
+import { enrollByIds } from '../../../src/services/sequences/enroll-by-ids';
+import { enrollContact } from '../../../src/services/sequences/enroll-contact';
+import { enrollmentStatus } from '../../../src/services/sequences/enrollment-status';
+import { moveRun } from '../../../src/services/sequences/run-transitions';
+import { unenroll } from '../../../src/services/sequences/unenroll';
+import { captureQueries, testDb } from '../../support/db';
+import { buildContact, buildSequence, buildTenant } from '../../support/factories';
 import { contactOf, eventCount, eventsOf, typesOf } from './support';
 
 // Each write path records its events with the change, exactly when something changed, with the

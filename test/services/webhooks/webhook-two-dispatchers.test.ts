@@ -1,12 +1,12 @@
 import { expect } from 'chai';
-import { withTransaction } from '../../src/db/sql/transaction';
-import { recordEvents } from '../../src/services/events/record-events';
-import { WebhookDispatcher } from '../../src/services/webhooks/dispatcher';
-import { createWebhook } from '../../src/services/webhooks/endpoints';
-import { silentLogger } from '../support/app';
-import { testDb } from '../support/db';
-import { buildAccount } from '../support/factories';
-import { startReceiver } from '../support/webhook-receiver';
+import { withTransaction } from '../../../src/db/sql/transaction';
+import { recordEvents } from '../../../src/services/events/record-events';
+import { WebhookDispatcher } from '../../../src/services/webhooks/dispatcher';
+import { createWebhook } from '../../../src/services/webhooks/endpoints';
+import { silentLogger } from '../../support/app';
+import { testDb } from '../../support/db';
+import { buildAccount } from '../../support/factories';
+import { startReceiver } from '../../support/webhook-receiver';
 
 describe('two dispatchers on one database', function () {
   this.timeout(60_000);

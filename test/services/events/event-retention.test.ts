@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config';
-import { execute } from '../../src/db/sql/statements';
-import { EventRetention } from '../../src/services/events/event-retention';
-import { createContact } from '../../src/services/contacts/contact-operations';
-import { caller, silentLogger } from '../support/app';
-import { testDb } from '../support/db';
-import { buildTenant } from '../support/factories';
+import { loadConfig } from '../../../src/config';
+import { execute } from '../../../src/db/sql/statements';
+import { EventRetention } from '../../../src/services/events/event-retention';
+import { createContact } from '../../../src/services/contacts/contact-operations';
+import { caller, silentLogger } from '../../support/app';
+import { testDb } from '../../support/db';
+import { buildTenant } from '../../support/factories';
 import { allEvents } from './support';
 
 // Events older than EVENT_RETENTION_DAYS go, in bounded batches; newer ones stay.

@@ -4,17 +4,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { createApp } from '../src/app';
-import { runCli } from '../src/cli/run-cli';
-import { openDatabase, type Database } from '../src/db/database';
-import { seedDemoIfEmpty } from '../src/services/demo-seed';
-import { select } from '../src/db/sql/statements';
-import { countAccounts } from '../src/services/accounts';
-import { listApiKeys } from '../src/services/api-keys';
-import { withTransaction } from '../src/db/sql/transaction';
-import { api, silentLogger } from './support/app';
-import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from './support/db';
-import { buildAccount, buildApiKey } from './support/factories';
+import { createApp } from '../../src/app';
+import { runCli } from '../../src/cli/run-cli';
+import { openDatabase, type Database } from '../../src/db/database';
+import { seedDemoIfEmpty } from '../../src/services/demo-seed';
+import { select } from '../../src/db/sql/statements';
+import { countAccounts } from '../../src/services/accounts';
+import { listApiKeys } from '../../src/services/api-keys';
+import { withTransaction } from '../../src/db/sql/transaction';
+import { api, silentLogger } from '../support/app';
+import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from '../support/db';
+import { buildAccount, buildApiKey } from '../support/factories';
 
 // The admin command line (docs/decisions.md "Accounts, keys and sequences"), run in-process on a
 // SQLite file of its own per test, as `npm run cli` runs it on DATABASE_URL.

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ensureBuilt, REPO, whenListening } from './support/server-process';
+import { ensureBuilt, REPO, whenListening } from '../support/server-process';
 
 // Docker does not run on these machines, so the image's runtime stage is checked as far as it
 // can be without it: the Dockerfile is read, a directory is laid out as its COPY lines lay out

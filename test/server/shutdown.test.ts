@@ -5,10 +5,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { select } from '../src/db/sql/statements';
-import { TEST_DATABASE_URL, testDb } from './support/db';
-import { buildTenant } from './support/factories';
-import { demoKey, ensureBuilt, isRunning, REPO, serverEnv, startServer, whenListening, type StartedServer } from './support/server-process';
+import { select } from '../../src/db/sql/statements';
+import { TEST_DATABASE_URL, testDb } from '../support/db';
+import { buildTenant } from '../support/factories';
+import { demoKey, ensureBuilt, isRunning, REPO, serverEnv, startServer, whenListening, type StartedServer } from '../support/server-process';
 
 // Graceful shutdown of the real server process (docs/operations.md "Health and shutdown"), on the
 // embedded SQLite file and, when TEST_DATABASE_URL is MariaDB, on MariaDB.

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { countAccounts } from '../src/services/accounts';
-import { TEST_DATABASE_URL, testDb } from './support/db';
-import { spawnServer, startServer } from './support/server-process';
+import { countAccounts } from '../../src/services/accounts';
+import { TEST_DATABASE_URL, testDb } from '../support/db';
+import { spawnServer, startServer } from '../support/server-process';
 
 // The real entry point (dist/server.js) in a child process, as `npm start` runs it.
 

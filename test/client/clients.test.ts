@@ -2,13 +2,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TRPCClientError } from '@trpc/client';
 import { expect } from 'chai';
-import { createApp } from '../src/app';
-import { createRestClient } from '../src/client/rest-client';
-import { createServiceClient } from '../src/client/trpc-client';
-import type { AppRouter } from '../src/routers/app-router';
-import { silentLogger, testApp } from './support/app';
-import { testDb } from './support/db';
-import { buildSequence, buildTenant } from './support/factories';
+import { createApp } from '../../src/app';
+import { createRestClient } from '../../src/client/rest-client';
+import { createServiceClient } from '../../src/client/trpc-client';
+import type { AppRouter } from '../../src/routers/app-router';
+import { silentLogger, testApp } from '../support/app';
+import { testDb } from '../support/db';
+import { buildSequence, buildTenant } from '../support/factories';
 
 // The two typed clients shipped in src/client, end to end over HTTP against a real server:
 // the tRPC one (internal TypeScript apps, every procedure) and the REST one (openapi-fetch on
