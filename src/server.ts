@@ -81,7 +81,7 @@ async function main() {
   const eventRetention = new EventRetention(db, { ...DEFAULT_EVENT_RETENTION, retentionDays: config.eventRetentionDays }, logger);
   eventRetention.start();
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
-  const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs) : undefined;
+  const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs, logThrottle) : undefined;
 
   if (demo) printWelcome(port, demo, config.publicOrigin ? config.publicBaseUrl : `http://localhost:${port}`);
   if (needsFirstKey) printFirstSteps();
