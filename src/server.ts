@@ -2,6 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { createServer } from 'node:http';
 import { createApp } from './app';
 import { loadConfig } from './config';
+import { routeConsoleToLog } from './console-to-log';
 import { openDatabase, prepareDatabase } from './db/database';
 import { migrateToLatest } from './db/migrator';
 import { countAccounts } from './services/accounts';
@@ -27,6 +28,8 @@ setFlagsFromString('--heap-growing-percent=50');
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // Libraries' own console output (Sequelize's, mysql2's) and Node's warnings: JSON lines too.
+  routeConsoleToLog(logger);
   const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
   await prepareDatabase(db);
   const applied = await migrateToLatest(db, logger);
