@@ -24,11 +24,11 @@ const CHECK_INTERVAL_MS = 1_000;
 //   longer applies: since Node 18 the headers clock starts with a request's first byte, not
 //   with the idle time before it.)
 // - firstRequestTimeoutMs: a connection that has sent no byte this long after it was opened
-//   (default 10 s) is closed, without an answer. Node 20's headers timeout ends such a
-//   connection too (a 408 at the next check), but only through the parser's connection
-//   tracking, which a fault probe found leaving them open (500 silent sockets, all still open
-//   after 102 s, each holding a file descriptor until the process had none left). This bound
-//   does not depend on it, and a small one keeps the cost of such clients low.
+//   (default 10 s) is closed, without an answer. On Node 20 the headers timeout ends such a
+//   connection too (a 408 at the next check: 500 of 500 closed within 12 s), but that rests
+//   on Node's tracking of requests in progress, and a fault probe of a deployed build found
+//   500 silent sockets all still open after 102 s, each holding a file descriptor. This bound
+//   rests on nothing but a timer per connection.
 // - timeout (socket inactivity) stays 0: the bounds above cover every wait on the client, and
 //   the handler's waits are bounded by the database and Redis timeouts.
 // Call it before the server starts listening: Node reads the check interval then.

@@ -119,8 +119,8 @@ export class WebhookDispatcher {
   }
 
   // Stops claiming; waits up to boundMs for the attempts in flight, then aborts the rest and
-  // releases their leases, so another dispatcher takes them at once.
-  // The bound is on the real clock: it holds a process's exit.
+  // releases their leases, so another dispatcher takes them at once. The bound is on the real
+  // clock, not the injected timers: it holds a process's exit.
   async stop(boundMs: number): Promise<void> {
     this.stopped = true;
     this.timers.clearTimeout(this.timer);
