@@ -18,6 +18,8 @@ export interface HttpTimeouts {
   requestTimeoutMs: number;
   // How long an idle keep-alive connection stays open.
   keepAliveTimeoutMs: number;
+  // How long a new connection may stay silent before its first request.
+  firstRequestTimeoutMs: number;
 }
 
 const envSchema = z.object({
@@ -47,6 +49,11 @@ const envSchema = z.object({
   DB_QUERY_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_DATABASE_TIMEOUTS.queryTimeoutMs),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
+  // A connection that sends nothing for this long before its first request is closed without
+  // an answer. Node's own timeouts start at a request's first byte, so without it a socket
+  // that never sends one stays open for good, and a few thousand of them use up the process's
+  // file descriptors.
+  FIRST_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
   // The service's absolute address as clients and people reach it: the OpenAPI document's
   // `servers` URL, the dashboard's setup links and the Origin its mutations must carry.
@@ -126,7 +133,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: values.REDIS_URL,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     databaseTimeouts: { acquireTimeoutMs: values.DB_ACQUIRE_TIMEOUT_MS, queryTimeoutMs: values.DB_QUERY_TIMEOUT_MS },
-    httpTimeouts: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS },
+    httpTimeouts: {
+      requestTimeoutMs: values.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS,
+      firstRequestTimeoutMs: values.FIRST_REQUEST_TIMEOUT_MS,
+    },
     metricsToken: values.METRICS_TOKEN,
     metricsPort: values.METRICS_PORT,
     publicBaseUrl: (values.PUBLIC_BASE_URL ?? `http://localhost:${values.PORT}`).replace(/\/+$/, ''),

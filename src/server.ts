@@ -2,6 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { createServer } from 'node:http';
 import { createApp } from './app';
 import { loadConfig } from './config';
+import { routeConsoleToLog } from './logging/console-to-log';
 import { openDatabase, prepareDatabase } from './db/database';
 import { migrateToLatest } from './db/migrator';
 import { countAccounts } from './services/accounts';
@@ -27,6 +28,8 @@ setFlagsFromString('--heap-growing-percent=50');
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // Libraries' own console output (Sequelize's, mysql2's) and Node's warnings: JSON lines too.
+  routeConsoleToLog(logger);
   const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
   await prepareDatabase(db);
   const applied = await migrateToLatest(db, logger);
@@ -81,7 +84,7 @@ async function main() {
   const eventRetention = new EventRetention(db, { ...DEFAULT_EVENT_RETENTION, retentionDays: config.eventRetentionDays }, logger);
   eventRetention.start();
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
-  const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs) : undefined;
+  const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs, logThrottle) : undefined;
 
   if (demo) printWelcome(port, demo, config.publicOrigin ? config.publicBaseUrl : `http://localhost:${port}`);
   if (needsFirstKey) printFirstSteps();

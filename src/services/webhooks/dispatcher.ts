@@ -3,7 +3,11 @@ import type { Database } from '../../db/database';
 import { parseJson, toDate, toIso } from '../../db/sql/rows';
 import { execute, forUpdate, insertRows, select } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
+import { LogThrottle } from '../../logging/log-throttle';
 import type { Logger } from '../../logging/logger';
+import { failureCause } from '../background/failure-cause';
+import { LoopBackoff } from '../background/loop-backoff';
+import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
 import { recordEvents } from '../events/record-events';
 import { fanOut } from './fan-out';
 import { DISABLE_AFTER_MS, retryDelayMs } from './retry-schedule';
@@ -25,6 +29,12 @@ export interface DispatcherOptions {
   leaseMs?: number;
   pollMs?: number;
   random?: () => number;
+  // The process's log throttle (requests log through it too): a failing pass is logged at
+  // most once per cause per 10 s. Its own, on the dispatcher's clock, unless given.
+  logThrottle?: LogThrottle;
+  // What the loop schedules its passes with, and the backoff after failed ones.
+  timers?: Timers;
+  backoff?: { initialMs?: number; maxMs?: number };
 }
 
 interface Claimed {
@@ -52,7 +62,10 @@ export class WebhookDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpointCount = new Map<string, number>();
   private readonly abort = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timers: Timers;
+  private readonly logThrottle: LogThrottle;
+  private readonly backoff: LoopBackoff;
+  private timer: TimerHandle | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
   private running = false;
@@ -67,6 +80,9 @@ export class WebhookDispatcher {
     this.leaseMs = options.leaseMs ?? 3 * this.timeoutMs;
     this.pollMs = options.pollMs ?? 250;
     this.random = options.random ?? Math.random;
+    this.timers = options.timers ?? systemTimers;
+    this.logThrottle = options.logThrottle ?? new LogThrottle(10_000, this.timers.now);
+    this.backoff = new LoopBackoff({ name: 'webhook dispatcher', logger: options.logger, throttle: this.logThrottle, ...options.backoff });
   }
 
   start(): void {
@@ -75,37 +91,39 @@ export class WebhookDispatcher {
   }
 
   private async loop(): Promise<void> {
-    clearTimeout(this.timer);
+    this.timers.clearTimeout(this.timer);
     this.timer = undefined;
     if (this.stopped) return;
-    const started = await this.tick();
+    const { started, retryInMs } = await this.tick();
     if (this.stopped) return;
-    // Work found and slots left: look again at once; otherwise wait for the poll, or for a
-    // slot to come free (wake).
-    if (started > 0 && this.inFlight.size < this.concurrency) this.timer = setTimeout(() => void this.loop(), 0);
-    else this.timer = setTimeout(() => void this.loop(), this.pollMs);
+    // A failed pass: wait as the backoff says. Work found and slots left: look again at once;
+    // otherwise wait for the poll, or for a slot to come free (wake).
+    const delay = retryInMs ?? (started > 0 && this.inFlight.size < this.concurrency ? 0 : this.pollMs);
+    this.timer = this.timers.setTimeout(() => void this.loop(), delay);
   }
 
-  // A slot came free: look for more work now rather than at the next poll.
+  // A slot came free: look for more work now rather than at the next poll (not while the
+  // database is failing: the backoff decides then).
   private wake(): void {
-    if (!this.running || this.stopped || this.ticking || this.timer === undefined) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.loop(), 0);
+    if (!this.running || this.stopped || this.ticking || this.timer === undefined || this.backoff.failing) return;
+    this.timers.clearTimeout(this.timer);
+    this.timer = this.timers.setTimeout(() => void this.loop(), 0);
   }
 
   // One pass: fan out, claim what is due and fits the free slots, send. Resolves when the
   // claimed attempts are done (tests and the benchmark drive the dispatcher with it).
   async runOnce(): Promise<number> {
-    const started = await this.tick();
+    const { started } = await this.tick();
     await Promise.all(this.inFlight.values());
     return started;
   }
 
   // Stops claiming; waits up to boundMs for the attempts in flight, then aborts the rest and
-  // releases their leases, so another dispatcher takes them at once.
+  // releases their leases, so another dispatcher takes them at once. The bound is on the real
+  // clock, not the injected timers: it holds a process's exit.
   async stop(boundMs: number): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.timers.clearTimeout(this.timer);
     await this.ticking;
     const all = Promise.all(this.inFlight.values());
     let timer: NodeJS.Timeout | undefined;
@@ -120,36 +138,50 @@ export class WebhookDispatcher {
     }
   }
 
-  private async tick(): Promise<number> {
+  // retryInMs: the pass failed, and the next should wait that long.
+  private async tick(): Promise<{ started: number; retryInMs?: number }> {
     if (this.ticking) {
       await this.ticking;
-      return 0;
+      return { started: 0 };
     }
     let started = 0;
+    let retryInMs: number | undefined;
     const run = (async () => {
       try {
         const now = this.options.settings.now();
         await fanOut(this.db, now);
         const free = this.concurrency - this.inFlight.size;
-        if (free <= 0) return;
-        for (const claimed of await this.claim(now, free)) {
-          started += 1;
-          this.launch(claimed);
+        if (free > 0) {
+          for (const claimed of await this.claim(now, free)) {
+            started += 1;
+            this.launch(claimed);
+          }
         }
+        this.backoff.succeeded();
       } catch (error) {
-        this.options.logger.error({ err: error }, 'webhook dispatcher pass failed');
+        retryInMs = this.backoff.failed(error);
       }
     })();
     this.ticking = run;
     await run;
     this.ticking = undefined;
-    return started;
+    return { started, retryInMs };
   }
 
   private launch(claimed: Claimed): void {
     this.perEndpointCount.set(claimed.endpointId, (this.perEndpointCount.get(claimed.endpointId) ?? 0) + 1);
+    // Its lease expires and the delivery is sent again; in an outage every attempt in flight
+    // fails to record the same way.
     const work = this.deliver(claimed)
-      .catch((error) => this.options.logger.error({ err: error, deliveryId: claimed.deliveryId }, 'webhook delivery failed to record'))
+      .catch((error) => {
+        this.logThrottle.log(
+          this.options.logger,
+          'error',
+          failureCause(error, 'webhook_delivery'),
+          { err: error, deliveryId: claimed.deliveryId },
+          'webhook delivery failed to record',
+        );
+      })
       .finally(() => {
         this.inFlight.delete(claimed.deliveryId);
         const left = (this.perEndpointCount.get(claimed.endpointId) ?? 1) - 1;
