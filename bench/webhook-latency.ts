@@ -37,7 +37,7 @@ async function main() {
   });
   const account = await createAccount(db, { name: `bench ${Date.now()}`, maxActiveRuns: null });
   await createWebhook(db, { accountId: account.id, url: receiver.url }, settings);
-  const record = (events: Array<{ type: string; data: unknown }>) => withTransaction(db, (t) => recordEvents(db, t, account.id, events));
+  const record = (events: Array<{ type: string; data: unknown }>) => withTransaction(db, (t) => recordEvents(db, account.id, events, t));
 
   for (let batch = 0; batch < EVENTS / 100; batch += 1) {
     await record(Array.from({ length: 100 }, (_, i) => ({ type: 'run.created', data: { run: { id: `${batch}-${i}`, contactId: `c-${i}` } } })));

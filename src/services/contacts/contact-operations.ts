@@ -42,7 +42,7 @@ export async function batchUpsertContacts(
 // One recordEvents for the whole batch: its events cost the same statements for 1 or 100.
 async function upsertAndRecord(db: Database, accountId: string, items: ContactFields[], transaction: Transaction) {
   const outcome = await upsertContacts(db, accountId, items, transaction);
-  await recordEvents(db, transaction, accountId, outcome.events);
+  await recordEvents(db, accountId, outcome.events, transaction);
   return outcome;
 }
 
@@ -101,7 +101,7 @@ export async function deleteContact(db: Database, input: { accountId: string; id
     const row = await lockContactRow(db, { accountId: input.accountId, id }, transaction);
     if (!row) return 0;
     const deleted = await execute(db, 'DELETE FROM contacts WHERE id = ? AND account_id = ?', [id, input.accountId], transaction);
-    if (deleted > 0) await recordEvents(db, transaction, input.accountId, [contactDeletedEvent(row)]);
+    if (deleted > 0) await recordEvents(db, input.accountId, [contactDeletedEvent(row)], transaction);
     return deleted;
   });
   if (deleted === 0) throw new NotFoundError('Contact');

@@ -34,7 +34,7 @@ export async function insertContact(
     transaction,
   );
   const contact = toContactDto(id, state, now, now);
-  await recordEvents(db, transaction, accountId, contactChangeEvents(null, contact));
+  await recordEvents(db, accountId, contactChangeEvents(null, contact), transaction);
   return contact;
 }
 
@@ -97,7 +97,7 @@ export function modifyContact(
       transaction,
     );
     const contact = toContactDto(row.id, next, row.created_at, now);
-    await recordEvents(db, transaction, input.accountId, contactChangeEvents(current, contact));
+    await recordEvents(db, input.accountId, contactChangeEvents(current, contact), transaction);
     return contact;
   });
 }

@@ -22,12 +22,12 @@ export interface RecordedEvent {
 // statements whatever the number of events (three on SQLite); nothing is sent for none.
 export async function recordEvents(
   db: Database,
-  transaction: Transaction,
   accountId: string,
   events: readonly NewEvent[],
+  transaction: Transaction,
 ): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
-  const last = await bumpCounter(db, transaction, accountId, events.length);
+  const last = await bumpCounter(db, accountId, events.length, transaction);
   const first = last - events.length + 1;
   const createdAt = new Date();
   const recorded = events.map((event, index) => ({ id: newRowId(), seq: first + index, type: event.type, createdAt }));
@@ -46,7 +46,7 @@ export async function recordEvents(
 // idiom for INSERT ... ON DUPLICATE KEY UPDATE), and a row just created holds `count`. That is
 // one round trip less while the counter's lock is held. SQLite reads it back (RETURNING would
 // need Sequelize to run an INSERT as a read).
-async function bumpCounter(db: Database, transaction: Transaction, accountId: string, count: number): Promise<number> {
+async function bumpCounter(db: Database, accountId: string, count: number, transaction: Transaction): Promise<number> {
   if (db.dialect === 'sqlite') {
     await execute(
       db,

@@ -69,7 +69,7 @@ export function enrollByIds(
       [[enrollment.id, accountId, sequenceId, enrollment.status, ids.length, successful, failed, skipped, now, now]],
       transaction,
     );
-    await recordEvents(db, transaction, accountId, runsCreatedEvents(sequenceId, started));
+    await recordEvents(db, accountId, runsCreatedEvents(sequenceId, started), transaction);
     return { enrollment, summary: { processed: ids.length, successful, failed, skipped } };
   });
 }

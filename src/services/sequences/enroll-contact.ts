@@ -25,7 +25,7 @@ export function enrollContact(
     const upserted = await upsertContacts(db, accountId, [input.contact], transaction);
     const contactId = upserted.results[0].contact.id;
     const { outcome, events } = await startRun(db, { accountId, sequenceId, contactId, capacity }, transaction);
-    await recordEvents(db, transaction, accountId, [...upserted.events, ...events]);
+    await recordEvents(db, accountId, [...upserted.events, ...events], transaction);
     return outcome;
   });
 }

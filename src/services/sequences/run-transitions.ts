@@ -58,9 +58,9 @@ export function moveRun(
       transaction,
     );
     const moved = runFromRow({ ...run, status: input.status, completed_at: completedAt });
-    await recordEvents(db, transaction, input.accountId, [
+    await recordEvents(db, input.accountId, [
       runStatusChangedEvent(moved, owner.sequence_id, run.contact_id, from),
-    ]);
+    ], transaction);
     return moved;
   });
 }

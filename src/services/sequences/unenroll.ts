@@ -50,7 +50,7 @@ export function unenroll(
             run.status as RunStatus,
           ),
         );
-      await recordEvents(db, transaction, input.accountId, events);
+      await recordEvents(db, input.accountId, events, transaction);
     }
     const cancelled = new Set(runs.map((run) => run.contact_id));
     const contactIds = ids.filter((id) => cancelled.has(id));

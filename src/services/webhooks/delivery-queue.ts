@@ -164,8 +164,8 @@ async function disableIfFailingTooLong(db: Database, claimed: Claimed, now: Date
   const failingSince = toDate(endpoint.failing_since);
   if (now.getTime() - failingSince.getTime() < DISABLE_AFTER_MS) return false;
   await execute(db, 'UPDATE webhook_endpoints SET enabled = ?, updated_at = ? WHERE id = ?', [false, now, claimed.endpointId], transaction);
-  await recordEvents(db, transaction, claimed.accountId, [
+  await recordEvents(db, claimed.accountId, [
     { type: 'webhook.disabled', data: { webhook: { id: claimed.endpointId, url: endpoint.url }, failingSince: failingSince.toISOString() } },
-  ]);
+  ], transaction);
   return true;
 }

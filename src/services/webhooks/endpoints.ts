@@ -209,7 +209,7 @@ export async function sendTestEvent(
       transaction,
     );
     if (!row) throw new NotFoundError('Webhook');
-    const [event] = await recordEvents(db, transaction, input.accountId, [{ type: 'webhook.test', data: { webhookId: id } }]);
+    const [event] = await recordEvents(db, input.accountId, [{ type: 'webhook.test', data: { webhookId: id } }], transaction);
     return { eventId: event!.id };
   });
 }

@@ -8,7 +8,7 @@ import { buildTenant } from '../../support/factories';
 
 const record = (accountId: string, count: number) =>
   withTransaction(testDb(), (transaction) =>
-    recordEvents(testDb(), transaction, accountId, Array.from({ length: count }, (_, i) => ({ type: 'contact.deleted', data: { i } }))),
+    recordEvents(testDb(), accountId, Array.from({ length: count }, (_, i) => ({ type: 'contact.deleted', data: { i } })), transaction),
   );
 
 describe('recordEvents', () => {

@@ -32,7 +32,7 @@ function dispatcher(settings: WebhookSettings, options: Partial<DispatcherOption
 }
 
 async function record(accountId: string, events: Array<{ type: string; data: unknown }>) {
-  return withTransaction(testDb(), (transaction) => recordEvents(testDb(), transaction, accountId, events));
+  return withTransaction(testDb(), (transaction) => recordEvents(testDb(), accountId, events, transaction));
 }
 
 function contactEvent(contactId: string, n = 0) {

@@ -45,7 +45,7 @@ describe('webhook dispatcher while the database is down', () => {
     cleanups.push(() => hook.close());
     await createWebhook(testDb(), { accountId: account.id, url: hook.url }, settings);
     const [event] = await withTransaction(testDb(), (transaction) =>
-      recordEvents(testDb(), transaction, account.id, [{ type: 'contact.updated', data: { contact: { id: 'c-1' }, changedFields: [] } }]),
+      recordEvents(testDb(), account.id, [{ type: 'contact.updated', data: { contact: { id: 'c-1' }, changedFields: [] } }], transaction),
     );
     const throttle = logThrottle?.(clock.now);
     const dispatcher = new WebhookDispatcher(testDb(), { settings, logger: log.logger, timers: clock.timers, logThrottle: throttle });

@@ -37,7 +37,7 @@ describe('two dispatchers on one database', function () {
           type: 'run.created',
           data: { run: { id: `r-${batch}-${i}`, contactId: `c-${(batch * 100 + i) % 250}` } },
         }));
-        ids.push(...(await withTransaction(testDb(), (t) => recordEvents(testDb(), t, account.id, events))).map((e) => e.id));
+        ids.push(...(await withTransaction(testDb(), (t) => recordEvents(testDb(), account.id, events, t))).map((e) => e.id));
       }
       dispatchers.forEach((d) => d.start());
       const until = Date.now() + 50_000;
