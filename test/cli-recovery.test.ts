@@ -9,8 +9,8 @@ import { openDatabase, type Database } from '../src/db/database';
 import { withTransaction } from '../src/db/sql/transaction';
 import { completeSetup, SETUP_LINK_INVALID } from '../src/services/dashboard/users';
 import { seedDemoIfEmpty } from '../src/services/demo-seed';
-import { silentLogger } from './support/app';
-import { rebindModelsToTestDb } from './support/db';
+import { api, silentLogger } from './support/app';
+import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from './support/db';
 
 // Recovering from a lost first start's output with the admin command line (docs/operations.md
 // "Admin command line"): account:list and user:list find the demo account and its user without
@@ -192,6 +192,28 @@ describe('admin command line: recovering the first key and setup link', () => {
     });
     expect(res.status).to.equal(200);
     expect(res.body.sequence.id).to.equal(demo.sequenceId);
+  });
+
+  describe('on the service database', () => {
+    // The test database itself when it is a server (MariaDB in CI); an in-memory SQLite
+    // database cannot be shared with a second connection.
+    const shared = !TEST_DATABASE_URL.startsWith('sqlite:');
+
+    (shared ? it : it.skip)('finds the demo account and user, and gives a new key and link that work', async () => {
+      databaseUrl = TEST_DATABASE_URL;
+      const demo = (await seedDemoIfEmpty(testDb()))!;
+      const [account] = (await ok('account:list')).json;
+      const [user] = (await ok('user:list')).json;
+      expect([account.id, user.accountId, user.email]).to.deep.equal([demo.accountId, demo.accountId, 'demo@example.com']);
+      const { key } = (await ok('key:create', '--account', account.id, '--name', 'Replacement')).json;
+      const token = SETUP_URL.exec((await ok('user:setup-link', '--id', user.id)).json.setupUrl)![1];
+      rebindModelsToTestDb();
+
+      expect((await api(key).get(`/sequences/${demo.sequenceId}`)).status).to.equal(200);
+      expect(await completeSetup(testDb(), { token, password: 'correct horse battery staple' })).to.deep.equal({ email: 'demo@example.com' });
+      const lost = await completeSetup(testDb(), { token: demo.setupToken, password: 'correct horse battery staple' }).catch((e: Error) => e);
+      expect((lost as Error).message).to.equal(SETUP_LINK_INVALID);
+    });
   });
 
   it('account:list takes no flags, and --help lists the recovery commands', async () => {
