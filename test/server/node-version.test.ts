@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { expect } from 'chai';
-import { REPO } from './support/server-process';
+import { REPO } from '../support/server-process';
 
 // One Node line for the package (engines), the image (Dockerfile) and CI (.ci/run, through
 // scripts/ci/install-node.sh), and on it `npm install` warns about no package's engines

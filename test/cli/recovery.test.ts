@@ -3,19 +3,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { createApp } from '../src/app';
-import { runCli } from '../src/cli/run-cli';
-import { openDatabase, type Database } from '../src/db/database';
-import { withTransaction } from '../src/db/sql/transaction';
-import { completeSetup, SETUP_LINK_INVALID } from '../src/services/dashboard/users';
-import { seedDemoIfEmpty } from '../src/services/demo-seed';
-import { api, silentLogger } from './support/app';
-import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from './support/db';
+import { createApp } from '../../src/app';
+import { runCli } from '../../src/cli/run-cli';
+import { openDatabase, type Database } from '../../src/db/database';
+import { withTransaction } from '../../src/db/sql/transaction';
+import { completeSetup, SETUP_LINK_INVALID } from '../../src/services/dashboard/users';
+import { seedDemoIfEmpty } from '../../src/services/demo-seed';
+import { api, silentLogger } from '../support/app';
+import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from '../support/db';
 
 // Recovering from a lost first start's output with the admin command line (docs/operations.md
 // "Admin command line"): account:list and user:list find the demo account and its user without
 // knowing any id, user:setup-link issues a new setup link, key:create a new key. Run in-process on
-// a SQLite file of its own per test, as `npm run cli` runs on DATABASE_URL (test/cli.test.ts).
+// a SQLite file of its own per test, as `npm run cli` runs on DATABASE_URL (test/cli/cli.test.ts).
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { startServer, type StartedServer } from './support/server-process';
+import { startServer, type StartedServer } from '../support/server-process';
 
 // Every start of the real server (dist/server.js), not only the first on an empty database,
 // says where the service is: the API, the docs and the dashboard, at PUBLIC_BASE_URL when set,
