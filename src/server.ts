@@ -182,6 +182,8 @@ function printWelcome(
       `    -d '{"contact":{"email":"ada@example.com"}}'`,
       '',
       'More keys, accounts and dashboard users: npm run -s cli -- --help',
+      'Lost this key or link later? account:list, key:create, user:list and user:setup-link make new ones',
+      '  (docs/operations.md, "Admin command line").',
       '',
     ].join('\n'),
   );

@@ -48,8 +48,9 @@ describe('the start message', function () {
     const url = `sqlite:${path.join(dir, 'service.sqlite')}`;
     const first = await startServer(url);
     try {
-      const out = await whenPrinted(first, 'More keys');
+      const out = await whenPrinted(first, 'Admin command line');
       expect(out).to.include('API key:');
+      expect(out).to.include('user:setup-link');
       expect(out).to.include(`Dashboard:  http://localhost:${first.port}/dashboard`);
     } finally {
       await stop(first);
@@ -78,7 +79,7 @@ describe('the start message', function () {
     const url = `sqlite:${path.join(dir, 'service.sqlite')}`;
     const proxied = await startServer(url, { PUBLIC_BASE_URL: 'https://svc.example.com/' });
     try {
-      const out = await whenPrinted(proxied, 'More keys');
+      const out = await whenPrinted(proxied, 'Admin command line');
       expect(out).to.include('API:        https://svc.example.com/api/v1 ');
       expect(out).to.include('Docs:       https://svc.example.com/docs\n');
       expect(out).to.include('Dashboard:  https://svc.example.com/dashboard\n');
