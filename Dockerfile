@@ -2,8 +2,8 @@
 # (sqlite3's native binding is built from source), every dependency and tsc; the second has
 # Node, the production dependencies with that compiled binding, dist/ (the dashboard's files
 # too) and db/ only.
-# Node 26 is the current LTS; the code also runs on Node 20.19+ (the machines the tests run on).
-ARG NODE_IMAGE=node:26-bookworm-slim
+# Node 24 LTS: the line package.json's engines names and CI runs the suite on (.ci/run).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app

@@ -9,6 +9,7 @@ import { dashboardPage } from './http/dashboard-page';
 import { SIGN_IN_WINDOW_MS } from './http/sign-in-limit';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
+import { frontDoor } from './http/front-door';
 import type { Lifecycle } from './http/graceful-shutdown';
 import { idempotency } from './http/idempotency';
 import { healthRoutes, readinessDependencies } from './http/health';
@@ -71,6 +72,7 @@ export function createApp({
   if (metrics && config.metricsToken && !config.metricsPort) app.get('/metrics', metricsEndpoint(metrics, config.metricsToken));
 
   app.use(healthRoutes(readinessDependencies(db, rateLimitLog), logThrottle, lifecycle));
+  app.get('/', frontDoor);
 
   // Public: the contract and its reference page need no key.
   // Both made at their first request, not at start: the document's generator and Swagger UI

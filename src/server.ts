@@ -18,6 +18,7 @@ import { createLogger, flushLogs, type Logger } from './logging/logger';
 import type * as MetricsModule from './metrics/metrics';
 import { DEFAULT_EVENT_RETENTION, EventRetention } from './services/events/event-retention';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
+import { localBaseUrl, whereServing } from './where-serving';
 
 // The old generation may grow by at most half between full collections, where V8's own factor
 // goes up to 4 on a machine with room: under load the process then carries less garbage (RSS
@@ -86,7 +87,10 @@ async function main() {
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
   const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs, logThrottle) : undefined;
 
-  if (demo) printWelcome(port, demo, config.publicOrigin ? config.publicBaseUrl : `http://localhost:${port}`);
+  const local = localBaseUrl(config.host, port);
+  const publicBase = config.publicOrigin ? config.publicBaseUrl : local;
+  process.stdout.write(whereServing(publicBase));
+  if (demo) printWelcome(local, demo, publicBase);
   if (needsFirstKey) printFirstSteps();
 
   stopOnSignals(drainable, {
@@ -156,11 +160,11 @@ function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<
 }
 
 function printWelcome(
-  port: number,
+  local: string,
   demo: { key: string; accountId: string; sequenceId: string; userEmail: string; setupToken: string },
   baseUrl: string,
 ) {
-  const base = `http://localhost:${port}/api/v1`;
+  const base = `${local}/api/v1`;
   process.stdout.write(
     [
       '',
@@ -177,7 +181,9 @@ function printWelcome(
       `  curl -s -X POST ${base}/sequences/${demo.sequenceId}/trigger -H 'x-api-key: ${demo.key}' -H 'content-type: application/json' \\`,
       `    -d '{"contact":{"email":"ada@example.com"}}'`,
       '',
-      `Docs: http://localhost:${port}/docs   More keys and accounts: npm run -s cli -- --help`,
+      'More keys, accounts and dashboard users: npm run -s cli -- --help',
+      'Lost this key or link later? account:list, key:create, user:list and user:setup-link make new ones',
+      '  (docs/operations.md, "Admin command line").',
       '',
     ].join('\n'),
   );

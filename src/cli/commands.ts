@@ -3,9 +3,9 @@ import type { Database } from '../db/database';
 import { API_KEY_KINDS } from '../schemas/statuses';
 import { SEQUENCE_STATUSES } from '../schemas/statuses';
 import { isEmailAddress, text } from '../schemas/text';
-import { createAccount, setMaxActiveRuns } from '../services/accounts';
+import { createAccount, listAccounts, setMaxActiveRuns } from '../services/accounts';
 import { createApiKey, listApiKeys, setApiKeyActive } from '../services/api-keys';
-import { createUser, disableUser, listUsers, setupUrl } from '../services/dashboard/users';
+import { createUser, disableUser, issueSetupLink, listUsers, setupUrl } from '../services/dashboard/users';
 import { createSequence, listSequences, setSequenceStatus } from '../services/sequences/sequence-admin';
 import type { CliSettings } from './cli-settings';
 import { WEBHOOK_COMMANDS } from './webhook-commands';
@@ -45,6 +45,11 @@ export const COMMANDS = {
         id: f.id,
         maxActiveRuns: f['max-active-runs'] === 'none' ? null : Number(f['max-active-runs']),
       }),
+  }),
+  'account:list': command({
+    usage: '',
+    flags: z.object({}),
+    run: (db) => listAccounts(db),
   }),
   'key:create': command({
     usage: `--account ID --name NAME [--kind ${API_KEY_KINDS.join('|')}] [--expires-at ISO8601]`,
@@ -101,9 +106,17 @@ export const COMMANDS = {
     },
   }),
   'user:list': command({
-    usage: '--account ID',
-    flags: z.object({ account: uuid }),
+    usage: '[--account ID]',
+    flags: z.object({ account: uuid.optional() }),
     run: (db, f) => listUsers(db, { accountId: f.account }),
+  }),
+  'user:setup-link': command({
+    usage: '--id ID',
+    flags: z.object({ id: uuid }),
+    run: async (db, f, settings) => {
+      const { user, setupToken } = await issueSetupLink(db, { id: f.id });
+      return { id: user.id, email: user.email, setupUrl: setupUrl(settings.publicBaseUrl, setupToken) };
+    },
   }),
   'user:disable': command({
     usage: '--id ID',

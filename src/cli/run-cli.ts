@@ -12,8 +12,12 @@ export interface CliIo {
 
 export class UsageError extends Error {}
 
+function synopsis(name: string, command: { usage: string }): string {
+  return `${name} ${command.usage}`.trimEnd();
+}
+
 export function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name} ${c.usage}`);
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${synopsis(name, c)}`);
   return ['Usage: npm run -s cli -- <command> [--flag value ...]', 'Commands:', ...lines].join('\n');
 }
 
@@ -51,18 +55,18 @@ export async function runCli(
   try {
     raw = parseFlags(rest);
   } catch (error) {
-    if (error instanceof UsageError) return fail(io, `${error.message} (usage: ${name} ${command.usage})`, 2);
+    if (error instanceof UsageError) return fail(io, `${error.message} (usage: ${synopsis(name, command)})`, 2);
     throw error;
   }
   const known = Object.keys((command.flags as unknown as { shape: object }).shape);
   const unknown = Object.keys(raw).find((flag) => !known.includes(flag));
-  if (unknown) return fail(io, `unknown flag --${unknown} (usage: ${name} ${command.usage})`, 2);
+  if (unknown) return fail(io, `unknown flag --${unknown} (usage: ${synopsis(name, command)})`, 2);
   const parsed = command.flags.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const flag = String(issue.path[0]);
     const message = flag in raw ? issue.message : 'is required';
-    return fail(io, `--${flag}: ${message} (usage: ${name} ${command.usage})`, 2);
+    return fail(io, `--${flag}: ${message} (usage: ${synopsis(name, command)})`, 2);
   }
 
   const db = openDatabase(config.databaseUrl);

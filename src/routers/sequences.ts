@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { contactFieldsSchema } from '../schemas/contact';
-import { contactIdsSchema, enrollmentSchema, enrollOutcomeSchema, runSchema } from '../schemas/sequence';
+import { contactIdsSchema, enrollmentSchema, enrollOutcomeSchema, enrollSummarySchema, runSchema } from '../schemas/sequence';
 import { enrollByIds } from '../services/sequences/enroll-by-ids';
 import { enrollContact } from '../services/sequences/enroll-contact';
 import { enrollmentStatus } from '../services/sequences/enrollment-status';
@@ -109,7 +109,8 @@ export const sequencesRouter = router({
         summary: 'Enroll existing contacts by id',
         description:
           'Up to 500 ids. Contacts with an active run in the sequence are skipped; ids that are not contacts of ' +
-          'the account, and contacts over the account\'s active-run limit, count as failed.',
+          'the account, and contacts over the account\'s active-run limit, count as failed; `summary.failures` ' +
+          'names each, with its reason, in request order.',
         protect: true,
         errorResponses: { 404: 'Sequence not found', 409: 'Sequence is not active' },
       },
@@ -119,12 +120,7 @@ export const sequencesRouter = router({
     .output(
       z.object({
         enrollment: enrollmentSchema,
-        summary: z.object({
-          processed: z.number().int().describe('Distinct contact ids attempted.').meta({ example: 3 }),
-          successful: z.number().int().describe('New runs created.').meta({ example: 2 }),
-          failed: z.number().int().describe('Unknown contacts, or over the account limit.').meta({ example: 0 }),
-          skipped: z.number().int().describe('Contacts that already had an active run.').meta({ example: 1 }),
-        }),
+        summary: enrollSummarySchema,
       }),
     )
     .mutation(({ ctx, input }) =>

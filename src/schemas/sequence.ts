@@ -39,6 +39,30 @@ export const enrollmentSchema = z
   .meta({ id: 'Enrollment' });
 export type EnrollmentDto = z.infer<typeof enrollmentSchema>;
 
+// Why an id given to enroll started no run: not a contact of the account, or over the account's
+// active-run limit.
+export const ENROLL_FAILURE_REASONS = ['not_found', 'sequence_limit_reached'] as const;
+export type EnrollFailureReason = (typeof ENROLL_FAILURE_REASONS)[number];
+
+export const enrollSummarySchema = z.object({
+  processed: z.number().int().describe('Distinct contact ids attempted.').meta({ example: 3 }),
+  successful: z.number().int().describe('New runs created.').meta({ example: 2 }),
+  failed: z.number().int().describe('Unknown contacts, or over the account limit.').meta({ example: 0 }),
+  skipped: z.number().int().describe('Contacts that already had an active run.').meta({ example: 1 }),
+  failures: z
+    .array(
+      z.object({
+        contactId: z.string().describe('The id as the request gave it (its first occurrence).'),
+        reason: z
+          .enum(ENROLL_FAILURE_REASONS)
+          .describe('`not_found`: not a contact of the account; `sequence_limit_reached`: over the account\'s active-run limit.'),
+      }),
+    )
+    .describe('One entry per failed id, in request order: `failed` of them.')
+    .meta({ example: [{ contactId: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', reason: 'not_found' }] }),
+});
+export type EnrollSummary = z.infer<typeof enrollSummarySchema>;
+
 const contactId = z.string().describe('UUID of the contact (created or updated by this call).').meta({ example: '3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f' });
 
 export const enrolledSchema = z.object({

@@ -42,6 +42,12 @@ export async function setMaxActiveRuns(
   });
 }
 
+// Every account, oldest first: how an operator finds the id the other commands take.
+export async function listAccounts(db: Database): Promise<AccountSummary[]> {
+  const accounts = await Account.findAll({ order: [['createdAt', 'ASC'], ['id', 'ASC']] });
+  return accounts.map(summarize);
+}
+
 export async function countAccounts(db: Database): Promise<number> {
   return Account.count();
 }

@@ -31,10 +31,23 @@ function zodIssues(cause: unknown): ZodLikeIssue[] | null {
   return (cause as Error)?.name === 'ZodError' && Array.isArray(issues) ? (issues as ZodLikeIssue[]) : null;
 }
 
+// Two checks of one schema can fail alike (an email over 254 characters before and after
+// lower-casing): a client reads each problem once.
+function distinct(details: IssueDetail[]): IssueDetail[] {
+  const seen = new Set<string>();
+  return details.filter((detail) => {
+    const key = JSON.stringify([detail.path, detail.message]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 export function issueDetails(error: TRPCError): IssueDetail[] | undefined {
-  if (error.cause instanceof ValidationError && error.cause.details.length > 0) return error.cause.details;
+  if (error.cause instanceof ValidationError && error.cause.details.length > 0) return distinct(error.cause.details);
   const issues = error.code === 'BAD_REQUEST' ? zodIssues(error.cause) : null;
-  return issues?.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
+  if (!issues) return undefined;
+  return distinct(issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })));
 }
 
 const FIXED_MESSAGES: Partial<Record<TRPCError['code'], string>> = {

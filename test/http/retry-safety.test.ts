@@ -127,9 +127,9 @@ describe('Retrying a write that was applied', () => {
     const first = await api(key).post(`/sequences/${sequenceId}/enroll`).send({ contactIds: [contact.id] });
     const retry = await api(key).post(`/sequences/${sequenceId}/enroll`).send({ contactIds: [contact.id] });
 
-    expect(first.body.summary).to.deep.equal({ processed: 1, successful: 1, failed: 0, skipped: 0 });
+    expect(first.body.summary).to.deep.equal({ processed: 1, successful: 1, failed: 0, skipped: 0, failures: [] });
     expect(retry.status).to.equal(201);
-    expect(retry.body.summary).to.deep.equal({ processed: 1, successful: 0, failed: 0, skipped: 1 });
+    expect(retry.body.summary).to.deep.equal({ processed: 1, successful: 0, failed: 0, skipped: 1, failures: [] });
     expect(await storedRuns({ accountId })).to.have.length(1);
     expect(await storedEnrollments({ sequenceId })).to.have.length(2);
   });

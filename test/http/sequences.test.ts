@@ -222,7 +222,7 @@ describe('Sequences API (REST)', () => {
         failedEnrollments: 0,
         skippedDuplicates: 0,
       });
-      expect(res.body.summary).to.deep.equal({ processed: 3, successful: 3, failed: 0, skipped: 0 });
+      expect(res.body.summary).to.deep.equal({ processed: 3, successful: 3, failed: 0, skipped: 0, failures: [] });
 
       const runs = await storedRuns({ sequenceId });
       expect(runs.map((run) => run.contactId)).to.have.members(ids);
@@ -232,6 +232,16 @@ describe('Sequences API (REST)', () => {
         expectWithin(run.createdAt, before, after);
       }
       expect(await storedEnrollments({ sequenceId })).to.deep.equal([{ ...res.body.enrollment, accountId }]);
+    });
+
+    it('answers 201 for 500 unknown ids naming each in summary.failures, in request order, with not_found', async () => {
+      const { key, sequenceId } = await setup();
+      const ids = Array.from({ length: 500 }, () => randomUUID());
+      const res = await enroll(key, sequenceId, ids);
+      expect(res.status).to.equal(201);
+      expect(res.body.summary).to.include({ processed: 500, successful: 0, failed: 500, skipped: 0 });
+      expect(res.body.summary.failures).to.deep.equal(ids.map((contactId) => ({ contactId, reason: 'not_found' })));
+      expect(res.body.enrollment).to.include({ totalContacts: 500, failedEnrollments: 500 });
     });
 
     it('answers 404 Sequence not found and 409 Sequence is not active, writing nothing', async () => {

@@ -306,7 +306,16 @@ describe('sequences procedures', () => {
 
       const result = await enroll(key, sequenceId, [fresh1, fresh2, fresh1, enrolled, theirs, unknown, fresh2.toUpperCase()]);
 
-      expect(result.summary).to.deep.equal({ processed: 5, successful: 2, failed: 2, skipped: 1 });
+      expect(result.summary).to.deep.equal({
+        processed: 5,
+        successful: 2,
+        failed: 2,
+        skipped: 1,
+        failures: [
+          { contactId: theirs, reason: 'not_found' },
+          { contactId: unknown, reason: 'not_found' },
+        ],
+      });
       expect(result.enrollment).to.include({
         totalContacts: 5,
         successfulEnrollments: 2,
@@ -330,7 +339,7 @@ describe('sequences procedures', () => {
 
       const result = await enroll(key, sequenceId, [id]);
 
-      expect(result.summary).to.deep.equal({ processed: 1, successful: 1, failed: 0, skipped: 0 });
+      expect(result.summary).to.deep.equal({ processed: 1, successful: 1, failed: 0, skipped: 0, failures: [] });
       expect((await storedRuns({ contactId: id })).map((run) => run.status)).to.have.members(['cancelled', 'pending']);
     });
 
@@ -341,7 +350,16 @@ describe('sequences procedures', () => {
 
       const result = await enroll(key, sequenceId, ids);
 
-      expect(result.summary).to.deep.equal({ processed: 4, successful: 2, failed: 2, skipped: 0 });
+      expect(result.summary).to.deep.equal({
+        processed: 4,
+        successful: 2,
+        failed: 2,
+        skipped: 0,
+        failures: [
+          { contactId: ids[2], reason: 'sequence_limit_reached' },
+          { contactId: ids[3], reason: 'sequence_limit_reached' },
+        ],
+      });
       expect(result.enrollment).to.include({ successfulEnrollments: 2, failedEnrollments: 2, skippedDuplicates: 0 });
       expect(await storedRuns({ accountId, status: 'pending' })).to.have.length(3);
     });
@@ -353,9 +371,41 @@ describe('sequences procedures', () => {
 
       const result = await enroll(key, sequenceId, ids);
 
-      expect(result.summary).to.deep.equal({ processed: 2, successful: 0, failed: 2, skipped: 0 });
+      expect(result.summary).to.deep.equal({
+        processed: 2,
+        successful: 0,
+        failed: 2,
+        skipped: 0,
+        failures: ids.map((contactId) => ({ contactId, reason: 'sequence_limit_reached' })),
+      });
       expect(await storedRuns({ accountId })).to.have.length(1);
       expect(await storedEnrollments({ sequenceId })).to.have.length(1);
+    });
+
+    it('names every failed id with its reason, in request order, as the request spelled it, and no other id', async () => {
+      const { key, accountId, sequenceId } = await setup({ maxActiveRuns: 3 });
+      const [enrolled, fresh1, fresh2, over1, over2] = await contactIds(accountId, 5);
+      await enroll(key, sequenceId, [enrolled]);
+      const other = await buildTenant();
+      const theirs = (await buildContact(other.accountId)).id;
+      const unknown = randomUUID().toUpperCase();
+
+      const result = await enroll(key, sequenceId, [unknown, fresh1, enrolled, fresh2, over1.toUpperCase(), theirs, unknown.toLowerCase(), over2]);
+
+      // The limit leaves room for two: the first two new contacts in request order get it.
+      expect(result.summary).to.deep.equal({
+        processed: 7,
+        successful: 2,
+        failed: 4,
+        skipped: 1,
+        failures: [
+          { contactId: unknown, reason: 'not_found' },
+          { contactId: over1.toUpperCase(), reason: 'sequence_limit_reached' },
+          { contactId: theirs, reason: 'not_found' },
+          { contactId: over2, reason: 'sequence_limit_reached' },
+        ],
+      });
+      expect((await storedRuns({ sequenceId })).map((run) => run.contactId)).to.have.members([enrolled, fresh1, fresh2]);
     });
 
     it('rejects no ids, 501 ids, a malformed UUID, a non-array and a missing list with BAD_REQUEST, writing nothing', async () => {
@@ -376,8 +426,15 @@ describe('sequences procedures', () => {
 
     it('accepts exactly 500 ids', async () => {
       const { key, sequenceId } = await setup();
-      const result = await enroll(key, sequenceId, Array.from({ length: 500 }, () => randomUUID()));
-      expect(result.summary).to.deep.equal({ processed: 500, successful: 0, failed: 500, skipped: 0 });
+      const ids = Array.from({ length: 500 }, () => randomUUID());
+      const result = await enroll(key, sequenceId, ids);
+      expect(result.summary).to.deep.equal({
+        processed: 500,
+        successful: 0,
+        failed: 500,
+        skipped: 0,
+        failures: ids.map((contactId) => ({ contactId, reason: 'not_found' })),
+      });
     });
 
     it('is set-based: enrolling 500 contacts costs no more SQL statements than enrolling 5', async () => {
@@ -391,8 +448,8 @@ describe('sequences procedures', () => {
         const fiveHundred = await captureQueries(() => enroll(key, large.id, ids.slice(5)));
 
         const label = `maxActiveRuns ${maxActiveRuns}`;
-        expect(five.result.summary, label).to.deep.equal({ processed: 5, successful: 5, failed: 0, skipped: 0 });
-        expect(fiveHundred.result.summary, label).to.deep.equal({ processed: 500, successful: 500, failed: 0, skipped: 0 });
+        expect(five.result.summary, label).to.deep.equal({ processed: 5, successful: 5, failed: 0, skipped: 0, failures: [] });
+        expect(fiveHundred.result.summary, label).to.deep.equal({ processed: 500, successful: 500, failed: 0, skipped: 0, failures: [] });
         expect(fiveHundred.queries.length, label).to.be.at.most(five.queries.length);
         expect(fiveHundred.queries.length, label).to.be.at.most(20);
         expect(await storedRuns({ sequenceId: large.id }), label).to.have.length(500);
@@ -634,7 +691,13 @@ describe('sequences procedures', () => {
 
       const result = await enroll(b.key, b.sequenceId, [...aContacts, bContact]);
 
-      expect(result.summary).to.deep.equal({ processed: 3, successful: 1, failed: 2, skipped: 0 });
+      expect(result.summary).to.deep.equal({
+        processed: 3,
+        successful: 1,
+        failed: 2,
+        skipped: 0,
+        failures: aContacts.map((contactId) => ({ contactId, reason: 'not_found' })),
+      });
       expect((await storedRuns({ sequenceId: b.sequenceId })).map((run) => run.contactId)).to.deep.equal([bContact]);
       expect(await countRows('sequence_runs', a.accountId)).to.equal(0);
     });
@@ -684,7 +747,7 @@ describe('sequences procedures', () => {
       const { key, accountId, sequenceId } = await setup();
       const ids = await contactIds(accountId, 2);
       const enrolled = await caller(key).sequences.enroll({ id: sequenceId, contactIds: ids });
-      expect(enrolled.summary).to.deep.equal({ processed: 2, successful: 2, failed: 0, skipped: 0 });
+      expect(enrolled.summary).to.deep.equal({ processed: 2, successful: 2, failed: 0, skipped: 0, failures: [] });
       const byEmail = await caller(key).sequences.enrollByEmail({ id: sequenceId, email: 'rpc@example.com' });
       expect(byEmail.enrolled).to.equal(true);
       const cancelled = await caller(key).sequences.unenroll({ id: sequenceId, contactIds: [ids[1], ids[0]] });

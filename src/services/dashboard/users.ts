@@ -67,9 +67,36 @@ export async function createUser(
   return { user: summarize(user), setupToken };
 }
 
-export async function listUsers(db: Database, input: { accountId: string }): Promise<UserSummary[]> {
-  const users = await User.findAll({ where: { accountId: input.accountId }, order: [['createdAt', 'ASC']] });
+// One account's users, or every account's when none is given.
+export async function listUsers(db: Database, input: { accountId?: string } = {}): Promise<UserSummary[]> {
+  const users = await User.findAll({
+    where: input.accountId ? { accountId: input.accountId } : {},
+    order: [['createdAt', 'ASC'], ['id', 'ASC']],
+  });
   return users.map(summarize);
+}
+
+// A new one-time link for an existing user, when the first is lost or expired, or the password
+// forgotten (the link sets a new one). Links issued before and still unused stop working: only
+// the newest one printed can be used.
+export async function issueSetupLink(
+  db: Database,
+  input: { id: string },
+  now = new Date(),
+): Promise<{ user: UserSummary; setupToken: string }> {
+  const setupToken = generateToken();
+  const user = await withTransaction(db, async (transaction) => {
+    const found = await User.findByPk(input.id, { transaction });
+    if (!found) throw new NotFoundError('User');
+    if (!found.active) throw new ValidationError('The user is disabled: a setup link would not let them in');
+    await UserSetupToken.update({ usedAt: now }, { where: { userId: found.id, usedAt: null }, transaction });
+    await UserSetupToken.create(
+      { userId: found.id, tokenHash: hashToken(setupToken), expiresAt: new Date(now.getTime() + SETUP_LINK_TTL_MS) },
+      { transaction },
+    );
+    return found;
+  });
+  return { user: summarize(user), setupToken };
 }
 
 // Disabling signs the user out everywhere: their sessions go in the same transaction.

@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database';
 import { insertRows } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
-import type { EnrollmentDto } from '../../schemas/sequence';
+import type { EnrollFailureReason, EnrollmentDto, EnrollSummary } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { requireSequence } from './find-sequence';
 import { recordEvents } from '../events/record-events';
@@ -23,11 +23,12 @@ const ENROLLMENT_COLUMNS = [
 
 export interface EnrollByIdsResult {
   enrollment: EnrollmentDto;
-  summary: { processed: number; successful: number; failed: number; skipped: number };
+  summary: EnrollSummary;
 }
 
 // Enrolls existing contacts by id, set-based: the statements do not grow with the ids.
-// failed: not a contact of the account, or over the account's active-run limit.
+// failed: not a contact of the account, or over the account's active-run limit (each listed in
+// summary.failures with its reason).
 // skipped: already has an active run in the sequence (found first, or lost to a concurrent
 // enroll at insert time).
 export function enrollByIds(
@@ -35,7 +36,10 @@ export function enrollByIds(
   input: { accountId: string; sequenceId: string; contactIds: string[] },
 ): Promise<EnrollByIdsResult> {
   const { accountId } = input;
-  const ids = [...new Set(input.contactIds.map((id) => id.toLowerCase()))];
+  // Ids compare case-insensitively; a failure names the id as the request first spelled it.
+  const given = new Map<string, string>();
+  for (const id of input.contactIds) if (!given.has(id.toLowerCase())) given.set(id.toLowerCase(), id);
+  const ids = [...given.keys()];
   return withTransaction(db, async (transaction) => {
     const sequenceId = await requireSequence(db, { ...input, mustBeActive: true }, transaction);
     const capacity = await remainingRunCapacity(db, accountId, transaction);
@@ -48,8 +52,14 @@ export function enrollByIds(
     const allowed = capacity ? candidates.slice(0, capacity.remaining) : candidates;
 
     const started = await startRuns(db, { accountId, sequenceId, contactIds: allowed }, transaction);
+    const overLimit = new Set(candidates.slice(allowed.length));
+    const failures: Array<{ contactId: string; reason: EnrollFailureReason }> = [];
+    for (const [id, asGiven] of given) {
+      if (!existing.has(id)) failures.push({ contactId: asGiven, reason: 'not_found' });
+      else if (overLimit.has(id)) failures.push({ contactId: asGiven, reason: 'sequence_limit_reached' });
+    }
     const successful = started.size;
-    const failed = ids.length - existing.size + (candidates.length - allowed.length);
+    const failed = failures.length;
     const skipped = ids.length - successful - failed;
 
     const enrollment: EnrollmentDto = {
@@ -70,6 +80,6 @@ export function enrollByIds(
       transaction,
     );
     await recordEvents(db, accountId, runsCreatedEvents(sequenceId, started), transaction);
-    return { enrollment, summary: { processed: ids.length, successful, failed, skipped } };
+    return { enrollment, summary: { processed: ids.length, successful, failed, skipped, failures } };
   });
 }

@@ -1,0 +1,103 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { startServer, type StartedServer } from '../support/server-process';
+
+// Every start of the real server (dist/server.js), not only the first on an empty database,
+// says where the service is: the API, the docs and the dashboard, at PUBLIC_BASE_URL when set,
+// else at the address it listens on as a browser on the machine reaches it.
+
+async function stop(server: StartedServer) {
+  server.child.kill('SIGTERM');
+  await server.exited;
+}
+
+// The server's stdout once it includes text (printed after the listening line).
+function whenPrinted(server: StartedServer, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const stdout = server.child.stdout!;
+    const check = () => {
+      if (!server.stdout().includes(text)) return;
+      clearTimeout(timer);
+      stdout.off('data', check);
+      resolve(server.stdout());
+    };
+    const timer = setTimeout(() => {
+      stdout.off('data', check);
+      reject(new Error(`"${text}" not printed; stdout: ${server.stdout()}`));
+    }, 10_000);
+    // After whenListening's own listener, which collects what server.stdout() returns.
+    stdout.on('data', check);
+    check();
+  });
+}
+
+const whereServing = (server: StartedServer) => whenPrinted(server, 'Dashboard:');
+
+describe('the start message', function () {
+  this.timeout(120_000);
+  let dir: string;
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'start-message-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('names the API, /docs and /dashboard on a later start too, where each answers', async () => {
+    const url = `sqlite:${path.join(dir, 'service.sqlite')}`;
+    const first = await startServer(url);
+    try {
+      const out = await whenPrinted(first, 'Admin command line');
+      expect(out).to.include('API key:');
+      expect(out).to.include('user:setup-link');
+      expect(out).to.include(`Dashboard:  http://localhost:${first.port}/dashboard`);
+    } finally {
+      await stop(first);
+    }
+
+    const later = await startServer(url);
+    try {
+      const out = await whereServing(later);
+      expect(out).not.to.include('API key:');
+      const base = `http://localhost:${later.port}`;
+      expect(out).to.include(`API:        ${base}/api/v1 `);
+      expect(out).to.include(`${base}/api/v1/openapi.json`);
+      expect(out).to.include(`Docs:       ${base}/docs\n`);
+      expect(out).to.include(`Dashboard:  ${base}/dashboard\n`);
+      // What it names is there.
+      const reach = (route: string) => fetch(`http://127.0.0.1:${later.port}${route}`);
+      expect((await reach('/api/v1/openapi.json')).status).to.equal(200);
+      expect((await reach('/docs')).status).to.equal(200);
+      expect((await reach('/dashboard/')).status).to.equal(200);
+    } finally {
+      await stop(later);
+    }
+  });
+
+  it('uses PUBLIC_BASE_URL when set, and HOST when it names one address', async () => {
+    const url = `sqlite:${path.join(dir, 'service.sqlite')}`;
+    const proxied = await startServer(url, { PUBLIC_BASE_URL: 'https://svc.example.com/' });
+    try {
+      const out = await whenPrinted(proxied, 'Admin command line');
+      expect(out).to.include('API:        https://svc.example.com/api/v1 ');
+      expect(out).to.include('Docs:       https://svc.example.com/docs\n');
+      expect(out).to.include('Dashboard:  https://svc.example.com/dashboard\n');
+      // The demo user's setup link goes the same way.
+      expect(out).to.match(/https:\/\/svc\.example\.com\/dashboard\/setup\?token=/);
+    } finally {
+      await stop(proxied);
+    }
+
+    const oneAddress = await startServer(url, { HOST: '127.0.0.2' });
+    try {
+      const out = await whereServing(oneAddress);
+      const base = `http://127.0.0.2:${oneAddress.port}`;
+      expect(out).to.include(`Docs:       ${base}/docs\n`);
+      expect(out).to.include(`Dashboard:  ${base}/dashboard\n`);
+      expect((await fetch(`${base}/docs`)).status).to.equal(200);
+    } finally {
+      await stop(oneAddress);
+    }
+  });
+});
