@@ -1,9 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { createServer } from 'node:http';
 import { createApp } from './app';
-import { loadConfig } from './config';
-import { routeConsoleToLog } from './logging/console-to-log';
-import { openDatabase, prepareDatabase } from './db/database';
 import { migrateToLatest } from './db/migrator';
 import { countAccounts } from './services/accounts';
 import { setupUrl } from './services/dashboard/users';
@@ -14,11 +11,12 @@ import { DrainableServer } from './http/graceful-shutdown';
 import { startMetricsServer } from './metrics/metrics-server';
 import { applyServerTimeouts } from './http/server-timeouts';
 import { LogThrottle } from './logging/log-throttle';
-import { createLogger, flushLogs, type Logger } from './logging/logger';
+import { flushLogs, type Logger } from './logging/logger';
 import type * as MetricsModule from './metrics/metrics';
 import { DEFAULT_EVENT_RETENTION, EventRetention } from './services/events/event-retention';
+import { startProcess } from './startup/start-process';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
-import { localBaseUrl, whereServing } from './where-serving';
+import { localBaseUrl, whereServing } from './startup/where-serving';
 
 // The old generation may grow by at most half between full collections, where V8's own factor
 // goes up to 4 on a machine with room: under load the process then carries less garbage (RSS
@@ -27,12 +25,7 @@ import { localBaseUrl, whereServing } from './where-serving';
 setFlagsFromString('--heap-growing-percent=50');
 
 async function main() {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel);
-  // Libraries' own console output (Sequelize's, mysql2's) and Node's warnings: JSON lines too.
-  routeConsoleToLog(logger);
-  const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
-  await prepareDatabase(db);
+  const { config, logger, db } = await startProcess();
   const applied = await migrateToLatest(db, logger);
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 

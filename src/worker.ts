@@ -1,7 +1,5 @@
-import { loadConfig } from './config';
-import { routeConsoleToLog } from './logging/console-to-log';
-import { openDatabase, prepareDatabase } from './db/database';
-import { createLogger, flushLogs } from './logging/logger';
+import { flushLogs } from './logging/logger';
+import { startProcess } from './startup/start-process';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 
 // `npm run worker`: the webhook dispatcher alone, for services run with WEBHOOK_DISPATCHER=off.
@@ -9,12 +7,7 @@ import { startWebhookDispatcher, webhookSettings } from './services/webhooks/sta
 // SHUTDOWN_TIMEOUT_SECONDS (at most 10 s, one attempt's timeout) to finish, the rest are
 // released for another dispatcher, then the process exits 0.
 async function main() {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel);
-  // Libraries' own console output (Sequelize's, mysql2's) and Node's warnings: JSON lines too.
-  routeConsoleToLog(logger);
-  const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
-  await prepareDatabase(db);
+  const { config, logger, db } = await startProcess();
   const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger, config.webhookTimeoutMs);
   logger.info({ msg: 'worker running', pid: process.pid, database: db.dialect });
   let stopping = false;
