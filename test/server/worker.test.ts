@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { demoKey, REPO, serverEnv, startServer, type StartedServer } from '../support/server-process';
+import { startReceiver } from '../support/webhook-receiver';
+
+// `npm run worker` (dist/worker.js): the background work of a service started with
+// WEBHOOK_DISPATCHER=off, in a process of its own on the same database.
+describe('the worker process', function () {
+  this.timeout(90_000);
+  let dir: string;
+  let server: StartedServer | undefined;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'worker-'));
+  });
+  after(() => {
+    if (server) server.child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('delivers the webhooks a service with WEBHOOK_DISPATCHER=off leaves to it, once each, and stops cleanly on SIGTERM', async () => {
+    const receiver = await startReceiver(() => 204);
+    // An embedded file shared by the two processes, so that the service seeds a demo key.
+    const url = `sqlite:${path.join(dir, 'worker.sqlite')}`;
+    const env = { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_DISPATCHER: 'off' };
+    try {
+      server = await startServer(url, env);
+      const { key } = demoKey(server);
+      const base = `http://127.0.0.1:${server.port}/api/v1`;
+      const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+      const created = await fetch(`${base}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url }) });
+      expect(created.status).to.equal(201);
+      const { webhook } = (await created.json()) as { webhook: { id: string } };
+      const test = await fetch(`${base}/webhooks/${webhook.id}/test`, { method: 'POST', headers, body: '{}' });
+      expect(test.status).to.equal(202);
+      const { eventId } = (await test.json()) as { eventId: string };
+
+      const worker = spawn(process.execPath, [path.join(REPO, 'dist', 'worker.js')], {
+        cwd: REPO,
+        env: serverEnv(url, env),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      worker.stderr!.on('data', (chunk) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+      try {
+        const until = Date.now() + 20_000;
+        while (receiver.received.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        expect(receiver.received.map((r) => r.headers['webhook-id']), stderr).to.deep.equal([eventId]);
+      } finally {
+        worker.kill('SIGTERM');
+      }
+      expect(await exited, stderr).to.equal(0);
+      const lines = stderr.trim().split('\n').map((line) => JSON.parse(line) as { msg: string });
+      expect(lines.map((line) => line.msg)).to.include.members(['worker running', 'stopping', 'stopped']);
+      // The service itself sent nothing: the one delivery was the worker's.
+      expect(receiver.received).to.have.length(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
