@@ -14,7 +14,6 @@ export function requestContext(req: Request, deps: { db: Database; webhooks?: We
     transport,
     authenticate: async () => req.auth ?? { ok: false, message: AUTH_MESSAGES.missing },
     http: newHttpMeta(),
-    restDeleteBody: transport === 'rest' && req.method === 'DELETE' ? req.body : undefined,
     webhooks: deps.webhooks,
   };
 }
