@@ -50,6 +50,8 @@ export function restApi({ router, db, logThrottle, webhooks }: RestApiDeps): Req
   }
 
   return (req, res, next) => {
+    // A WHATWG URL, as the previous adapter matched on: dot segments resolved, backslashes read
+    // as slashes, what must be percent-encoded encoded.
     const url = req.url.startsWith('/') ? new URL(`http://127.0.0.1${req.url}`) : new URL(req.url);
     const found = matchRoute(routes, req.method, normalizePath(url.pathname));
     if (!found) return next();
@@ -57,9 +59,9 @@ export function restApi({ router, db, logThrottle, webhooks }: RestApiDeps): Req
   };
 }
 
-// A body is JSON or nothing. express.json has parsed it already (any charset it supports, any
-// letter case); the media type is compared as a prefix, as before, and case-insensitively
-// (RFC 9110).
+// A POST, PUT or PATCH must say its body is JSON, even an empty one. express.json has parsed it
+// already (any charset it supports, any letter case); the media type is compared as a prefix,
+// as before, and case-insensitively (RFC 9110).
 function refuseUnlessJson(type: string | undefined) {
   if (type?.toLowerCase().startsWith('application/json')) return;
   throw new TRPCError({
