@@ -18,6 +18,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
 COPY web ./web
+# The build generates the OpenAPI document and the REST client's types (generated/, from src/
+# through tsx and openapi-typescript, dev dependencies) before it compiles; the runtime stage needs
+# neither: the server makes the document it serves, and dist/client has the types' copy.
 RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime

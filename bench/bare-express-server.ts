@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import { toDate } from '../src/db/rows';
-import { ValidationError } from '../src/errors';
+import { toDate } from '../src/db/sql/rows';
+import { ValidationError } from '../src/errors/app-errors';
 import { contactFieldsSchema } from '../src/schemas/contact';
 import { nestsDeeperThan } from '../src/schemas/text';
 import { assertWithinLimits, newContactState } from '../src/services/contacts/contact-state';

@@ -18,7 +18,11 @@ function newestMtime(file) {
   return newest;
 }
 
+// The build's other output, outside dist/: the OpenAPI document and the REST client's types.
+const generated = [path.join(root, 'generated', 'openapi.json'), path.join(root, 'generated', 'client', 'rest-api-types.d.ts')];
+
 function builtAt() {
+  if (!generated.every((file) => fs.existsSync(file))) return -1;
   try {
     return fs.statSync(stamp).mtimeMs;
   } catch {
@@ -32,7 +36,7 @@ if (!fs.existsSync(path.join(root, 'src'))) process.exit(0);
 const sourcesAt = Math.max(...inputs.map((input) => newestMtime(path.join(root, input))));
 if (builtAt() >= sourcesAt) process.exit(0);
 
-process.stderr.write('dist/ is missing or older than the sources: building (npm run build)\n');
+process.stderr.write('dist/ (or generated/) is missing or older than the sources: building (npm run build)\n');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 // The build's own output goes to stderr: stdout is the command's (the CLI's JSON, piped to jq).
 const result = spawnSync(npm, ['run', '-s', 'build'], { cwd: root, stdio: ['ignore', 2, 2] });

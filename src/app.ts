@@ -13,16 +13,16 @@ import type { Lifecycle } from './http/graceful-shutdown';
 import { idempotency } from './http/idempotency';
 import { healthRoutes, readinessDependencies } from './http/health';
 import { jsonBody, requireJsonObject } from './http/json-body';
-import { metricsEndpoint } from './http/metrics-endpoint';
-import { requestMetrics } from './http/request-metrics';
+import { metricsEndpoint } from './metrics/metrics-endpoint';
+import { requestMetrics } from './metrics/request-metrics';
 import { routeTemplates } from './http/route-template';
 import { rateLimiters } from './http/rate-limit/limiters';
 import { MemorySlidingLog, type SlidingLog } from './http/rate-limit/sliding-window-store';
 import { restApi } from './http/rest-api';
 import { trpcApi } from './http/trpc-api';
-import { LogThrottle } from './log-throttle';
-import type { Logger } from './logger';
-import type { Metrics } from './metrics';
+import { LogThrottle } from './logging/log-throttle';
+import type { Logger } from './logging/logger';
+import type { Metrics } from './metrics/metrics';
 import type * as DocsPageModule from './openapi/docs-page';
 import type * as DocumentModule from './openapi/document';
 import { appRouter } from './routers/app-router';
@@ -38,7 +38,7 @@ export interface AppDeps {
   // The server's shutdown state, for /readyz (src/server.ts); absent in tests that need none.
   lifecycle?: Lifecycle;
   // Given: requests are measured, and served at GET /metrics when config.metricsToken is set
-  // (and no METRICS_PORT: then src/http/metrics-server.ts serves them).
+  // (and no METRICS_PORT: then src/metrics/metrics-server.ts serves them).
   metrics?: Metrics;
   // Shared with the Redis client, so that one outage is one line per 10 s.
   logThrottle?: LogThrottle;

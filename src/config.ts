@@ -18,6 +18,8 @@ export interface HttpTimeouts {
   requestTimeoutMs: number;
   // How long an idle keep-alive connection stays open.
   keepAliveTimeoutMs: number;
+  // How long a new connection may stay silent before its first request.
+  firstRequestTimeoutMs: number;
 }
 
 const envSchema = z.object({
@@ -42,11 +44,16 @@ const envSchema = z.object({
     .trim()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
     .optional(),
-  // Bounded waits (README "Timeouts"): a dependency that does not answer costs a request seconds.
+  // Bounded waits (docs/operations.md "Timeouts"): a dependency that does not answer costs a request seconds.
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_DATABASE_TIMEOUTS.acquireTimeoutMs),
   DB_QUERY_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_DATABASE_TIMEOUTS.queryTimeoutMs),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
+  // A connection that sends nothing for this long before its first request is closed without
+  // an answer. Node's own timeouts start at a request's first byte, so without it a socket
+  // that never sends one stays open for good, and a few thousand of them use up the process's
+  // file descriptors.
+  FIRST_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
   // The service's absolute address as clients and people reach it: the OpenAPI document's
   // `servers` URL, the dashboard's setup links and the Origin its mutations must carry.
@@ -67,7 +74,7 @@ const envSchema = z.object({
     .transform((value) => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value))
     .optional(),
   EVENT_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
-  // Webhooks (README "Webhooks"): the insecure switch must stay off in production.
+  // Webhooks (docs/webhooks.md): the insecure switch must stay off in production.
   WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).default('false'),
   WEBHOOK_DISPATCHER: z.enum(['on', 'off']).default('on'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
@@ -95,7 +102,7 @@ export interface Config {
   // The Origin the dashboard's mutations must carry: set only when PUBLIC_BASE_URL is.
   publicOrigin?: string;
   trustProxy: boolean | number | string;
-  // Events older than this are purged (README "Events").
+  // Events older than this are purged (docs/webhooks.md "The events feed").
   eventRetentionDays: number;
   // http:// and private addresses for webhook URLs; only for tests and local development.
   webhookAllowInsecure: boolean;
@@ -126,7 +133,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: values.REDIS_URL,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     databaseTimeouts: { acquireTimeoutMs: values.DB_ACQUIRE_TIMEOUT_MS, queryTimeoutMs: values.DB_QUERY_TIMEOUT_MS },
-    httpTimeouts: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS },
+    httpTimeouts: {
+      requestTimeoutMs: values.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_MS,
+      firstRequestTimeoutMs: values.FIRST_REQUEST_TIMEOUT_MS,
+    },
     metricsToken: values.METRICS_TOKEN,
     metricsPort: values.METRICS_PORT,
     publicBaseUrl: (values.PUBLIC_BASE_URL ?? `http://localhost:${values.PORT}`).replace(/\/+$/, ''),

@@ -2,6 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { createServer } from 'node:http';
 import { createApp } from './app';
 import { loadConfig } from './config';
+import { routeConsoleToLog } from './logging/console-to-log';
 import { openDatabase, prepareDatabase } from './db/database';
 import { migrateToLatest } from './db/migrator';
 import { countAccounts } from './services/accounts';
@@ -10,11 +11,11 @@ import { seedDemoIfEmpty } from './services/demo-seed';
 import type * as RedisClientModule from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
 import { DrainableServer } from './http/graceful-shutdown';
-import { startMetricsServer } from './http/metrics-server';
+import { startMetricsServer } from './metrics/metrics-server';
 import { applyServerTimeouts } from './http/server-timeouts';
-import { LogThrottle } from './log-throttle';
-import { createLogger, flushLogs, type Logger } from './logger';
-import type * as MetricsModule from './metrics';
+import { LogThrottle } from './logging/log-throttle';
+import { createLogger, flushLogs, type Logger } from './logging/logger';
+import type * as MetricsModule from './metrics/metrics';
 import { DEFAULT_EVENT_RETENTION, EventRetention } from './services/events/event-retention';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 
@@ -27,6 +28,8 @@ setFlagsFromString('--heap-growing-percent=50');
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // Libraries' own console output (Sequelize's, mysql2's) and Node's warnings: JSON lines too.
+  routeConsoleToLog(logger);
   const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
   await prepareDatabase(db);
   const applied = await migrateToLatest(db, logger);
@@ -47,7 +50,7 @@ async function main() {
     : undefined;
   const rateLimitLog = redis ? new RedisSlidingLog(redis) : undefined;
   const metrics =
-    config.metricsToken || config.metricsPort ? (require('./metrics') as typeof MetricsModule).createMetrics(db) : undefined;
+    config.metricsToken || config.metricsPort ? (require('./metrics/metrics') as typeof MetricsModule).createMetrics(db) : undefined;
   /* eslint-enable @typescript-eslint/no-require-imports */
   // The server exists before the app so that the app's /readyz can read its shutdown state.
   const server = createServer();
@@ -81,7 +84,7 @@ async function main() {
   const eventRetention = new EventRetention(db, { ...DEFAULT_EVENT_RETENTION, retentionDays: config.eventRetentionDays }, logger);
   eventRetention.start();
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
-  const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs) : undefined;
+  const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs, logThrottle) : undefined;
 
   if (demo) printWelcome(port, demo, config.publicOrigin ? config.publicBaseUrl : `http://localhost:${port}`);
   if (needsFirstKey) printFirstSteps();

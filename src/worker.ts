@@ -1,6 +1,7 @@
 import { loadConfig } from './config';
+import { routeConsoleToLog } from './logging/console-to-log';
 import { openDatabase, prepareDatabase } from './db/database';
-import { createLogger, flushLogs } from './logger';
+import { createLogger, flushLogs } from './logging/logger';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 
 // `npm run worker`: the webhook dispatcher alone, for services run with WEBHOOK_DISPATCHER=off.
@@ -10,6 +11,8 @@ import { startWebhookDispatcher, webhookSettings } from './services/webhooks/sta
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // Libraries' own console output (Sequelize's, mysql2's) and Node's warnings: JSON lines too.
+  routeConsoleToLog(logger);
   const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
   await prepareDatabase(db);
   const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger, config.webhookTimeoutMs);

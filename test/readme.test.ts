@@ -7,47 +7,69 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createApp } from '../src/app';
-import { select } from '../src/db/sql';
+import { select } from '../src/db/sql/statements';
 import { silentLogger } from './support/app';
 import { testDb } from './support/db';
 import { buildApiKey, buildSequence, buildTenant } from './support/factories';
 
-// The README's examples run as pasted: its shell blocks with curl, in order, in one bash (so an
-// id one block takes from an answer is there for the next), and its TypeScript blocks with tsx,
-// against a live service. A block is left out only when an HTML comment
+// The examples of the README and of the manual it links to (docs/*.md) run as pasted: their
+// shell blocks with curl, in order, in one bash (so an id one block takes from an answer is
+// there for the next), and their TypeScript blocks with tsx, against a live service. The order
+// is the README's, then each page of docs/ in the order the README first links to it (a page
+// it does not link to comes last, by name). A block is left out only when an HTML comment
 // `<!-- readme-test: skip (why) -->` stands right before it. curl fails here on any HTTP error
 // status (--fail-with-body), so an example that no longer works fails the suite.
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..');
-const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
 interface Block {
+  file: string;
   lang: string;
   line: number;
   code: string;
   skipped: boolean;
 }
 
+function manualFiles(): string[] {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const linked = Array.from(readme.matchAll(/\]\((docs\/[\w-]+\.md)(?:#[\w-]*)?\)/g), ([, file]) => file!);
+  const all = fs
+    .readdirSync(path.join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`)
+    .sort();
+  return ['README.md', ...new Set([...linked.filter((file) => all.includes(file)), ...all])];
+}
+
+// GitHub's anchors: a heading lower-cased, punctuation dropped, spaces as hyphens.
+function headingSlugs(markdown: string): Set<string> {
+  const headings = markdown.split('\n').filter((line) => /^#{1,6} /.test(line));
+  return new Set(headings.map((line) => line.replace(/^#+ /, '').toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+}
+
 function readmeBlocks(): Block[] {
   const blocks: Block[] = [];
-  const lines = README.split('\n');
-  for (let i = 0; i < lines.length; i += 1) {
-    const open = /^```(\w+)\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const end = lines.indexOf('```', i + 1);
-    blocks.push({
-      lang: open[1]!,
-      line: i + 1,
-      code: lines.slice(i + 1, end).join('\n'),
-      skipped: /^<!-- readme-test: skip \(.+\) -->$/.test(lines[i - 1] ?? ''),
-    });
-    i = end;
+  for (const file of manualFiles()) {
+    const lines = fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n');
+    for (let i = 0; i < lines.length; i += 1) {
+      const open = /^```(\w+)\s*$/.exec(lines[i]!);
+      if (!open) continue;
+      const end = lines.indexOf('```', i + 1);
+      blocks.push({
+        file,
+        lang: open[1]!,
+        line: i + 1,
+        code: lines.slice(i + 1, end).join('\n'),
+        skipped: /^<!-- readme-test: skip \(.+\) -->$/.test(lines[i - 1] ?? ''),
+      });
+      i = end;
+    }
   }
   return blocks;
 }
 
-describe('README examples, run as pasted', function () {
+describe('README and docs/ examples, run as pasted', function () {
   this.timeout(60_000);
   let server: Server;
   let base: string;
@@ -67,11 +89,33 @@ describe('README examples, run as pasted', function () {
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   });
 
+  it('keeps the README a front door, and every link of the manual leads somewhere', () => {
+    expect(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').split('\n').length).to.be.at.most(200);
+    const broken: string[] = [];
+    for (const file of manualFiles()) {
+      const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+      for (const [, target, anchor] of text.matchAll(/\]\(((?!https?:)[^)#\s]*)(?:#([^)\s]*))?\)/g)) {
+        const resolved = target ? path.join(path.dirname(path.join(ROOT, file)), target) : path.join(ROOT, file);
+        if (!fs.existsSync(resolved)) broken.push(`${file}: ${target} does not exist`);
+        else if (anchor && resolved.endsWith('.md') && !headingSlugs(fs.readFileSync(resolved, 'utf8')).has(anchor)) {
+          broken.push(`${file}: ${target || file} has no heading #${anchor}`);
+        }
+      }
+      // A file of the repository named in the text (`src/db/sql/statements.ts`) is there.
+      for (const [named] of text.matchAll(/\b(?:src|test|web|bench|scripts|db)\/[\w./-]+\.(?:ts|tsx|js|mts|sh|json)\b/g)) {
+        if (!fs.existsSync(path.join(ROOT, named))) broken.push(`${file}: names ${named}, which does not exist`);
+      }
+    }
+    expect(broken).to.deep.equal([]);
+  });
+
   it('finds the blocks it runs, and skips only marked ones', () => {
     const blocks = readmeBlocks();
     expect(blocks.filter((b) => b.lang === 'sh' && b.code.includes('curl') && !b.skipped).length).to.be.at.least(4);
     expect(blocks.filter((b) => b.lang === 'ts' && !b.skipped).length).to.equal(2);
-    expect(blocks.filter((b) => b.skipped).length).to.be.at.most(4);
+    expect(blocks.filter((b) => b.skipped).length).to.be.at.most(6);
+    // The README's own taste runs too.
+    expect(blocks.filter((b) => b.file === 'README.md' && b.lang === 'sh' && b.code.includes('curl') && !b.skipped)).to.have.length(1);
   });
 
   it('runs the curl examples in order in one shell, every request answered with success', async () => {
@@ -81,17 +125,18 @@ describe('README examples, run as pasted', function () {
     const script = [
       'set -eo pipefail',
       'curl() { command curl --fail-with-body --max-time 10 "$@"; }',
-      ...examples.map((b) => `echo "--- README.md line ${b.line}" >&2\n${b.code}\necho`),
+      ...examples.map((b) => `echo "--- ${b.file} line ${b.line}" >&2\n${b.code}\necho`),
     ].join('\n');
     const result = await run('bash', ['-c', script], { env: { PATH: process.env.PATH, B: `${base}/api/v1`, KEY: key }, maxBuffer: 8 << 20 }).catch(
       (error: { code: number; stdout: string; stderr: string }) => error,
     );
     expect('code' in result ? result.code : 0, `${result.stderr}\n${result.stdout.slice(-2000)}`).to.equal(0);
 
-    // What the examples did is stored: ada (deleted by the contacts example, made again by the
-    // trigger, tagged by enroll-by-email), a and b from the batch, the trigger's run cancelled.
+    // What the examples did is stored: grace from the README's taste, ada (deleted by the
+    // contacts example, made again by the trigger, tagged by enroll-by-email), a and b from the
+    // batch, the trigger's run cancelled.
     const contacts = await select<{ email: string }>(testDb(), 'SELECT email FROM contacts WHERE account_id = ? ORDER BY email', [accountId]);
-    expect(contacts.map((c) => c.email)).to.deep.equal(['a@example.com', 'ada@example.com', 'b@example.com']);
+    expect(contacts.map((c) => c.email)).to.deep.equal(['a@example.com', 'ada@example.com', 'b@example.com', 'grace@example.com']);
     const runs = await select<{ status: string }>(testDb(), 'SELECT status FROM sequence_runs WHERE account_id = ?', [accountId]);
     expect(runs.map((r) => r.status)).to.deep.equal(['cancelled']);
   });
@@ -113,7 +158,7 @@ describe('README examples, run as pasted', function () {
         const result = await run(tsx, [file], { cwd: dir, env: { ...process.env, BASE_URL: base, API_KEY: runner.key } }).catch(
           (error: { code: number; stdout: string; stderr: string }) => error,
         );
-        expect('code' in result ? result.code : 0, `README.md line ${block.line}: ${result.stderr}`).to.equal(0);
+        expect('code' in result ? result.code : 0, `${block.file} line ${block.line}: ${result.stderr}`).to.equal(0);
       } finally {
         fs.rmSync(file, { force: true });
       }

@@ -1,4 +1,4 @@
-import { toDate } from '../../src/db/rows';
+import { toDate } from '../../src/db/sql/rows';
 import type { TaggedContact } from '../../src/services/contacts/contact-tags';
 import { marks, sqlTimestamp, type Sql, type Tx } from './sql';
 

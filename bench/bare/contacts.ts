@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { byIndexOrder } from '../../src/db/key-order';
+import { byIndexOrder } from '../../src/db/sql/key-order';
 import { type ContactDto, type ContactFields, normalizeEmail } from '../../src/schemas/contact';
 import { isStorableText } from '../../src/schemas/text';
 import {

@@ -1,9 +1,9 @@
 import { v7 as uuidv7 } from 'uuid';
-import { toIso, toIsoOrNull } from '../../src/db/rows';
+import { toIso, toIsoOrNull } from '../../src/db/sql/rows';
 import type { ContactFields } from '../../src/schemas/contact';
 import { findContactRow, lockContactsById, normalizeId, upsertContacts } from './contacts';
 import { runCreatedEvent, runStatusChangedEvent } from '../../src/services/events/run-events';
-import type { RunStatus } from '../../src/models/sequence-run';
+import type { RunStatus } from '../../src/schemas/statuses';
 import { recordEvents } from './events';
 import { HttpError } from './http-error';
 import { marks, sqlTimestamp, type Sql, type Tx } from './sql';

@@ -1,7 +1,7 @@
 import mysql, { type Pool, type PoolConnection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
 
 // The bare server's data access: one mysql2 pool, no ORM. Statements are the service's,
-// text for text (src/services/**, src/db/sql.ts); only the way they travel may differ:
+// text for text (src/services/**, src/db/sql/statements.ts); only the way they travel may differ:
 // - 'execute' (default): prepared statements, cached per connection by mysql2, values bound
 //   by the server; what a lean hand-written server does.
 // - 'query': text statements with values escaped by mysql2 in JS, as Sequelize sends them.
@@ -14,7 +14,7 @@ export interface Sql {
   rows<T>(sql: string, params: readonly unknown[], tx?: Tx): Promise<T[]>;
   run(sql: string, params: readonly unknown[], tx?: Tx): Promise<ResultSetHeader>;
   // START TRANSACTION ... COMMIT on one connection; a deadlock runs fn again, as
-  // src/db/transaction.ts does.
+  // src/db/sql/transaction.ts does.
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -84,7 +84,7 @@ export function marks(n: number): string {
   return new Array(n).fill('?').join(', ');
 }
 
-// A timestamp as the service binds it on MySQL (src/db/sql.ts sqlTimestamp): milliseconds kept.
+// A timestamp as the service binds it on MySQL (src/db/sql/statements.ts sqlTimestamp): milliseconds kept.
 export function sqlTimestamp(date: Date): string {
   return date.toISOString().slice(0, 23).replace('T', ' ');
 }

@@ -1,6 +1,6 @@
 'use strict';
 
-// API keys get a kind: `integration` (the public API of SPEC.md) or `runner` (the internal
+// API keys get a kind: `integration` (the public API) or `runner` (the internal
 // sequence runner, which may also move runs). Existing keys become integration keys: the
 // column's default fills them in. The database refuses any other value; MySQL 8.0.16+ and
 // MariaDB enforce CHECK constraints, and SQLite checks a column's CHECK against the rows

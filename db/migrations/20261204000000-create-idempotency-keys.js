@@ -1,6 +1,6 @@
 'use strict';
 
-// Idempotency-Key (README "Idempotency-Key"): one row per (account, key), claimed by an INSERT
+// Idempotency-Key (docs/idempotency.md): one row per (account, key), claimed by an INSERT
 // before the request runs, so the primary key decides which of two concurrent requests runs.
 // status_code is NULL while the first request is still running; locked_until bounds how long
 // such an unfinished claim (a crashed instance's) holds the key. expires_at is the 24 h

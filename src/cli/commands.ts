@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Database } from '../db/database';
-import { API_KEY_KINDS } from '../models/api-key';
-import { SEQUENCE_STATUSES } from '../models/sequence';
+import { API_KEY_KINDS } from '../schemas/statuses';
+import { SEQUENCE_STATUSES } from '../schemas/statuses';
 import { isEmailAddress, text } from '../schemas/text';
 import { createAccount, setMaxActiveRuns } from '../services/accounts';
 import { createApiKey, listApiKeys, setApiKeyActive } from '../services/api-keys';
@@ -10,7 +10,7 @@ import { createSequence, listSequences, setSequenceStatus } from '../services/se
 import type { CliSettings } from './cli-settings';
 import { WEBHOOK_COMMANDS } from './webhook-commands';
 
-// The admin command line's commands (CONTRACT.md "Accounts, keys and sequences"): each one a
+// The admin command line's commands (docs/decisions.md "Accounts, keys and sequences"): each one a
 // schema for its flags and a call to a service.
 
 const uuid = z.uuid('must be a UUID');

@@ -2,7 +2,7 @@ import type { CliSettings } from './cli-settings';
 import type { Config } from '../config';
 import { openDatabase, prepareDatabase } from '../db/database';
 import { migrateToLatest } from '../db/migrator';
-import { AppError } from '../errors';
+import { AppError } from '../errors/app-errors';
 import { COMMANDS, type CommandName } from './commands';
 
 export interface CliIo {

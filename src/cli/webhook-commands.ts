@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Database } from '../db/database';
-import { EVENT_TYPES } from '../services/webhooks/event-types';
+import { EVENT_TYPES } from '../schemas/event';
 import {
   createWebhook,
   deleteWebhook,
@@ -13,7 +13,7 @@ import {
 } from '../services/webhooks/endpoints';
 import type { CliSettings } from './cli-settings';
 
-// The admin command line's webhook commands: the REST calls of README "Webhooks", by account.
+// The admin command line's webhook commands: the REST calls of docs/webhooks.md, by account.
 const uuid = z.uuid('must be a UUID');
 const events = z
   .string()

@@ -3,15 +3,16 @@ import path from 'node:path';
 import 'reflect-metadata';
 import { Sequelize } from 'sequelize-typescript';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from '../config';
-import { LogThrottle } from '../log-throttle';
-import type { Logger } from '../logger';
+import { LogThrottle } from '../logging/log-throttle';
+import type { Logger } from '../logging/logger';
 import { MODELS } from '../models';
 import { parseDatabaseUrl } from './database-url';
+import type { Dialect } from './dialect';
 import { sqlTemplate } from './sql-template';
 import { installDirectStatements } from './direct-statements';
 import { boundStatements, type MysqlStatementConnection } from './statement-deadline';
 
-export type Dialect = 'sqlite' | 'mysql';
+export type { Dialect } from './dialect';
 
 export interface Database {
   sequelize: Sequelize;
@@ -49,7 +50,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   const common = {
     logging,
     models: MODELS,
-    // Every timestamp is UTC with milliseconds (CONTRACT.md "Timestamps and ids").
+    // Every timestamp is UTC with milliseconds (docs/decisions.md "Timestamps and ids").
     timezone: '+00:00',
     define: { underscored: true },
   };
@@ -153,7 +154,7 @@ interface MysqlConnection {
 //   holder committed. Under REPEATABLE READ (the server default) plain reads come from a
 //   snapshot taken at the transaction's first read, before the lock was granted: the account's
 //   active runs would be counted, and a contact's active run looked for, in stale data, and
-//   concurrent enrollments would overshoot the account limit (CONTRACT.md "Sequence limit").
+//   concurrent enrollments would overshoot the account limit (docs/decisions.md "Account run limit").
 // - No NO_BACKSLASH_ESCAPES: Sequelize escapes values with backslashes, which that mode would
 //   read as text.
 async function prepareMysqlSession(connection: MysqlConnection) {

@@ -1,8 +1,8 @@
 import type { QueryOptions, Transaction } from 'sequelize';
 import type { Sequelize } from 'sequelize-typescript';
-import type { Dialect } from './database';
+import type { Dialect } from './dialect';
 
-// The request path's statements (src/db/sql.ts) run on Sequelize's own connections, but not
+// The request path's statements (src/db/sql/statements.ts) run on Sequelize's own connections, but not
 // through its query path: per statement that path builds a Query object, captures a stack
 // (`new Error()`, and on SQLite reads `.stack` every time, which is costly under source maps),
 // escapes every value into the text in JavaScript, and mysql2 then scans the text again.
@@ -133,7 +133,7 @@ function sendSqlite(connection: Connection, sql: string, values: unknown[], retu
 // An array value stands for a list: its `?` becomes one placeholder per item (an empty list
 // NULL, as Sequelize writes it, so `IN (NULL)` matches nothing). Every distinct list length is
 // its own prepared statement; mysql2's per-connection cache is bounded (src/db/database.ts).
-// Dates become text in the form each dialect stores (see sqlTimestamp in src/db/sql.ts).
+// Dates become text in the form each dialect stores (see sqlTimestamp in src/db/sql/statements.ts).
 function expandLists(sql: string, values: readonly unknown[], dialect: Dialect): [string, unknown[]] {
   if (!values.some(Array.isArray)) return [sql, values.map((value) => bindValue(value, dialect))];
   const parts = sql.split('?');

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DataTypes } from 'sequelize';
 import type * as UmzugModule from 'umzug';
-import type { Logger } from '../logger';
+import type { Logger } from '../logging/logger';
 import type { Database } from './database';
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', 'db', 'migrations');

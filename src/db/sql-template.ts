@@ -1,4 +1,4 @@
-import type { Dialect } from './database';
+import type { Dialect } from './dialect';
 
 // Sequelize hands its logging callback the statement with the values already written in
 // (replacements are inlined, and a key hash or a contact's email with them). What may be

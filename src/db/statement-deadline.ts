@@ -18,7 +18,7 @@ import { EventEmitter } from 'node:events';
 // that the connection is "in an undetermined state").
 
 export class StatementTimeoutError extends Error {
-  // The code mysql2 gives its own query timeout; src/db/unavailable.ts maps it to a 503.
+  // The code mysql2 gives its own query timeout; src/db/sql/unavailable.ts maps it to a 503.
   readonly code = 'PROTOCOL_SEQUENCE_TIMEOUT';
 
   constructor(timeoutMs: number) {

@@ -1,5 +1,5 @@
 import type { Express, Request, RequestHandler, Response } from 'express';
-import type { Logger } from '../logger';
+import type { Logger } from '../logging/logger';
 import './express-types';
 import { assignRequestId } from './request-id';
 import type { RouteOf } from './route-template';
@@ -15,7 +15,7 @@ type WithChild = Request & { [CHILD]?: Logger };
 // template, never the URL (it carries ids and emails), and no header or body is logged.
 //
 // Levels: info; 5xx error, but 503 info: an outage's 503s are logged once per 10 s per cause
-// (src/log-throttle.ts), and at LOG_LEVEL=warn one line per 503 would undo that.
+// (src/logging/log-throttle.ts), and at LOG_LEVEL=warn one line per 503 would undo that.
 //
 // Cost (issue 8): pino-http made two child loggers per request, one of them bound to the whole
 // IncomingMessage, and was about 30% of a GET's CPU. Here a request costs one listener and one

@@ -1,8 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { Database } from '../db/database';
-import { AUTH_MESSAGES, authenticateApiKey } from '../services/api-keys';
+import { AuthenticationError } from '../errors/app-errors';
+import { authenticateApiKey } from '../services/api-keys';
 import './express-types';
-import { authErrorCode } from '../trpc/errors';
 import { sendError } from './send-error';
 
 // Resolves the x-api-key header once per request, before the rate limiter (which counts per
@@ -22,6 +22,6 @@ export function resolveApiKey(db: Database): RequestHandler {
 // on both transports. The accountProcedure middleware checks again for in-process callers.
 export const requireApiKey: RequestHandler = (req, res, next) => {
   if (req.auth?.ok) return next();
-  const message = req.auth?.message ?? AUTH_MESSAGES.missing;
-  sendError(req, res, { status: 401, code: authErrorCode(message), message });
+  const { code, message } = new AuthenticationError(req.auth?.code ?? 'missing_api_key');
+  sendError(req, res, { status: 401, code, message });
 };

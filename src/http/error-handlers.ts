@@ -1,11 +1,11 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import type { LogThrottle } from '../log-throttle';
+import type { LogThrottle } from '../logging/log-throttle';
 import './express-types';
 import { reportUnavailable } from './report-unavailable';
 import { notAnObject } from './json-body';
 import { sendError, type HttpLayerError } from './send-error';
-import { defaultCodeFor } from '../error-codes';
-import { ServiceUnavailableError } from '../errors';
+import { defaultCodeFor } from '../errors/error-codes';
+import { ServiceUnavailableError } from '../errors/app-errors';
 
 export const notFound: RequestHandler = (req, res) => sendError(req, res, { status: 404, code: 'not_found', message: 'Not found' });
 
@@ -29,8 +29,8 @@ function parseFailure(body: string | undefined): HttpLayerError {
 export function errorHandler(logThrottle: LogThrottle): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
-    // The database or the rate-limit store is down (the limiter fails closed: README, "Rate
-    // limits"). Raised here when it happens before a procedure runs: resolving the key, counting.
+    // The database or the rate-limit store is down (the limiter fails closed: docs/rate-limits.md).
+    // Raised here when it happens before a procedure runs: resolving the key, counting.
     if (error instanceof ServiceUnavailableError) {
       reportUnavailable(req, error, logThrottle);
       res.setHeader('Retry-After', String(error.retryAfterSeconds));

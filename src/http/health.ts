@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Database } from '../db/database';
-import type { LogThrottle } from '../log-throttle';
+import type { LogThrottle } from '../logging/log-throttle';
 import type { Lifecycle } from './graceful-shutdown';
 import './express-types';
 import { RedisSlidingLog } from './rate-limit/redis-sliding-log';
@@ -13,7 +13,7 @@ export interface Dependency {
 }
 
 // What /readyz waits for: the database, and Redis when the rate limits are kept there (the
-// service answers 503 to every keyed request without it: README, "Rate limits").
+// service answers 503 to every keyed request without it: docs/rate-limits.md).
 export function readinessDependencies(db: Database, rateLimitLog?: SlidingLog): Dependency[] {
   const dependencies: Dependency[] = [{ name: 'Database', check: () => db.sequelize.query('SELECT 1') }];
   if (rateLimitLog instanceof RedisSlidingLog) dependencies.push({ name: 'Redis', check: () => rateLimitLog.ping() });

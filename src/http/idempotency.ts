@@ -20,7 +20,7 @@ const RESULT_HEADERS = ['content-type', 'location'];
 const notKept = (status: number) => status === 401 || status === 429 || status >= 500;
 
 // Idempotency-Key on POST (REST operations and tRPC mutations), with Stripe's semantics
-// (README "Idempotency-Key"). Mounted after authentication and body parsing. A request
+// (docs/idempotency.md). Mounted after authentication and body parsing. A request
 // without the header costs nothing here.
 export function idempotency(db: Database): RequestHandler {
   return (req, res, next) => {

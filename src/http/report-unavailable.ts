@@ -1,11 +1,11 @@
 import type { Request } from 'express';
-import type { ServiceUnavailableError } from '../errors';
-import type { LogThrottle } from '../log-throttle';
+import type { ServiceUnavailableError } from '../errors/app-errors';
+import type { LogThrottle } from '../logging/log-throttle';
 import './express-types';
 import { RateLimitUnavailableError } from './rate-limit/sliding-window-store';
 
 // Why a request was answered 503: a label on the 503 counter (GET /metrics) and a field of its
-// access-log line. The messages are the public ones (README), so they are stable.
+// access-log line. The messages are the public ones (docs/errors.md), so they are stable.
 export type UnavailableCause = 'database' | 'database_busy' | 'redis' | 'shutdown' | 'other';
 
 const CAUSE_BY_MESSAGE: Record<string, UnavailableCause> = {

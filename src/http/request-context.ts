@@ -1,6 +1,5 @@
 import type { Request } from 'express';
 import type { Database } from '../db/database';
-import { AUTH_MESSAGES } from '../services/api-keys';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import { newHttpMeta, type Context } from '../trpc/context';
 import './express-types';
@@ -12,7 +11,7 @@ export function requestContext(req: Request, deps: { db: Database; webhooks?: We
     db: deps.db,
     requestId: req.id,
     transport,
-    authenticate: async () => req.auth ?? { ok: false, message: AUTH_MESSAGES.missing },
+    authenticate: async () => req.auth ?? { ok: false as const, code: 'missing_api_key' as const },
     http: newHttpMeta(),
     webhooks: deps.webhooks,
   };

@@ -1,8 +1,8 @@
 import { TRPCError } from '@trpc/server';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Database } from '../db/database';
-import { ServiceUnavailableError } from '../errors';
-import type { LogThrottle } from '../log-throttle';
+import { ServiceUnavailableError } from '../errors/app-errors';
+import type { LogThrottle } from '../logging/log-throttle';
 import type { AppRouter } from '../routers/app-router';
 import type { Context } from '../trpc/context';
 import { restErrorFor } from '../trpc/errors';

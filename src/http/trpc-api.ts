@@ -1,8 +1,8 @@
 import type { Request, RequestHandler } from 'express';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { Database } from '../db/database';
-import { ServiceUnavailableError } from '../errors';
-import type { LogThrottle } from '../log-throttle';
+import { ServiceUnavailableError } from '../errors/app-errors';
+import type { LogThrottle } from '../logging/log-throttle';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import type { AppRouter } from '../routers/app-router';
 import { retryAfterSeconds } from '../trpc/errors';

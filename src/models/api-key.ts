@@ -1,10 +1,7 @@
 import { Column, DataType, ForeignKey, Model, Table } from 'sequelize-typescript';
+import { API_KEY_KINDS, type ApiKeyKind } from '../schemas/statuses';
 import { Account } from './account';
 
-// integration: the public API of SPEC.md (a shop plugin, a CRM sync). runner: the internal
-// sequence runner, which may also call the internal procedures (runs.transition).
-export const API_KEY_KINDS = ['integration', 'runner'] as const;
-export type ApiKeyKind = (typeof API_KEY_KINDS)[number];
 
 @Table({ tableName: 'api_keys', underscored: true, timestamps: true })
 export class ApiKey extends Model {

@@ -1,13 +1,13 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
 type Components = NonNullable<OpenAPIObject['components']>;
-import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../error-codes';
+import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../errors/error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
 import { WEBHOOK_DELIVERY } from './webhook-payload';
 
 // The REST surface's OpenAPI document. trpc-to-openapi writes paths, parameters and schemas
-// from the procedures; this adds what it cannot know (STACK.md): the real success statuses,
+// from the procedures; this adds what it cannot know (docs/architecture.md, "Dependencies and patches"): the real success statuses,
 // the { error } bodies the service really sends, and the rate-limit and request-id headers.
 //
 // The document must stay lint-clean (test/http/openapi-lint.test.ts: spectral:oas and redocly's
@@ -40,7 +40,7 @@ const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
 };
 
-// An error answer: the body's `code` is one of `codes` (src/error-codes.ts), its schema says
+// An error answer: the body's `code` is one of `codes` (src/errors/error-codes.ts), its schema says
 // which; a 400 for invalid input also lists `details`.
 function errorResponse(description: string, example: string, codes: readonly ErrorCode[], headers: object = RATE_LIMIT_HEADERS) {
   const validation = codes.includes('validation_failed');

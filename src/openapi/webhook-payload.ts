@@ -1,4 +1,4 @@
-// OpenAPI 3.1 `webhooks`: what the service POSTs to an endpoint (README, Webhooks).
+// OpenAPI 3.1 `webhooks`: what the service POSTs to an endpoint (docs/webhooks.md).
 export const WEBHOOK_DELIVERY = {
   event: {
     post: {

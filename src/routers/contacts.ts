@@ -2,7 +2,6 @@ import { z } from 'zod';
 import {
   contactFieldsSchema,
   contactResponseSchema,
-  contactSchema,
   contactUpdateSchema,
   subscriptionStatusSchema,
   tagsSchema,
@@ -18,11 +17,10 @@ import {
   upsertContact,
 } from '../services/contacts/contact-operations';
 import { getContact, getContactByEmail } from '../services/contacts/find-contact';
-import { listContacts } from '../services/contacts/list-contacts';
+import { listContacts, type ContactPage } from '../services/contacts/list-contacts';
 import { listContactRuns } from '../services/sequences/list-runs';
 import { accountProcedure, router } from '../trpc/init';
-import { nextCursorSchema } from '../schemas/list';
-import { contactListInputSchema, runFilters, runListInputSchema, runListOutputSchema } from '../schemas/list-queries';
+import { contactListInputSchema, contactListOutputSchema, runFilters, runListInputSchema, runListOutputSchema } from '../schemas/list-queries';
 
 const TAGS = ['Contacts'];
 const contactLocation = (id: string) => `/api/v1/contacts/${id}`;
@@ -37,6 +35,11 @@ export const subscriptionsInput = idParam
   .refine((value) => value.emailSubscriptionStatus || value.whatsappSubscriptionStatus, {
     message: 'Give emailSubscriptionStatus or whatsappSubscriptionStatus',
   });
+
+// A page as the list answers it: the sync fields only with sort=updatedAt.
+export function contactListAnswer(page: ContactPage) {
+  return { contacts: page.items, nextCursor: page.nextCursor, ...page.sync };
+}
 
 // Static paths (/contacts/upsert, /contacts/batch, /contacts/by-email/{email}) are declared
 // before /contacts/{id}: the REST adapter takes the first path that matches, in this order.
@@ -132,17 +135,16 @@ export const contactsRouter = router({
           '`updatedSince` (exclusive). Walk the pages with `nextCursor`; in the default order a walk sees every ' +
           'contact that existed when it began and still exists exactly once, even while contacts are created ' +
           'and changed meanwhile. `sort=updatedAt` gives the oldest change first (ties by `id`), for incremental ' +
-          'sync with `updatedSince`: a contact updated during the walk may appear again later, and never goes ' +
-          'missing; the changes of the last few seconds may come again on the next page.',
+          'sync: a walk lists the contacts as last changed before its start less a settle window of 5 s (changes ' +
+          'still committing), each at most once, and ends. Its last page has `nextCursor` null and carries ' +
+          '`resumeCursor`, `caughtUpTo` and `retryAfterMs`: pass `resumeCursor` later as `cursor` to list every ' +
+          'change made since, each once. A contact changed during a walk comes in the next one.',
         protect: true,
       },
     })
     .input(contactListInputSchema)
-    .output(z.object({ contacts: z.array(contactSchema), nextCursor: nextCursorSchema }))
-    .query(async ({ ctx, input }) => {
-      const page = await listContacts(ctx.db, { ...input, accountId: ctx.accountId });
-      return { contacts: page.items, nextCursor: page.nextCursor };
-    }),
+    .output(contactListOutputSchema)
+    .query(async ({ ctx, input }) => contactListAnswer(await listContacts(ctx.db, { ...input, accountId: ctx.accountId }))),
 
   runs: accountProcedure
     .meta({

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { SUBSCRIPTION_STATUSES } from './statuses';
 import { isEmailAddress, jsonProblem, MAX_JSON_DEPTH, text } from './text';
 
-// The API's contact contract (SPEC.md 2.1, CONTRACT.md "Contacts"), shared by every procedure.
+// The API's contact contract (docs/api.md "Contacts", docs/decisions.md "Contacts"), shared by every procedure.
 
 export const MAX_TAGS = 100;
 export const MAX_CUSTOM_FIELD_KEYS = 100;
@@ -72,7 +73,7 @@ export const customFieldsSchema = z
   )
   .meta({ example: { plan: 'pro', address: { city: 'Leeds' } } });
 
-export const subscriptionStatusSchema = z.enum(['subscribed', 'unsubscribed']);
+export const subscriptionStatusSchema = z.enum(SUBSCRIPTION_STATUSES);
 
 export const contactFieldsSchema = z.object({
   email: emailSchema,

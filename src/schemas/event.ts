@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { contactSchema, subscriptionStatusSchema } from './contact';
 import { runSchema, runStatusSchema } from './sequence';
 
-// The events the service records (README "Events"): the payload of each type, defined once.
+// The events the service records (docs/webhooks.md "The events feed"): the payload of each type, defined once.
 // The feed answers them; they are in the OpenAPI document as components.
 
 export const EVENT_TYPES = [

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { type RunStatus } from '../models/sequence-run';
-import { subscriptionStatusSchema, tagSchema } from './contact';
-import { cursorSchema, flagSchema, instantSchema, limitSchema, nextCursorSchema } from './list';
+import { type RunStatus } from './statuses';
+import { contactSchema, subscriptionStatusSchema, tagSchema } from './contact';
+import { cursorSchema, flagSchema, instantSchema, limitSchema, nextCursorSchema, syncFieldsSchema } from './list';
 import { listedRunSchema, runStatusSchema, sequenceSchema, sequenceStatusSchema } from './sequence';
 import { text } from './text';
 
@@ -10,7 +10,13 @@ import { text } from './text';
 
 export const contactListInputSchema = z.strictObject({
   limit: limitSchema,
-  cursor: cursorSchema,
+  cursor: cursorSchema
+    .unwrap()
+    .describe(
+      'The `nextCursor` of the previous page, as given; with `sort=updatedAt` also the `resumeCursor` of a walk\'s last page. ' +
+        'Valid only for the same list with the same filters and sort; any other cursor is a 400.',
+    )
+    .optional(),
   tag: tagSchema.optional().describe('Only contacts with this tag (exact, case-sensitive, as tags are).'),
   emailSubscriptionStatus: subscriptionStatusSchema.optional(),
   whatsappSubscriptionStatus: subscriptionStatusSchema.optional(),
@@ -25,8 +31,22 @@ export const contactListInputSchema = z.strictObject({
   sort: z
     .enum(['createdAt', 'updatedAt'])
     .default('createdAt')
-    .describe('`createdAt`: newest first (default). `updatedAt`: oldest change first, for incremental sync.'),
+    .describe(
+      '`createdAt`: newest first (default). `updatedAt`: oldest change first, for incremental sync: only changes a few ' +
+        'seconds old are listed, and the last page carries `resumeCursor`.',
+    ),
 });
+
+// The sync fields only with sort=updatedAt: the default order answers as it always has.
+// The body's example is the default order's page: composed from every field's example, it would
+// have nextCursor and resumeCursor both set, which no answer has.
+const contactExample = Object.fromEntries(
+  Object.entries(contactSchema.shape).map(([name, field]) => [name, field instanceof z.ZodEnum ? field.options[0] : field.meta()?.example]),
+);
+export const contactListOutputSchema = z
+  .object({ contacts: z.array(contactSchema), nextCursor: nextCursorSchema })
+  .extend(syncFieldsSchema.shape)
+  .meta({ example: { contacts: [contactExample], nextCursor: nextCursorSchema.meta()?.example } });
 
 export const sequenceListInputSchema = z.strictObject({
   limit: limitSchema,

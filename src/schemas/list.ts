@@ -34,6 +34,40 @@ export const nextCursorSchema = z
   .describe('Pass it as `cursor` for the next page; null on the last page.')
   .meta({ example: 'eyJrIjpbIjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsIjNmMWMyYTllIl19' });
 
+// The answer of a sort=updatedAt page besides nextCursor (src/services/lists/settled-walk.ts):
+// what tells "caught up" from "there is more", and where a later walk starts.
+export const syncFieldsSchema = z.object({
+  resumeCursor: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      'Only with `sort=updatedAt`. On the walk\'s last page (`nextCursor` null): keep it, and pass it later as `cursor` ' +
+        '(with the same filters and sort) to receive every change made since, each once. Null while `nextCursor` is set.',
+    )
+    .meta({ example: 'WzEsMTc2NDAyMzM5NTAwMCwiIiwia1AzdlE5eFpyMkxtVDhhWXcxYk4wYyJd' }),
+  caughtUpTo: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      'Only with `sort=updatedAt`. On the walk\'s last page: every contact changed before this instant has been listed, ' +
+        'in this walk or the earlier ones its cursor continues; changes after it are listed once they are settled ' +
+        '(a few seconds old). Null while `nextCursor` is set.',
+    )
+    .meta({ example: '2025-11-24T22:29:55.000Z' }),
+  retryAfterMs: z
+    .number()
+    .int()
+    .nullable()
+    .optional()
+    .describe(
+      'Only with `sort=updatedAt`. On the walk\'s last page: from this many milliseconds on, every change made before ' +
+        'this answer can be listed; a sooner request gets only the part that has settled. Null while `nextCursor` is set.',
+    )
+    .meta({ example: 5000 }),
+});
+
 // ISO 8601 with a zone (Z or an offset), any precision; compared after conversion to UTC.
 export function instantSchema(name: string) {
   return z.iso

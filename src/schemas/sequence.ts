@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { SEQUENCE_STATUSES } from '../models/sequence';
-import { RUN_STATUSES } from '../models/sequence-run';
+import { SEQUENCE_STATUSES } from './statuses';
+import { RUN_STATUSES } from './statuses';
 
-// The Sequences API's contract (SPEC.md 2.3, 2.4, 4.2; CONTRACT.md "Runs", "Batch and bulk").
+// The Sequences API's contract (docs/api.md "Sequences"; docs/decisions.md "Runs", "Batch and bulk").
 
 export const MAX_CONTACT_IDS = 500;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from '../services/webhooks/event-types';
+import { EVENT_TYPES } from './event';
 
 export const webhookUrlSchema = z
   .string()

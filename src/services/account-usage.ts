@@ -1,6 +1,6 @@
 import type { Database } from '../db/database';
-import { select } from '../db/sql';
-import { NotFoundError } from '../errors';
+import { select } from '../db/sql/statements';
+import { NotFoundError } from '../errors/app-errors';
 import { Account } from '../models';
 import { activeRun } from './sequences/runs';
 

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database';
-import { withTransaction } from '../db/transaction';
-import { NotFoundError } from '../errors';
+import { withTransaction } from '../db/sql/transaction';
+import { NotFoundError } from '../errors/app-errors';
 import { Account } from '../models';
 
 export interface AccountSummary {

@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../db/database';
-import { execute, select } from '../db/sql';
-import { toDate } from '../db/rows';
+import type { AuthenticationCode } from '../errors/app-errors';
+import { execute, select } from '../db/sql/statements';
+import { toDate } from '../db/sql/rows';
 import { Account, ApiKey } from '../models';
-import type { ApiKeyKind } from '../models/api-key';
-import { withTransaction } from '../db/transaction';
-import { NotFoundError } from '../errors';
+import type { ApiKeyKind } from '../schemas/statuses';
+import { withTransaction } from '../db/sql/transaction';
+import { NotFoundError } from '../errors/app-errors';
 
 // API keys: "svc_" + 40 lower-case hex characters from a CSPRNG. Only the SHA-256 of the key is
 // stored, with its first 8 characters for display. The key is shown once, at creation.
@@ -26,14 +27,8 @@ export interface AuthenticatedKey {
   kind: ApiKeyKind;
 }
 
-export type AuthResult = { ok: true; key: AuthenticatedKey } | { ok: false; message: string };
-
-export const AUTH_MESSAGES = {
-  missing: 'Missing x-api-key header',
-  invalid: 'Invalid API key',
-  inactive: 'API key is inactive',
-  expired: 'API key has expired',
-} as const;
+export type ApiKeyFailure = Extract<AuthenticationCode, 'missing_api_key' | 'invalid_api_key' | 'api_key_inactive' | 'api_key_expired'>;
+export type AuthResult = { ok: true; key: AuthenticatedKey } | { ok: false; code: ApiKeyFailure };
 
 interface KeyRow {
   id: string;
@@ -53,16 +48,16 @@ export async function authenticateApiKey(
   header: string | undefined,
   now = new Date(),
 ): Promise<AuthResult> {
-  if (header === undefined || header === '') return { ok: false, message: AUTH_MESSAGES.missing };
-  if (!KEY_FORMAT.test(header)) return { ok: false, message: AUTH_MESSAGES.invalid };
+  if (header === undefined || header === '') return { ok: false, code: 'missing_api_key' };
+  if (!KEY_FORMAT.test(header)) return { ok: false, code: 'invalid_api_key' };
   const [row] = await select<KeyRow>(
     db,
     'SELECT id, account_id, kind, active, expires_at, last_used_at FROM api_keys WHERE key_hash = ?',
     [hashApiKey(header)],
   );
-  if (!row) return { ok: false, message: AUTH_MESSAGES.invalid };
-  if (!Number(row.active)) return { ok: false, message: AUTH_MESSAGES.inactive };
-  if (row.expires_at !== null && toDate(row.expires_at) <= now) return { ok: false, message: AUTH_MESSAGES.expired };
+  if (!row) return { ok: false, code: 'invalid_api_key' };
+  if (!Number(row.active)) return { ok: false, code: 'api_key_inactive' };
+  if (row.expires_at !== null && toDate(row.expires_at) <= now) return { ok: false, code: 'api_key_expired' };
   const lastUsed = row.last_used_at === null ? 0 : toDate(row.last_used_at).getTime();
   if (now.getTime() - lastUsed >= LAST_USED_GRANULARITY_MS) {
     // The request does not wait for bookkeeping; a failure only loses a timestamp.

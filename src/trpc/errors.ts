@@ -1,9 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import { defaultCodeFor, type ErrorCode } from '../error-codes';
-import { SIGN_IN_FAILED, SIGN_IN_REQUIRED } from './dashboard-messages';
-import { AppError, ServiceUnavailableError, ValidationError, type IssueDetail } from '../errors';
-import { AUTH_MESSAGES } from '../services/api-keys';
+import { defaultCodeFor, type ErrorCode } from '../errors/error-codes';
+import { AppError, ServiceUnavailableError, ValidationError, type IssueDetail } from '../errors/app-errors';
 
 // The single mapping from what went wrong to what a client sees, for both transports: the
 // REST body (rest-api.ts), the tRPC error formatter (init.ts) and the HTTP layer's own
@@ -11,6 +9,7 @@ import { AUTH_MESSAGES } from '../services/api-keys';
 
 const CODE_FOR_STATUS: Record<number, TRPCError['code']> = {
   400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   409: 'CONFLICT',
@@ -50,19 +49,6 @@ export interface RestError {
   retryAfterSeconds?: number;
 }
 
-const AUTH_CODES: Record<string, ErrorCode> = {
-  [AUTH_MESSAGES.missing]: 'missing_api_key',
-  [AUTH_MESSAGES.invalid]: 'invalid_api_key',
-  [AUTH_MESSAGES.inactive]: 'api_key_inactive',
-  [AUTH_MESSAGES.expired]: 'api_key_expired',
-  [SIGN_IN_REQUIRED]: 'sign_in_required',
-  [SIGN_IN_FAILED]: 'sign_in_failed',
-};
-
-export function authErrorCode(message: string): ErrorCode {
-  return AUTH_CODES[message] ?? 'invalid_api_key';
-}
-
 const CODE_FOR_TRPC_CODE: Partial<Record<TRPCError['code'], ErrorCode>> = {
   PARSE_ERROR: 'malformed_json',
   BAD_REQUEST: 'validation_failed',
@@ -76,7 +62,6 @@ const CODE_FOR_TRPC_CODE: Partial<Record<TRPCError['code'], ErrorCode>> = {
 
 function errorCode(error: TRPCError, status: number): ErrorCode {
   if (error.cause instanceof AppError) return error.cause.code;
-  if (error.code === 'UNAUTHORIZED') return authErrorCode(error.message);
   return CODE_FOR_TRPC_CODE[error.code] ?? defaultCodeFor(status);
 }
 

@@ -1,6 +1,6 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { AppError, ForbiddenError } from '../errors';
+import { AppError, AuthenticationError, ForbiddenError } from '../errors/app-errors';
 import type { Context } from './context';
 import { issueDetails, restErrorFor, toTRPCError } from './errors';
 
@@ -58,7 +58,7 @@ export const accountProcedure = t.procedure.use(async ({ ctx, next }) => {
   let accountCtx;
   try {
     const auth = await ctx.authenticate();
-    if (!auth.ok) throw new TRPCError({ code: 'UNAUTHORIZED', message: auth.message });
+    if (!auth.ok) throw new AuthenticationError(auth.code);
     accountCtx = { accountId: auth.key.accountId, keyId: auth.key.keyId, keyKind: auth.key.kind };
   } catch (error) {
     // What the error mapping would have made of it as a step of its own.

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { silentLogger } from '../support/app';
 import { browserSuite, expectAccessible as expectPageAccessible, launchBrowser, shoot as shootPage } from '../support/browser';
 import { testDb } from '../support/db';

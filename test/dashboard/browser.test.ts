@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { SIGN_IN_FAILED } from '../../src/routers/dashboard/auth';
 import { SIGN_IN_LIMITED } from '../../src/http/sign-in-limit';
 import { createUser, setupUrl } from '../../src/services/dashboard/users';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Express } from 'express';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { KEY_NOT_ACCEPTED } from '../../src/http/dashboard-api';
 import { enrollContact } from '../../src/services/sequences/enroll-contact';
 import { testDb } from '../support/db';

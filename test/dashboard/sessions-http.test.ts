@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { toDate } from '../../src/db/rows';
-import { select } from '../../src/db/sql';
+import { toDate } from '../../src/db/sql/rows';
+import { select } from '../../src/db/sql/statements';
 import { setMaxActiveRuns } from '../../src/services/accounts';
 import { createUser, disableUser } from '../../src/services/dashboard/users';
 import { SIGN_IN_FAILED } from '../../src/routers/dashboard/auth';
 import { SIGN_IN_LIMITED } from '../../src/http/sign-in-limit';
-import { createCaller, createCallerContext } from '../../src/trpc/caller';
+import { createCaller, createCallerContext } from '../../src/routers/caller';
 import { createApp } from '../../src/app';
 import { KEY_NOT_ACCEPTED } from '../../src/http/dashboard-api';
 import { api, testApp } from '../support/app';

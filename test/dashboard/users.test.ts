@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { runCli } from '../../src/cli/run-cli';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { completeSetup, createUser, SETUP_LINK_INVALID, SETUP_LINK_TTL_MS } from '../../src/services/dashboard/users';
 import { verifyPassword } from '../../src/services/dashboard/passwords';
 import { rebindModelsToTestDb, testDb } from '../support/db';

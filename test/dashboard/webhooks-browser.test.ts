@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { createApp } from '../../src/app';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { WebhookDispatcher } from '../../src/services/webhooks/dispatcher';
 import { silentLogger } from '../support/app';
 import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';

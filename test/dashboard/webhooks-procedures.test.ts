@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Express } from 'express';
 import { randomUUID } from 'node:crypto';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { buildUser, dashboardApp, mutate, query, signInCookie } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';

@@ -1,15 +1,15 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { toDate } from '../../src/db/rows';
-import { select } from '../../src/db/sql';
+import { toDate } from '../../src/db/sql/rows';
+import { select } from '../../src/db/sql/statements';
 import { setApiKeyActive } from '../../src/services/api-keys';
 import { api, caller, testApp } from '../support/app';
 import { testDb } from '../support/db';
 import { buildAccount, buildApiKey, buildTenant } from '../support/factories';
 import { trpcRejection } from '../support/trpc';
 
-// SPEC.md section 5 and CONTRACT.md "Accounts, keys and sequences": the x-api-key check, the
+// docs/api.md "Authentication" and docs/decisions.md "Accounts, keys and sequences": the x-api-key check, the
 // same on REST, on the tRPC endpoint and through createCaller.
 
 const MISSING = 'Missing x-api-key header';

@@ -11,7 +11,7 @@ import { rebindModelsToTestDb } from '../support/db';
 import { mariadbMissing, startMariadb, type ThrowawayServer } from '../support/throwaway-servers';
 import { sleep, timed } from '../support/timing';
 
-// README "Timeouts": a MariaDB that keeps its connections open and never answers (SIGSTOP)
+// docs/operations.md "Timeouts": a MariaDB that keeps its connections open and never answers (SIGSTOP)
 // costs a request at most a few seconds: 503 "Database unavailable; retry shortly" with
 // Retry-After, for a request caught mid-transaction as for one that arrives meanwhile, and
 // /readyz says so within 2 s. When it wakes, the service serves again by itself, and the

@@ -9,7 +9,7 @@ import { testDb, withFailingStatements } from '../support/db';
 import { buildAccount, buildApiKey, buildContact, buildSequence, buildTenant } from '../support/factories';
 
 // Every error body is { error, code, requestId } (plus details on a validation 400) on REST,
-// and tRPC's envelope with data.appCode and data.requestId on /trpc (README "Errors").
+// and tRPC's envelope with data.appCode and data.requestId on /trpc (docs/errors.md).
 
 type Res = request.Response;
 const OVER_1_MIB = JSON.stringify({ email: 'a@example.com', customFields: { blob: 'x'.repeat(1024 * 1024 + 10) } });

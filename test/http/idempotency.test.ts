@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { execute, select } from '../../src/db/sql';
+import { execute, select } from '../../src/db/sql/statements';
 import { requestHash } from '../../src/services/idempotency/idempotency-keys';
 import { api, silentLogger, testApp } from '../support/app';
 import { captureQueries, testDb, withFailingContactQueries } from '../support/db';
 import { buildSequence, buildTenant } from '../support/factories';
 
-// Idempotency-Key on POST, with Stripe's semantics (README "Idempotency-Key").
+// Idempotency-Key on POST, with Stripe's semantics (docs/idempotency.md).
 
 const ADA = { email: 'ada@example.com', firstName: 'Ada', tags: ['vip'], customFields: { plan: 'pro', n: 1 } };
 

@@ -6,7 +6,7 @@ import { buildSequence, buildTenant } from '../support/factories';
 import { countRows } from '../support/sequence-rows';
 
 // Input the service must refuse, or accept exactly, before anything reaches the database
-// (CONTRACT.md "Contacts", "Errors"): text that neither SQLite nor utf8mb4 can hold as given,
+// (docs/decisions.md "Contacts", "Errors"): text that neither SQLite nor utf8mb4 can hold as given,
 // runaway nesting, addresses as SMTP takes them, tag counts after duplicates collapse, and
 // request bodies that are not JSON objects. Run on SQLite and on MariaDB alike.
 

@@ -1,9 +1,9 @@
-import { LogThrottle } from '../../src/log-throttle';
+import { LogThrottle } from '../../src/logging/log-throttle';
 import { expect } from 'chai';
 import express from 'express';
 import request from 'supertest';
 import { z } from 'zod';
-import { select } from '../../src/db/sql';
+import { select } from '../../src/db/sql/statements';
 import { requireApiKey, resolveApiKey } from '../../src/http/api-key-auth';
 import { restApi } from '../../src/http/rest-api';
 import { appRouter, type AppRouter } from '../../src/routers/app-router';

@@ -1,7 +1,12 @@
 import { expect } from 'chai';
-import { execute } from '../../src/db/sql';
+import { execute } from '../../src/db/sql/statements';
 import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
-import { listContacts, SORTED_PREFIX_MATCHES, type ContactListFilters } from '../../src/services/contacts/list-contacts';
+import {
+  listContacts,
+  SORTED_PREFIX_MATCHES,
+  UPDATED_SORT_SETTLE_MS,
+  type ContactListFilters,
+} from '../../src/services/contacts/list-contacts';
 import { api, caller } from '../support/app';
 import { testDb } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
@@ -62,6 +67,21 @@ async function walk(key: string, query: Record<string, string | number>): Promis
     pages += 1;
   } while (cursor);
   return { ids, pages };
+}
+
+// A clock past the settle window of sort=updatedAt: the contacts just written are listed too.
+const settled = { now: () => new Date(Date.now() + UPDATED_SORT_SETTLE_MS + 1_000) };
+
+// Every id of a walk through the service, on that clock.
+async function settledWalk(accountId: string, filters: ContactListFilters, limit = 2): Promise<string[]> {
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listContacts(testDb(), { accountId, ...filters, limit, cursor }, settled);
+    seen.push(...page.items.map((contact) => contact.id));
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return seen;
 }
 
 async function badRequest(key: string, query: Record<string, string | number>) {
@@ -206,7 +226,7 @@ describe('GET /contacts', () => {
       expect(await ids(key, { tag: 'd' })).to.deep.equal([two.id]);
       // A change moves the contact in the tag walk by updatedAt too.
       await api(key).patch(`/contacts/${two.id}/subscriptions`).send({ emailSubscriptionStatus: 'unsubscribed' }).expect(200);
-      const [listed] = (await list(key, { tag: 'd', sort: 'updatedAt' })).contacts;
+      const [listed] = (await listContacts(testDb(), { accountId, tag: 'd', sort: 'updatedAt', limit: 10 }, settled)).items;
       expect(listed).to.include({ id: two.id, emailSubscriptionStatus: 'unsubscribed' });
     });
   });
@@ -269,17 +289,8 @@ describe('GET /contacts', () => {
       for (let i = 0; i < contacts.length; i += 100) {
         await batchUpsertContacts(testDb(), { accountId, contacts: contacts.slice(i, i + 100) });
       }
-      // Through the service, without the settle window of sort=updatedAt (these were all just written).
-      const walked = async (filters: ContactListFilters) => {
-        const seen: string[] = [];
-        let cursor: string | undefined;
-        do {
-          const page = await listContacts(testDb(), { accountId, ...filters, limit: 7, cursor }, { settleMs: 0 });
-          seen.push(...page.items.map((contact) => contact.id));
-          cursor = page.nextCursor ?? undefined;
-        } while (cursor);
-        return seen;
-      };
+      // Through the service, on a clock past the settle window of sort=updatedAt (these were all just written).
+      const walked = (filters: ContactListFilters) => settledWalk(accountId, filters, 7);
       const expected = async (like: string, order: string, tag?: string) =>
         (
           (await testDb().sequelize.query(
@@ -318,16 +329,16 @@ describe('GET /contacts', () => {
       expect(await ids(key, { q: 'zed' })).to.deep.equal([]);
       expect(await ids(key, { q: 'zeb' })).to.deep.equal([other.id, zed.id]);
       expect(await ids(key, { q: 'zebra@' })).to.deep.equal([zed.id]);
-      expect(await ids(key, { q: 'z', sort: 'updatedAt' })).to.deep.equal([other.id, zed.id]);
+      expect(await settledWalk(accountId, { q: 'z', sort: 'updatedAt' })).to.deep.equal([other.id, zed.id]);
       const rows = await mirrorRows(zed.id);
       expect(rows.map((row) => row.prefix)).to.deep.equal(['z', 'ze', 'zeb', 'zebr']);
       expect(rows.every((row) => Number(row.same_created) === 1 && Number(row.same_updated) === 1)).to.equal(true);
 
       // Other changes move updated_at in the mirror too; an upsert by another case keeps the prefixes.
       await api(key).patch(`/contacts/${other.id}/subscriptions`).send({ emailSubscriptionStatus: 'unsubscribed' }).expect(200);
-      expect(await ids(key, { q: 'z', sort: 'updatedAt' })).to.deep.equal([zed.id, other.id]);
+      expect(await settledWalk(accountId, { q: 'z', sort: 'updatedAt' })).to.deep.equal([zed.id, other.id]);
       await api(key).post('/contacts/upsert').send({ email: 'ZEBRA@X.IO', firstName: 'Z' }).expect(200);
-      expect(await ids(key, { q: 'zebr', sort: 'updatedAt' })).to.deep.equal([other.id, zed.id]);
+      expect(await settledWalk(accountId, { q: 'zebr', sort: 'updatedAt' })).to.deep.equal([other.id, zed.id]);
       expect((await mirrorRows(zed.id)).map((row) => [row.prefix, Number(row.same_updated)])).to.deep.equal([
         ['z', 1], ['ze', 1], ['zeb', 1], ['zebr', 1],
       ]);
@@ -420,8 +431,13 @@ describe('GET /contacts', () => {
       const mine = await buildTenant();
       const theirs = await buildTenant();
       const own = await buildContact(mine.accountId, { email: 'same@x.io', tags: ['shared'] });
-      await buildContact(theirs.accountId, { email: 'same@x.io', tags: ['shared'] });
-      await buildContact(theirs.accountId, { email: 'other@x.io', tags: ['shared'] });
+      const foreign = [
+        await buildContact(theirs.accountId, { email: 'same@x.io', tags: ['shared'] }),
+        await buildContact(theirs.accountId, { email: 'other@x.io', tags: ['shared'] }),
+      ];
+      // Older than the settle window, so that sort=updatedAt lists them too.
+      const past = new Date(Date.now() - 3_600_000);
+      for (const contact of [own, ...foreign]) await setTimestamps(contact.id, past, past);
       const queries: Array<Record<string, string>> = [
         {},
         { tag: 'shared' },

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { execute } from '../../src/db/sql';
+import { execute } from '../../src/db/sql/statements';
 import { moveRun } from '../../src/services/sequences/run-transitions';
 import { api, caller } from '../support/app';
 import { testDb } from '../support/db';

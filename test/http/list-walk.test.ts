@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import type { ContactFields } from '../../src/schemas/contact';
+import { isDeepStrictEqual } from 'node:util';
+import type { ContactDto, ContactFields } from '../../src/schemas/contact';
+import { execute } from '../../src/db/sql/statements';
 import { batchUpsertContacts, deleteContact, updateContact } from '../../src/services/contacts/contact-operations';
 import { listContacts } from '../../src/services/contacts/list-contacts';
 import { api } from '../support/app';
@@ -9,10 +11,11 @@ import { seededRandom } from '../support/random';
 
 // Walking the contact list while other clients insert, update and delete contacts (issue 9):
 // in the default order every contact that existed when the walk began and still exists at its
-// end is seen exactly once; with sort=updatedAt, at least once. Every contact's email starts with
-// `walk-`, so that q walks them too: `walk` through its own mirror rows, `walk-` (longer than
-// the mirror's prefixes, with more matches than are sorted) through `walk`'s rows checking the
-// whole prefix, `walk-1` (fewer matches) from the email index, sorted.
+// end is seen exactly once; with sort=updatedAt each walk ends and lists a contact at most once,
+// and the walks resumed from each other's resumeCursor list every change. Every contact's email
+// starts with `walk-`, so that q walks them too: `walk` through its own mirror rows, `walk-`
+// (longer than the mirror's prefixes, with more matches than are sorted) through `walk`'s rows
+// checking the whole prefix, `walk-1` (fewer matches) from the email index, sorted.
 
 const INITIAL = 240;
 const PAGE = 20;
@@ -133,34 +136,86 @@ describe('walking GET /contacts under concurrent writes', function () {
     });
   }
 
-  for (const filter of [{}, { q: 'walk' }, { q: 'walk-' }] as Array<{ q?: string }>) {
-    it(`with sort=updatedAt sees every contact that existed at the start and still exists at least once ${JSON.stringify(filter)}`, async () => {
+  // A sync client: walks sort=updatedAt until nextCursor is null, keeps the resumeCursor, and
+  // walks again from it, while the writers run; then, the writers stopped and the list's clock
+  // moved past the settle window, until a walk lists nothing. Its copy must then be the account.
+  for (const filter of [{}, { tag: 'walk' }, { q: 'walk' }, { q: 'walk-' }] as Array<{ q?: string; tag?: string }>) {
+    it(`with sort=updatedAt each walk ends and lists a contact at most once, and the walks resumed miss no change ${JSON.stringify(filter)}`, async () => {
       const { accountId } = await buildTenant();
       const initial = await seed(accountId);
-      const writers = startWriters(accountId, initial, 11);
-      const seen: string[] = [];
-      let cursor: string | undefined;
-      let repeats = 0;
-      try {
+      // Seeded a while ago: the first walk lists them (the writers' changes come in later walks).
+      const past = new Date(Date.now() - 3_600_000);
+      for (const table of ['contacts', 'contact_tags', 'contact_email_prefixes']) {
+        await execute(testDb(), `UPDATE ${table} SET created_at = ?, updated_at = ? WHERE account_id = ?`, [past, past, accountId]);
+      }
+      // The horizon trails the clock by SETTLE: longer than a write here takes from its timestamp
+      // to its COMMIT, short enough that the walks meet the writes.
+      const SETTLE = 1_000;
+      let ahead = 0;
+      const clock = { now: () => new Date(Date.now() + ahead) };
+      const copy = new Map<string, ContactDto>();
+      const walks: string[][] = [];
+      let pages = 0;
+      const walk = async (from: string | undefined): Promise<string> => {
+        const listed: string[] = [];
+        let cursor = from;
         for (;;) {
-          // A short settle window keeps the test quick; the guarantee needs it only to exceed the
-          // time between a write's timestamp and its COMMIT.
-          const page = await listContacts(testDb(), { accountId, ...filter, sort: 'updatedAt', limit: PAGE, cursor }, { settleMs: 300 });
-          seen.push(...page.items.map((c) => c.id));
-          if (!page.nextCursor) break;
+          const page = await listContacts(testDb(), { accountId, ...filter, sort: 'updatedAt', limit: PAGE, cursor }, { settleMs: SETTLE, ...clock });
+          pages += 1;
+          expect(pages, 'pages, all walks').to.be.below(2_000);
+          for (const contact of page.items) copy.set(contact.id, contact);
+          listed.push(...page.items.map((c) => c.id));
+          if (page.nextCursor === null) {
+            walks.push(listed);
+            expect(page.sync?.resumeCursor).to.be.a('string');
+            return page.sync!.resumeCursor!;
+          }
+          expect(page.sync?.resumeCursor).to.equal(null);
           cursor = page.nextCursor;
-          // The writers stop after a while; the walk then runs out.
-          if (seen.length > INITIAL * 2 && writers.writes() > 0) await writers.stop();
           await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      };
+
+      const writers = startWriters(accountId, initial, 11);
+      let resume: string | undefined;
+      try {
+        // Walks while the writers write, as a client polling the feed would: the next walk once
+        // more has been written, until some walks have met the writes.
+        while (walks.filter((listed) => listed.length > 0).length < 4 || writers.writes() < 300) {
+          const written = writers.writes();
+          resume = await walk(resume);
+          while (writers.writes() < written + 20) await new Promise((resolve) => setTimeout(resolve, 10));
         }
       } finally {
         await writers.stop();
       }
-      const counts = countById(seen);
-      repeats = [...counts.values()].filter((n) => n > 1).length;
-      const survivors = initial.filter((id) => !writers.deleted.has(id));
-      expect(survivors.filter((id) => !counts.has(id)), 'survivors never seen').to.deep.equal([]);
-      expect(repeats, 'contacts updated during the walk come again').to.be.greaterThan(0);
+      ahead = SETTLE + 1;
+      let caughtUp = false;
+      for (let more = 0; more < 3 && !caughtUp; more += 1) {
+        resume = await walk(resume);
+        caughtUp = walks[walks.length - 1].length === 0;
+      }
+      expect(caughtUp, 'a walk after the writers stopped lists nothing').to.equal(true);
+
+      for (const [n, listed] of walks.entries()) {
+        expect([...countById(listed)].filter(([, count]) => count > 1), `walk ${n}: listed twice`).to.deep.equal([]);
+      }
+      // The account as it is now: every contact the client should have, in its latest state.
+      const now = new Map<string, ContactDto>();
+      let cursor: string | undefined;
+      do {
+        const page = await listContacts(testDb(), { accountId, limit: 200, cursor });
+        for (const contact of page.items) now.set(contact.id, contact);
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      const stale = [...now.values()].filter((contact) => !isDeepStrictEqual(copy.get(contact.id), contact));
+      expect(stale.map((contact) => contact.id), 'contacts the copy lacks, or has in an older state').to.deep.equal([]);
+      // What the copy has beyond the account are the deleted contacts (a list shows no deletes).
+      expect([...copy.keys()].filter((id) => !now.has(id) && !writers.deleted.has(id))).to.deep.equal([]);
+      expect(now.size, 'contacts created meanwhile').to.be.greaterThan(INITIAL);
+      // The writers did meet the walks: contacts changed during one walk came in a later one.
+      const listedInWalks = countById(walks.flatMap((listed) => listed));
+      expect([...listedInWalks.values()].filter((count) => count > 1).length, 'contacts listed by more than one walk').to.be.greaterThan(10);
     });
   }
 });

@@ -11,7 +11,7 @@ import { silentLogger } from '../support/app';
 import { testDb } from '../support/db';
 import { buildApiKey, buildContact, buildTenant } from '../support/factories';
 
-// CONTRACT.md "Rate limits": per key, across REST and tRPC, on a rolling minute; failed auth
+// docs/decisions.md "Rate limits": per key, across REST and tRPC, on a rolling minute; failed auth
 // per client IP; one shared budget across instances when Redis is configured; fail closed.
 
 const MINUTE = 60_000;

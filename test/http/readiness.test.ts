@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import express from 'express';
 import request from 'supertest';
 import { healthRoutes, type Dependency } from '../../src/http/health';
-import { LogThrottle } from '../../src/log-throttle';
+import { LogThrottle } from '../../src/logging/log-throttle';
 import { silentLogger } from '../support/app';
 import { timed } from '../support/timing';
 
-// README "Health and shutdown": /readyz names what does not answer, and answers within about
+// docs/operations.md "Health and shutdown": /readyz names what does not answer, and answers within about
 // a second whatever the dependencies do (a load balancer's probe would give up otherwise).
 
 const never = () => new Promise<never>(() => undefined);

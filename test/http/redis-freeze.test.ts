@@ -11,7 +11,7 @@ import { buildTenant } from '../support/factories';
 import { redisMissing, startRedis, type ThrowawayServer } from '../support/throwaway-servers';
 import { sleep, timed } from '../support/timing';
 
-// README "Timeouts": a Redis that keeps the connection open and never answers (SIGSTOP) costs
+// docs/operations.md "Timeouts": a Redis that keeps the connection open and never answers (SIGSTOP) costs
 // a keyed request at most a command's deadline (500 ms), as a dead one costs nothing: 503 with
 // Retry-After. When it wakes, the service serves again by itself.
 

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import type { Database } from '../../src/db/database';
 import { restApi } from '../../src/http/rest-api';
-import { LogThrottle } from '../../src/log-throttle';
+import { LogThrottle } from '../../src/logging/log-throttle';
 import type { AppRouter } from '../../src/routers/app-router';
 import { publicProcedure, router } from '../../src/trpc/init';
 import { silentLogger } from '../support/app';

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
-import { ConflictError } from '../../src/errors';
+import { ConflictError } from '../../src/errors/app-errors';
 import { moveRun } from '../../src/services/sequences/run-transitions';
 import { api } from '../support/app';
 import { testDb } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
 import { countRows, storedEnrollments, storedRuns } from '../support/sequence-rows';
 
-// README "Retrying after a 503": a 503 "Database unavailable" may come after the write
+// docs/idempotency.md "Retrying after a 503": a 503 "Database unavailable" may come after the write
 // committed, so a client retries it. Each write operation, sent twice as a client's retry
-// would send it: the second answer is the one the README's table promises, and what is
+// would send it: the second answer is the one the table in docs/idempotency.md promises, and what is
 // stored is what one request would have left.
 
 async function rowOf(key: string, id: string) {

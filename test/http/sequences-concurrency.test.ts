@@ -6,7 +6,7 @@ import { testDb } from '../support/db';
 import { buildSequence, buildTenant } from '../support/factories';
 import { countRows, storedRuns } from '../support/sequence-rows';
 
-// Parallel requests against one sequence (CONTRACT.md "Runs", "Sequence limit"): the
+// Parallel requests against one sequence (docs/decisions.md "Runs", "Account run limit"): the
 // one-active-run rule and the account limit hold, and a clash is an answer, never a 500.
 // On SQLite the transactions queue; MariaDB is where these bite.
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Response } from 'supertest';
-import { AppError } from '../../src/errors';
-import type { RunStatus } from '../../src/models/sequence-run';
+import { AppError } from '../../src/errors/app-errors';
+import type { RunStatus } from '../../src/schemas/statuses';
 import { batchUpsertContacts } from '../../src/services/contacts/contact-operations';
 import { moveRun } from '../../src/services/sequences/run-transitions';
 import { api } from '../support/app';
@@ -14,7 +14,7 @@ import { seededRandom } from '../support/random';
 // Write contention across the operations that lock contacts and runs (issue 7): batch upserts,
 // enrolls of many ids, unenrolls, triggers, enroll-by-email and the runner's run transitions,
 // all at once on overlapping contacts of two sequences. Each takes its locks in the one order
-// every writer follows (README "Concurrency and retries"), so none deadlocks: no request is
+// every writer follows (docs/idempotency.md "Concurrency and retries"), so none deadlocks: no request is
 // retried, none answers 5xx, and what is stored matches the answers.
 
 const ROUNDS = 10;

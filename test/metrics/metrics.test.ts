@@ -6,16 +6,16 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import type { Database } from '../../src/db/database';
-import { withTransaction } from '../../src/db/transaction';
-import { startMetricsServer } from '../../src/http/metrics-server';
+import { withTransaction } from '../../src/db/sql/transaction';
+import { startMetricsServer } from '../../src/metrics/metrics-server';
 import { RedisSlidingLog } from '../../src/http/rate-limit/redis-sliding-log';
-import { createMetrics, type Metrics } from '../../src/metrics';
+import { createMetrics, type Metrics } from '../../src/metrics/metrics';
 import { silentLogger } from '../support/app';
 import { TEST_DATABASE_URL, testDb, withFailingStatements } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
 import { parseExposition, samplesOf, valueOf, type Exposition } from '../support/prometheus-text';
 
-// GET /metrics (README "Metrics"): Prometheus text, behind a bearer token or on a port of its
+// GET /metrics (docs/operations.md "Metrics"): Prometheus text, behind a bearer token or on a port of its
 // own; request durations by route template, 429s by limiter, 503s by cause, transaction
 // retries and deadlocks, the database pool, process metrics.
 

@@ -1,14 +1,14 @@
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { expect } from 'chai';
-import { select } from '../../src/db/sql';
-import { ForbiddenError } from '../../src/errors';
+import { select } from '../../src/db/sql/statements';
+import { ForbiddenError } from '../../src/errors/app-errors';
 import { caller } from '../support/app';
 import { testDb } from '../support/db';
 import { buildApiKey, buildSequence, buildTenant } from '../support/factories';
 import { trpcRejection } from '../support/trpc';
 
 // Who may call what, through createCaller (the same middlewares as both HTTP transports):
-// an integration key gets everything of SPEC.md and not the internal runs.transition; a
+// an integration key gets every public operation and not the internal runs.transition; a
 // runner key gets everything.
 
 const FORBIDDEN = 'This API key may not call this procedure';

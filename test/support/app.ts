@@ -1,8 +1,8 @@
 import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { createLogger } from '../../src/logger';
-import { createCaller, createCallerContext } from '../../src/trpc/caller';
+import { createLogger } from '../../src/logging/logger';
+import { createCaller, createCallerContext } from '../../src/routers/caller';
 import { testDb } from './db';
 
 export const silentLogger = createLogger('silent');

@@ -2,8 +2,8 @@ import { createAccount } from '../../src/services/accounts';
 import { createApiKey, setApiKeyActive } from '../../src/services/api-keys';
 import { createContact } from '../../src/services/contacts/contact-operations';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
-import type { ApiKeyKind } from '../../src/models/api-key';
-import type { SequenceStatus } from '../../src/models/sequence';
+import type { ApiKeyKind } from '../../src/schemas/statuses';
+import type { SequenceStatus } from '../../src/schemas/statuses';
 import type { ContactFields } from '../../src/schemas/contact';
 import { testDb } from './db';
 

@@ -1,4 +1,4 @@
-import { mysqlErrno } from '../../src/db/transaction';
+import { mysqlErrno } from '../../src/db/sql/transaction';
 import { testDb } from './db';
 
 // Counts the statements the database refused for a lock: deadlocks (1213) and lock-wait

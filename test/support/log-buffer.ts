@@ -1,5 +1,5 @@
 import type { LogLevel } from '../../src/config';
-import { createLogger, type Logger } from '../../src/logger';
+import { createLogger, type Logger } from '../../src/logging/logger';
 
 export interface LogRecord {
   level: string;
@@ -7,7 +7,7 @@ export interface LogRecord {
   [field: string]: unknown;
 }
 
-// The service's logger (src/logger.ts), writing its JSON lines to memory instead of stderr.
+// The service's logger (src/logging/logger.ts), writing its JSON lines to memory instead of stderr.
 export function bufferLogger(level: LogLevel = 'debug') {
   const lines: string[] = [];
   const logger: Logger = createLogger(level, { write: (line: string) => void lines.push(line) });

@@ -1,5 +1,5 @@
-import { toIso, toIsoOrNull } from '../../src/db/rows';
-import { select } from '../../src/db/sql';
+import { toIso, toIsoOrNull } from '../../src/db/sql/rows';
+import { select } from '../../src/db/sql/statements';
 import { testDb } from './db';
 
 // What the sequence tables hold, read straight from the database: the suites check what is

@@ -1,4 +1,4 @@
-import type { Logger } from '../../logger';
+import type { Logger } from '../../logging/logger';
 
 // The part of node-redis's client used here.
 interface NodeRedisClient {

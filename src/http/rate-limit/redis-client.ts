@@ -1,6 +1,6 @@
 import { createClient } from 'redis';
-import { LogThrottle } from '../../log-throttle';
-import type { Logger } from '../../logger';
+import { LogThrottle } from '../../logging/log-throttle';
+import type { Logger } from '../../logging/logger';
 import { BoundedRedisClient } from './bounded-redis-client';
 
 // Commands fail at once while Redis is away (no offline queue), so a request is answered

@@ -1,7 +1,7 @@
 import type { IncrementResponse, Options, Store } from 'express-rate-limit';
-import { ServiceUnavailableError } from '../../errors';
+import { ServiceUnavailableError } from '../../errors/app-errors';
 
-// A rolling window (CONTRACT.md "Rate limits": 120 requests per rolling minute), where
+// A rolling window (docs/decisions.md "Rate limits": 120 requests per rolling minute), where
 // express-rate-limit's own stores count fixed windows. A sliding log: each accepted request's
 // time is kept for one window. A request over the limit is not recorded, so a client that
 // keeps calling while limited is let in again as soon as its oldest request leaves the window,
@@ -76,7 +76,7 @@ export class SlidingWindowStore implements Store {
 // window's hits as if spread evenly over it, so a burst at the end of that window fades out
 // linearly while the next window refills (up to nearly 2× the limit in one rolling minute),
 // and an early burst is counted for longer than it should; its reset time is a guess. The contract says
-// "rolling minute", README says a request is let in again when the oldest counted one is a
+// "rolling minute", docs/rate-limits.md says a request is let in again when the oldest counted one is a
 // minute old, and Retry-After says when: an exact log keeps all three. Its memory is bounded by
 // the limit (refused hits are not recorded): at the default 120, under 1 KiB per active key.
 //

@@ -1,5 +1,5 @@
-import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
+import { AUTHENTICATION_MESSAGES, AuthenticationError } from '../../errors/app-errors';
 import { text } from '../../schemas/text';
 import { MIN_PASSWORD_LENGTH } from '../../services/dashboard/passwords';
 import { signIn, signOut } from '../../services/dashboard/sessions';
@@ -8,8 +8,7 @@ import { dashboardPublicProcedure, sessionProcedure } from '../../trpc/dashboard
 import { router } from '../../trpc/init';
 
 // One message for every failed sign-in: it must not tell an unknown email from a wrong password.
-export { SIGN_IN_FAILED } from '../../trpc/dashboard-messages';
-import { SIGN_IN_FAILED } from '../../trpc/dashboard-messages';
+export const SIGN_IN_FAILED = AUTHENTICATION_MESSAGES.sign_in_failed;
 
 // scrypt's cost grows with the input: a bound keeps one request cheap.
 const password = text().max(256, 'must be at most 256 characters');
@@ -25,7 +24,7 @@ export const dashboardAuthRouter = router({
     .input(z.object({ email: text().trim().min(1, 'Enter your email').max(254), password: password.min(1, 'Enter your password') }))
     .mutation(async ({ ctx, input }) => {
       const session = await signIn(ctx.db, input);
-      if (!session) throw new TRPCError({ code: 'UNAUTHORIZED', message: SIGN_IN_FAILED });
+      if (!session) throw new AuthenticationError('sign_in_failed');
       ctx.dashboard.startSession(session);
       return { email: session.user.email };
     }),

@@ -16,16 +16,15 @@ import { listContactRuns } from '../../services/sequences/list-runs';
 import { unenroll } from '../../services/sequences/unenroll';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
-import { idParam, subscriptionsInput, tagsBody } from '../contacts';
+import { contactListAnswer, idParam, subscriptionsInput, tagsBody } from '../contacts';
 
 // The Contacts pages: the API's input schemas and services, so the same rules and messages,
 // always within the signed-in account.
 
 export const dashboardContactsRouter = router({
-  list: sessionProcedure.input(contactListInputSchema).query(async ({ ctx, input }) => {
-    const page = await listContacts(ctx.db, { ...input, accountId: ctx.accountId });
-    return { contacts: page.items, nextCursor: page.nextCursor };
-  }),
+  list: sessionProcedure
+    .input(contactListInputSchema)
+    .query(async ({ ctx, input }) => contactListAnswer(await listContacts(ctx.db, { ...input, accountId: ctx.accountId }))),
 
   get: sessionProcedure
     .input(idParam)

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_KEY_KINDS } from '../../models/api-key';
+import { API_KEY_KINDS } from '../../schemas/statuses';
 import { text } from '../../schemas/text';
 import { createApiKey, listApiKeys, setApiKeyActive } from '../../services/api-keys';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';

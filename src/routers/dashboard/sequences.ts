@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SEQUENCE_STATUSES } from '../../models/sequence';
+import { SEQUENCE_STATUSES } from '../../schemas/statuses';
 import { runFilters, runListInputSchema, sequenceListInputSchema } from '../../schemas/list-queries';
 import { text } from '../../schemas/text';
 import { getSequence, listSequences } from '../../services/sequences/list-sequences';

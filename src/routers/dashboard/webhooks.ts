@@ -15,7 +15,7 @@ import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
 
 // Settings -> Developer -> Webhooks: the services and input rules of the API's webhooks.*
-// (README "Webhooks"), always within the signed-in account.
+// (docs/webhooks.md), always within the signed-in account.
 
 const id = z.object({ id: z.uuid('must be a webhook id') });
 

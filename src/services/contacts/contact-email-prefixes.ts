@@ -1,7 +1,7 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { toDate } from '../../db/rows';
-import { execute, insertRows } from '../../db/sql';
+import { toDate } from '../../db/sql/rows';
+import { execute, insertRows } from '../../db/sql/statements';
 
 // contact_email_prefixes mirrors the first 1..EMAIL_PREFIX_LENGTH characters of each contact's
 // email_normalized, with its created_at and updated_at, for q on the contact list

@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database';
-import { select } from '../../db/sql';
+import { select } from '../../db/sql/statements';
 import { normalizeId } from '../ids';
 
 // The emails of a page's worth of contacts, in one statement: a run list names its contacts

@@ -1,10 +1,10 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
-import { NotFoundError } from '../../errors';
+import { execute } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import { NotFoundError } from '../../errors/app-errors';
 import { type ContactDto, type ContactFields, type ContactUpdate, normalizeEmail } from '../../schemas/contact';
-import type { SubscriptionStatus } from '../../models/contact';
+import type { SubscriptionStatus } from '../../schemas/statuses';
 import { contactDeletedEvent } from '../events/contact-events';
 import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
@@ -13,7 +13,7 @@ import { upsertContacts } from './upsert-contacts';
 import { lockContactRow } from './lock-contacts';
 import { insertContact, modifyContact } from './write-contact';
 
-// The Contacts API's operations (SPEC.md 4.1), each one transaction.
+// The Contacts API's operations (docs/api.md "Contacts"), each one transaction.
 
 export function createContact(db: Database, input: { accountId: string } & ContactFields): Promise<ContactDto> {
   const state = newContactState(input);

@@ -1,4 +1,4 @@
-import { parseJson, toIso } from '../../db/rows';
+import { parseJson, toIso } from '../../db/sql/rows';
 import type { ContactDto } from '../../schemas/contact';
 import type { ContactState, CustomFields } from './contact-state';
 

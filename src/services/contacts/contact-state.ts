@@ -1,5 +1,5 @@
-import { ValidationError } from '../../errors';
-import type { SubscriptionStatus } from '../../models/contact';
+import { ValidationError } from '../../errors/app-errors';
+import type { SubscriptionStatus } from '../../schemas/statuses';
 import {
   MAX_CUSTOM_FIELD_KEYS,
   MAX_CUSTOM_FIELDS_BYTES,
@@ -8,8 +8,8 @@ import {
   type ContactFields,
 } from '../../schemas/contact';
 
-// A contact's writable state, and the pure rules that change it (SPEC.md 4.1 merge rules,
-// CONTRACT.md "Contacts"). No database here: these are the rules, unit-testable on their own.
+// A contact's writable state, and the pure rules that change it (the upsert merge rules of docs/api.md,
+// docs/decisions.md "Contacts"). No database here: these are the rules, unit-testable on their own.
 
 export type CustomFields = Record<string, unknown>;
 

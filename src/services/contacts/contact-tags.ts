@@ -1,7 +1,7 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { toDate } from '../../db/rows';
-import { execute, insertRows } from '../../db/sql';
+import { toDate } from '../../db/sql/rows';
+import { execute, insertRows } from '../../db/sql/statements';
 
 // contact_tags mirrors each contact's tags, with its created_at and updated_at, for the tag
 // filter of the contact list (db/migrations/20261202000000-create-list-indexes.js). Written in

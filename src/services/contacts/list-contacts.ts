@@ -1,8 +1,8 @@
 import type { Database } from '../../db/database';
-import { select } from '../../db/sql';
-import type { SubscriptionStatus } from '../../models/contact';
+import { select } from '../../db/sql/statements';
+import type { SubscriptionStatus } from '../../schemas/statuses';
 import { type ContactDto, normalizeEmail } from '../../schemas/contact';
-import type { CursorScope, Position } from '../lists/cursor';
+import type { CursorScope } from '../lists/cursor';
 import {
   afterPosition,
   orderBy,
@@ -13,6 +13,7 @@ import {
   type Page,
   type PageRequest,
 } from '../lists/keyset';
+import { beforeHorizon, pastHorizon, settledStart, toSettledPage, type SettledStart, type SyncState } from '../lists/settled-walk';
 import { EMAIL_PREFIX_LENGTH } from './contact-email-prefixes';
 import { CONTACT_COLUMNS, contactFromRow, type ContactRow } from './contact-row';
 
@@ -20,8 +21,9 @@ import { CONTACT_COLUMNS, contactFromRow, type ContactRow } from './contact-row'
 // (db/migrations/20261202000000-create-list-indexes.js has the index design).
 // - Default: newest first by (created_at, id). Both never change, so a walk sees every contact
 //   that existed when it began exactly once, however the contacts change meanwhile.
-// - sort=updatedAt: oldest change first by (updated_at, id), for incremental sync. A contact
-//   changed during the walk moves behind the walk's position and may be seen again.
+// - sort=updatedAt: oldest change first by (updated_at, id), for incremental sync: a settled
+//   walk (src/services/lists/settled-walk.ts), which serves the changes made before its
+//   horizon, each contact at most once, and ends with a resumeCursor for the next walk.
 // - tag: the walk runs over contact_tags, which carries both sort columns, joined to contacts by
 //   primary key.
 // - q: the walk runs over contact_email_prefixes in the same way (see prefixRead for a q longer
@@ -42,31 +44,45 @@ export interface ContactListFilters {
   sort?: ContactSort;
 }
 
-// A change becomes visible at COMMIT, a little after it took its updated_at. A sort=updatedAt
-// walk that has passed that time would never meet the change (nor, the row having moved, the
-// contact's old position). So a page's cursor never goes further than this long before the
-// page was read: a write that takes its timestamp and commits within this window cannot land
-// behind the walk. Writers take the timestamp once they hold their locks, so the window is
-// what the remaining statements and the clocks of two instances can differ by. The price: the
-// rows of the last SETTLE_MS may come again on the next page.
+// A sort=updatedAt walk's horizon lies this long before the walk began: longer than a write
+// takes from its timestamp to its COMMIT, plus the clock difference of two instances (see
+// settled-walk.ts). The price: a change is listed this long after it was made, at the earliest.
 export const UPDATED_SORT_SETTLE_MS = 5_000;
 
 // Greater than any UTF-8 text that starts with the prefix (U+10FFFF is the highest code point,
 // and both databases compare email_normalized byte for byte).
 const AFTER_EVERY_CONTINUATION = '\u{10FFFF}';
 
+const INVALID_CURSOR =
+  'Invalid cursor: pass the nextCursor of the previous page, or the resumeCursor of a sort=updatedAt walk, as given, ' +
+  'with the same filters and sort';
+
+export interface ListContactsOptions {
+  // The settle window of sort=updatedAt; UPDATED_SORT_SETTLE_MS unless given.
+  settleMs?: number;
+  // The clock the horizon is taken from; the system clock unless given.
+  now?: () => Date;
+}
+
+// sync: only with sort=updatedAt.
+export type ContactPage = Page<ContactDto> & { sync?: SyncState };
+
 export async function listContacts(
   db: Database,
   input: { accountId: string } & ContactListFilters & PageRequest,
-  options: { settleMs?: number } = {},
-): Promise<Page<ContactDto>> {
+  options: ListContactsOptions = {},
+): Promise<ContactPage> {
   const sort = input.sort ?? 'createdAt';
   const direction: Direction = sort === 'updatedAt' ? 'ASC' : 'DESC';
   const q = (input.q === undefined ? '' : normalizeEmail(input.q)) || undefined;
   const scope = contactListScope(input);
-  const start = startPosition(scope, input);
-  const readAt = new Date();
+  const settleMs = options.settleMs ?? UPDATED_SORT_SETTLE_MS;
+  const settled: SettledStart | undefined =
+    sort === 'updatedAt' ? settledStart(scope, input, { settleMs, now: options.now ?? (() => new Date()) }, INVALID_CURSOR) : undefined;
+  const start = settled ? settled.start : startPosition(scope, input, INVALID_CURSOR);
   const order = sort === 'updatedAt' ? 'updated' : 'created';
+  const position = (row: ContactRow) => ({ at: sort === 'updatedAt' ? row.updated_at : row.created_at, id: row.id });
+  if (settled && pastHorizon(settled)) return toSettledPage(scope, input, [], { ...settled, settleMs }, { position, item: contactFromRow });
 
   // Which index drives the read (the migrations' comments have the design):
   // - q of at most EMAIL_PREFIX_LENGTH characters: contact_email_prefixes' walk in the list's
@@ -102,23 +118,16 @@ export async function listContacts(
   if (input.updatedSince) where(`${walk}.updated_at > ?`, new Date(input.updatedSince));
 
   const after = afterPosition(sortColumn, idColumn, direction, start);
+  const before = settled ? beforeHorizon(sortColumn, settled.horizon) : { sql: '', values: [] };
   const rows = await select<ContactRow>(
     db,
     `SELECT ${CONTACT_COLUMNS.map((column) => `c.${column}`).join(', ')} FROM ${source(db, walk, input, q !== undefined, order)}` +
-      ` WHERE ${conditions.join(' AND ')}${after.sql}${orderBy(sortColumn, idColumn, direction)} LIMIT ?`,
-    [...values, ...after.values, input.limit + 1],
+      ` WHERE ${conditions.join(' AND ')}${after.sql}${before.sql}${orderBy(sortColumn, idColumn, direction)} LIMIT ?`,
+    [...values, ...after.values, ...before.values, input.limit + 1],
   );
 
-  const settleMs = options.settleMs ?? UPDATED_SORT_SETTLE_MS;
-  const horizon = readAt.getTime() - settleMs;
-  return toPage(scope, input, rows, {
-    position: (row) => ({ at: sort === 'updatedAt' ? row.updated_at : row.created_at, id: row.id }),
-    item: contactFromRow,
-    cap:
-      sort === 'updatedAt'
-        ? (position: Position) => (position.at >= horizon ? { at: horizon, id: '' } : position)
-        : undefined,
-  });
+  if (settled) return toSettledPage(scope, input, rows, { ...settled, settleMs }, { position, item: contactFromRow });
+  return toPage(scope, input, rows, { position, item: contactFromRow });
 }
 
 // The table a page walks: contacts (c), or a mirror (contact_email_prefixes p, contact_tags t)

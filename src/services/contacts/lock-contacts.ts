@@ -1,11 +1,11 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { byIndexOrder } from '../../db/key-order';
-import { forUpdate, select } from '../../db/sql';
+import { byIndexOrder } from '../../db/sql/key-order';
+import { forUpdate, select } from '../../db/sql/statements';
 import { CONTACT_SELECT, type ContactRow } from './contact-row';
 
 // How a transaction locks contacts it knows by id: the same way, and in the same order, as
-// the upsert's INSERT locks them (README "Concurrency and retries"). That INSERT locks a
+// the upsert's INSERT locks them (docs/idempotency.md "Concurrency and retries"). That INSERT locks a
 // contact's entry in the (account_id, email_normalized) index first and its row second,
 // contacts in email order. Locked by id instead, a row would come before its index entry (a
 // delete or an email change then waits for the entry while a batch holding the entry waits

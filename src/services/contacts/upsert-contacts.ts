@@ -1,7 +1,7 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { byIndexOrder } from '../../db/key-order';
-import { insertIgnoringConflicts, select, upsertRows } from '../../db/sql';
+import { byIndexOrder } from '../../db/sql/key-order';
+import { insertIgnoringConflicts, select, upsertRows } from '../../db/sql/statements';
 import { type ContactDto, type ContactFields, normalizeEmail } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
 import { applyUpsert, assertWithinLimits, sameState, type ContactState } from './contact-state';
@@ -44,7 +44,7 @@ const UPDATED_ON_UPSERT = [
 //   3. Write the merged state of the others in one multi-row upsert (those it changes): rows
 //      already locked, so it waits for no one.
 // Items with the same email apply in order. Rows are inserted sorted by email, the one order
-// every contact writer locks in (README "Concurrency and retries"), so concurrent batches
+// every contact writer locks in (docs/idempotency.md "Concurrency and retries"), so concurrent batches
 // queue instead of deadlocking.
 // Runs inside the caller's transaction, so a limit broken by a merge undoes it all.
 export async function upsertContacts(

@@ -1,8 +1,8 @@
 import { UniqueConstraintError, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute, insertRows } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
-import { ConflictError, NotFoundError } from '../../errors';
+import { execute, insertRows } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import { ConflictError, NotFoundError } from '../../errors/app-errors';
 import type { ContactDto } from '../../schemas/contact';
 import { contactChangeEvents } from '../events/contact-events';
 import { recordEvents } from '../events/record-events';

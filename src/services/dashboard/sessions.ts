@@ -1,6 +1,6 @@
 import { Op } from 'sequelize';
 import type { Database } from '../../db/database';
-import { withTransaction } from '../../db/transaction';
+import { withTransaction } from '../../db/sql/transaction';
 import { User, UserSession } from '../../models';
 import { decoyHash, verifyPassword } from './passwords';
 import { generateToken, hashToken, TOKEN_FORMAT } from './tokens';

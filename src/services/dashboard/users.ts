@@ -1,7 +1,7 @@
 import { Op, UniqueConstraintError } from 'sequelize';
 import type { Database } from '../../db/database';
-import { withTransaction } from '../../db/transaction';
-import { ConflictError, NotFoundError, ValidationError } from '../../errors';
+import { withTransaction } from '../../db/sql/transaction';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors/app-errors';
 import { Account, User, UserSession, UserSetupToken } from '../../models';
 import { hashPassword } from './passwords';
 import { generateToken, hashToken, TOKEN_FORMAT } from './tokens';

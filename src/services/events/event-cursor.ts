@@ -1,4 +1,4 @@
-import { ValidationError } from '../../errors';
+import { ValidationError } from '../../errors/app-errors';
 
 // The feed's cursor: opaque to integrators, a position in the account's `seq` order here.
 // Versioned, so that its form can change without breaking stored cursors.

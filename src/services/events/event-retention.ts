@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database';
-import type { Logger } from '../../logger';
+import type { Logger } from '../../logging/logger';
 import { purgeEventsBefore } from './purge-events';
 
 export interface EventRetentionSettings {

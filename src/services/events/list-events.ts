@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database';
-import { parseJson, toIso } from '../../db/rows';
-import { select } from '../../db/sql';
+import { parseJson, toIso } from '../../db/sql/rows';
+import { select } from '../../db/sql/statements';
 import type { EventDto, EventType } from '../../schemas/event';
 import { decodeCursor, encodeCursor } from './event-cursor';
 

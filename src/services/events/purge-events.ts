@@ -1,7 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../../db/database';
-import { withTransaction } from '../../db/transaction';
-import { orUnavailable } from '../../db/unavailable';
+import { withTransaction } from '../../db/sql/transaction';
+import { orUnavailable } from '../../db/sql/unavailable';
 
 // Deletes events recorded before `before`, `batchSize` rows per statement, until none is left
 // or `maxBatches` have run, or shouldStop() says so between batches. Small batches keep each

@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute, executeForInsertId, insertRows, select } from '../../db/sql';
+import { execute, executeForInsertId, insertRows, select } from '../../db/sql/statements';
 import { newRowId } from '../ids';
 
 export interface NewEvent {

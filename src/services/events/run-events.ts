@@ -1,5 +1,5 @@
 import type { NewEventOf } from '../../schemas/event';
-import type { RunStatus } from '../../models/sequence-run';
+import type { RunStatus } from '../../schemas/statuses';
 import type { RunDto } from '../../schemas/sequence';
 
 // The events a run write records. The run is as the API returns it, with its sequence and

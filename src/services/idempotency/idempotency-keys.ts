@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { UniqueConstraintError, type Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute, select } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
+import { execute, select } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
 import { canonicalJson } from './canonical-json';
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;

@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database';
-import { toDate } from '../../db/rows';
+import { toDate } from '../../db/sql/rows';
 import { decodeCursor, encodeCursor, type CursorScope, type Position } from './cursor';
 
 // Keyset pagination shared by every list: rows come ordered by (sort column, id), both in one
@@ -49,25 +49,25 @@ export function orderBy(sortColumn: string, idColumn: string, direction: Directi
   return ` ORDER BY ${sortColumn} ${direction}, ${idColumn} ${direction}`;
 }
 
-export function startPosition(scope: CursorScope, request: PageRequest): Position | null {
-  return request.cursor === undefined ? null : decodeCursor(scope, request.cursor);
+// invalid: the 400's text for a cursor this list did not issue; the common one unless given.
+export function startPosition(scope: CursorScope, request: PageRequest, invalid?: string): Position | null {
+  return request.cursor === undefined ? null : decodeCursor(scope, request.cursor, invalid);
 }
 
 // rows: up to limit + 1 rows read in the list's order; the extra one only says that another
-// page exists. `cap` may move the next page's start back (never forward) from the last row.
+// page exists.
 export function toPage<Row, T>(
   scope: CursorScope,
   request: PageRequest,
   rows: Row[],
-  read: { position: (row: Row) => { at: unknown; id: string }; item: (row: Row) => T; cap?: (position: Position) => Position },
+  read: { position: (row: Row) => { at: unknown; id: string }; item: (row: Row) => T },
 ): Page<T> {
   const more = rows.length > request.limit;
   const pageRows = more ? rows.slice(0, request.limit) : rows;
   let nextCursor: string | null = null;
   if (more) {
     const last = read.position(pageRows[pageRows.length - 1]);
-    const position = { at: toDate(last.at).getTime(), id: last.id };
-    nextCursor = encodeCursor(scope, read.cap ? read.cap(position) : position);
+    nextCursor = encodeCursor(scope, { at: toDate(last.at).getTime(), id: last.id });
   }
   return { items: pageRows.map(read.item), nextCursor };
 }

@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database';
-import { insertRows } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
+import { insertRows } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
 import type { EnrollmentDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { requireSequence } from './find-sequence';

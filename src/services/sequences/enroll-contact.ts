@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { withTransaction } from '../../db/transaction';
+import { withTransaction } from '../../db/sql/transaction';
 import type { ContactFields } from '../../schemas/contact';
 import type { NewEventOf } from '../../schemas/event';
 import type { EnrollOutcome } from '../../schemas/sequence';
@@ -10,7 +10,7 @@ import { requireSequence } from './find-sequence';
 import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
 
 // Trigger and enroll-by-email: upsert a contact by email and enroll it, in one transaction
-// (CONTRACT.md "Trigger and enroll-by-email"). The contact upsert stands whatever the outcome,
+// (docs/decisions.md "Trigger and enroll-by-email"). The contact upsert stands whatever the outcome,
 // and so do its events.
 export function enrollContact(
   db: Database,

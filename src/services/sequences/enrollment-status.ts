@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database';
-import { select } from '../../db/sql';
+import { select } from '../../db/sql/statements';
 import type { RunDto } from '../../schemas/sequence';
 import { findContactRow } from '../contacts/find-contact';
 import { requireSequence } from './find-sequence';

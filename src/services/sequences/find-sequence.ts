@@ -1,10 +1,10 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { forShare, select } from '../../db/sql';
-import { ConflictError, NotFoundError } from '../../errors';
+import { forShare, select } from '../../db/sql/statements';
+import { ConflictError, NotFoundError } from '../../errors/app-errors';
 import { normalizeId } from '../ids';
 
-// Every sequence operation starts here (CONTRACT.md "Sequence errors"): a sequence of another
+// Every sequence operation starts here (docs/decisions.md "Sequence errors"): a sequence of another
 // account is as unknown as one that does not exist.
 export async function requireSequence(
   db: Database,

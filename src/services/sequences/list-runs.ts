@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database';
-import { toIso, toIsoOrNull } from '../../db/rows';
-import { select } from '../../db/sql';
-import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../models/sequence-run';
+import { toIso, toIsoOrNull } from '../../db/sql/rows';
+import { select } from '../../db/sql/statements';
+import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../schemas/statuses';
 import type { ListedRunDto } from '../../schemas/sequence';
 import { findContactRow } from '../contacts/find-contact';
 import type { CursorScope } from '../lists/cursor';

@@ -1,8 +1,8 @@
 import type { Database } from '../../db/database';
-import { toIso } from '../../db/rows';
-import { select } from '../../db/sql';
-import { NotFoundError } from '../../errors';
-import type { SequenceStatus } from '../../models/sequence';
+import { toIso } from '../../db/sql/rows';
+import { select } from '../../db/sql/statements';
+import { NotFoundError } from '../../errors/app-errors';
+import type { SequenceStatus } from '../../schemas/statuses';
 import type { SequenceDto } from '../../schemas/sequence';
 import { normalizeId } from '../ids';
 import type { CursorScope } from '../lists/cursor';

@@ -1,8 +1,8 @@
 import type { Database } from '../../db/database';
-import { execute, forUpdate, select } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
-import { ConflictError, NotFoundError } from '../../errors';
-import type { RunStatus } from '../../models/sequence-run';
+import { execute, forUpdate, select } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import { ConflictError, NotFoundError } from '../../errors/app-errors';
+import type { RunStatus } from '../../schemas/statuses';
 import type { RunDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { runStatusChangedEvent } from '../events/run-events';
@@ -10,7 +10,7 @@ import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
 import { isActive, RUN_SELECT, runFromRow, type RunRow } from './runs';
 
-// The moves the sequence runner may make (CONTRACT.md "Runs"). Anything else is a 409.
+// The moves the sequence runner may make (docs/decisions.md "Runs"). Anything else is a 409.
 const ALLOWED: Record<RunStatus, readonly RunStatus[]> = {
   pending: ['running', 'cancelled', 'failed'],
   running: ['paused', 'completed', 'failed', 'cancelled'],
@@ -32,7 +32,7 @@ export function moveRun(
   if (!id) return Promise.reject(new NotFoundError('Run'));
   return withTransaction(db, async (transaction) => {
     // The run's contact is locked before the run, the order every writer of runs follows
-    // (README "Concurrency and retries"). A move out of the active statuses rewrites the run's
+    // (docs/idempotency.md "Concurrency and retries"). A move out of the active statuses rewrites the run's
     // entry in the one-active-run index, which carries the run's foreign key: MySQL checks
     // the key again and share-locks the contact. Holding the run, that lock would wait for an
     // unenroll holding the contact and waiting for the run.

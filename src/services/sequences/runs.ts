@@ -1,8 +1,8 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { toIso, toIsoOrNull } from '../../db/rows';
-import { insertIgnoringConflicts, select } from '../../db/sql';
-import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../models/sequence-run';
+import { toIso, toIsoOrNull } from '../../db/sql/rows';
+import { insertIgnoringConflicts, select } from '../../db/sql/statements';
+import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../schemas/statuses';
 import type { NewEventOf } from '../../schemas/event';
 import type { RunDto } from '../../schemas/sequence';
 import { runCreatedEvent } from '../events/run-events';

@@ -1,10 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database';
-import { withTransaction } from '../../db/transaction';
-import { NotFoundError } from '../../errors';
-import { Account, Sequence } from '../../models';
-import type { SequenceStatus } from '../../models/sequence';
+import { toIso } from '../../db/sql/rows';
+import { forUpdate, insertRows, select, execute } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import { NotFoundError } from '../../errors/app-errors';
+import type { SequenceStatus } from '../../schemas/statuses';
 
-// Sequences are managed by the admin command line (CONTRACT.md: no REST for them).
+// Sequences are created and moved between statuses by the admin command line and the
+// dashboard; the public API has no call for that (docs/decisions.md, "Accounts, keys and
+// sequences").
 
 export interface SequenceSummary {
   id: string;
@@ -15,14 +19,25 @@ export interface SequenceSummary {
   updatedAt: string;
 }
 
-function summarize(sequence: Sequence): SequenceSummary {
+interface SequenceRow {
+  id: string;
+  account_id: string;
+  name: string;
+  status: SequenceStatus;
+  created_at: unknown;
+  updated_at: unknown;
+}
+
+const COLUMNS = 'id, account_id, name, status, created_at, updated_at';
+
+function summarize(row: SequenceRow): SequenceSummary {
   return {
-    id: sequence.id,
-    accountId: sequence.accountId,
-    name: sequence.name,
-    status: sequence.status,
-    createdAt: sequence.createdAt.toISOString(),
-    updatedAt: sequence.updatedAt.toISOString(),
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    status: row.status,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
   };
 }
 
@@ -31,13 +46,19 @@ export async function createSequence(
   input: { accountId: string; name: string; status?: SequenceStatus },
 ): Promise<SequenceSummary> {
   return withTransaction(db, async (transaction) => {
-    const account = await Account.findByPk(input.accountId, { transaction });
+    const [account] = await select<{ id: string }>(db, `SELECT id FROM accounts WHERE id = ?`, [input.accountId], transaction);
     if (!account) throw new NotFoundError('Account');
-    const sequence = await Sequence.create(
-      { accountId: input.accountId, name: input.name, status: input.status ?? 'draft' },
-      { transaction },
-    );
-    return summarize(sequence);
+    const now = new Date();
+    const row: SequenceRow = {
+      id: randomUUID(),
+      account_id: account.id,
+      name: input.name,
+      status: input.status ?? 'draft',
+      created_at: now,
+      updated_at: now,
+    };
+    await insertRows(db, 'sequences', COLUMNS.split(', '), [[row.id, row.account_id, row.name, row.status, now, now]], transaction);
+    return summarize(row);
   });
 }
 
@@ -47,16 +68,23 @@ export async function setSequenceStatus(
 ): Promise<SequenceSummary> {
   return withTransaction(db, async (transaction) => {
     // The CLI is the operator's and reaches every account; the dashboard passes its own.
-    const where = input.accountId ? { id: input.id, accountId: input.accountId } : { id: input.id };
-    const sequence = await Sequence.findOne({ where, transaction });
-    if (!sequence) throw new NotFoundError('Sequence');
-    sequence.status = input.status;
-    await sequence.save({ transaction });
-    return summarize(sequence);
+    const scope = input.accountId === undefined ? '' : ' AND account_id = ?';
+    const [row] = await select<SequenceRow>(
+      db,
+      `SELECT ${COLUMNS} FROM sequences WHERE id = ?${scope}${forUpdate(db)}`,
+      input.accountId === undefined ? [input.id] : [input.id, input.accountId],
+      transaction,
+    );
+    if (!row) throw new NotFoundError('Sequence');
+    // Setting the status it already has changes nothing, updatedAt included.
+    if (row.status === input.status) return summarize(row);
+    const now = new Date();
+    await execute(db, 'UPDATE sequences SET status = ?, updated_at = ? WHERE id = ?', [input.status, now, row.id], transaction);
+    return summarize({ ...row, status: input.status, updated_at: now });
   });
 }
 
 export async function listSequences(db: Database, input: { accountId: string }): Promise<SequenceSummary[]> {
-  const sequences = await Sequence.findAll({ where: { accountId: input.accountId }, order: [['createdAt', 'ASC']] });
-  return sequences.map(summarize);
+  const rows = await select<SequenceRow>(db, `SELECT ${COLUMNS} FROM sequences WHERE account_id = ? ORDER BY created_at, id`, [input.accountId]);
+  return rows.map(summarize);
 }

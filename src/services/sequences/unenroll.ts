@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database';
-import { execute, forUpdate, select } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
-import type { RunStatus } from '../../models/sequence-run';
+import { execute, forUpdate, select } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import type { RunStatus } from '../../schemas/statuses';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { ValidationError } from '../../errors';
+import { ValidationError } from '../../errors/app-errors';
 
 // Where webhooks may not go (SSRF): private, loopback, link-local and the other special-use
 // ranges of RFC 6890 / the IANA registries, IPv4 and IPv6 (IPv4-mapped IPv6 included).

@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { NotFoundError, ValidationError } from '../../errors';
+import { NotFoundError, ValidationError } from '../../errors/app-errors';
 import type { Database } from '../../db/database';
-import { parseJson, toIso, toIsoOrNull } from '../../db/rows';
-import { execute, forUpdate, insertRows, select } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
+import { parseJson, toIso, toIsoOrNull } from '../../db/sql/rows';
+import { execute, forUpdate, insertRows, select } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
 import { normalizeId } from '../ids';
 import { recordEvents } from '../events/record-events';
 import { checkWebhookUrl } from './address-policy';
@@ -53,7 +53,7 @@ function toWebhook(row: EndpointRow, now: Date): Webhook {
 }
 
 // `whsec_` + standard base64 of 24 random bytes, the form the Standard Webhooks libraries take.
-// Stored as is: the dispatcher must sign with it, so a hash will not do (see README, Webhooks).
+// Stored as is: the dispatcher must sign with it, so a hash will not do (see docs/webhooks.md).
 export function newSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }

@@ -1,5 +1,4 @@
 // Every event type (src/schemas/event.ts) may be subscribed to. webhook.test goes to the one
 // endpoint it was asked for, whatever its filter; every other type follows the filter.
-export { EVENT_TYPES, type EventType } from '../../schemas/event';
 
 export const ALWAYS_SENT: readonly string[] = ['webhook.test'];

@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database';
-import { parseJson } from '../../db/rows';
-import { execute, insertIgnoringConflicts, select } from '../../db/sql';
-import { withTransaction } from '../../db/transaction';
+import { parseJson } from '../../db/sql/rows';
+import { execute, insertIgnoringConflicts, select, skipLocked } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
 import { ALWAYS_SENT } from './event-types';
 import { newRowId } from '../ids';
 
@@ -27,10 +27,9 @@ export async function fanOut(db: Database, now: Date, batchSize = 500): Promise<
 async function fanOutEndpoint(db: Database, endpointId: string, now: Date, batchSize: number): Promise<number> {
   return withTransaction(db, async (transaction) => {
     // Another instance fanning out this endpoint holds its row: skip it rather than wait.
-    const lock = db.dialect === 'sqlite' ? '' : ' FOR UPDATE SKIP LOCKED';
     const [endpoint] = await select<{ account_id: string; cursor_seq: number | string; event_types: string | null; enabled: unknown }>(
       db,
-      `SELECT account_id, cursor_seq, event_types, enabled FROM webhook_endpoints WHERE id = ?${lock}`,
+      `SELECT account_id, cursor_seq, event_types, enabled FROM webhook_endpoints WHERE id = ?${skipLocked(db)}`,
       [endpointId],
       transaction,
     );

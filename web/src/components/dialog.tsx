@@ -27,3 +27,14 @@ export function Dialog({ open, title, onClose, children }: { open: boolean; titl
     </dialog>
   );
 }
+
+// The foot of a dialog that only informs: its one button closes it.
+export function CloseButton({ label, onClose }: { label: string; onClose: () => void }) {
+  return (
+    <div className="actions">
+      <button type="button" className="secondary" onClick={onClose}>
+        {label}
+      </button>
+    </div>
+  );
+}

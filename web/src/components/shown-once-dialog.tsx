@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Dialog } from './dialog';
+import { CloseButton, Dialog } from './dialog';
 
 // A secret the service shows only once (an API key, a webhook signing secret), with a copy
 // button and the warning that it will not be shown again.
@@ -44,11 +44,7 @@ export function ShownOnceDialog({
       <p role="status" className="hint">
         {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? `Copying failed: select the ${label} and copy it yourself.` : ''}
       </p>
-      <div className="actions">
-        <button type="button" className="secondary" onClick={close}>
-          Done
-        </button>
-      </div>
+      <CloseButton label="Done" onClose={close} />
     </Dialog>
   );
 }

@@ -1,11 +1,17 @@
 import { useQuery } from '@tanstack/react-query';
-import { errorMessage, trpc } from '../trpc';
+import { QueryState } from '../components/query-state';
+import { trpc } from '../trpc';
 
 export function AccountPage() {
   const account = useQuery(trpc.dashboard.account.get.queryOptions());
-  if (account.isPending) return <p role="status">Loading the account…</p>;
-  if (account.isError) return <p role="alert" className="banner error">{errorMessage(account.error)}</p>;
-  const { name, maxActiveRuns, activeRuns } = account.data;
+  return (
+    <QueryState query={account} loading="Loading the account…">
+      {(data) => <AccountFacts {...data} />}
+    </QueryState>
+  );
+}
+
+function AccountFacts({ name, maxActiveRuns, activeRuns }: { name: string; maxActiveRuns: number | null; activeRuns: number }) {
   const share = maxActiveRuns ? Math.min(100, Math.round((activeRuns / maxActiveRuns) * 100)) : null;
   return (
     <dl className="facts">

@@ -1,8 +1,9 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { ErrorBanner } from '../components/error-banner';
 import { Field } from '../components/field';
 import { Link, useLocation } from '../router';
-import { errorMessage, fieldErrors, trpc } from '../trpc';
+import { fieldErrors, trpc } from '../trpc';
 
 const MIN_LENGTH = 12;
 
@@ -39,11 +40,7 @@ export function SetupPage() {
     <main className="center">
       <form className="card" onSubmit={submit} noValidate>
         <h1>Set your password</h1>
-        {setup.isError && (
-          <p className="banner error" role="alert">
-            {errorMessage(setup.error)}
-          </p>
-        )}
+        <ErrorBanner error={setup.error} />
         <Field
           label="New password"
           type="password"

@@ -1,8 +1,9 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { ErrorBanner } from '../components/error-banner';
 import { Field } from '../components/field';
 import { navigate } from '../router';
-import { errorMessage, fieldErrors, trpc } from '../trpc';
+import { fieldErrors, trpc } from '../trpc';
 
 export function SignInPage() {
   const queryClient = useQueryClient();
@@ -25,11 +26,7 @@ export function SignInPage() {
     <main className="center">
       <form className="card" onSubmit={submit} noValidate>
         <h1>Sign in</h1>
-        {signIn.isError && (
-          <p className="banner error" role="alert">
-            {errorMessage(signIn.error)}
-          </p>
-        )}
+        <ErrorBanner error={signIn.error} />
         <Field label="Email" type="email" autoComplete="username" required value={email} error={errors.email} onChange={(e) => setEmail(e.target.value)} />
         <Field
           label="Password"

@@ -2,13 +2,16 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Field } from '../../components/field';
 import { Pager } from '../../components/pager';
+import { QueryState } from '../../components/query-state';
 import { SelectField } from '../../components/select-field';
+import { Table } from '../../components/table';
 import { useCursorPages } from '../../components/use-cursor-pages';
 import { When } from '../../components/when';
 import { Link, navigate, useLocation } from '../../router';
-import { errorMessage, fieldErrors, trpc } from '../../trpc';
+import { fieldErrors, trpc } from '../../trpc';
 
 const PAGE_SIZE = 25;
+const COLUMNS = ['Email', 'Name', 'Tags', 'Email subscription', 'WhatsApp subscription', 'Created'];
 const SUBSCRIPTION_FILTER = [
   ['', 'Any'],
   ['subscribed', 'Subscribed'],
@@ -93,61 +96,44 @@ export function ContactsPage() {
           </button>
         </div>
       </form>
-      {contacts.isPending && <p role="status">Loading contacts…</p>}
-      {contacts.isError && (
-        <p role="alert" className="banner error">
-          {errorMessage(contacts.error)}
-        </p>
-      )}
-      {contacts.isSuccess && contacts.data.contacts.length === 0 && (
-        <p className="empty">{filtered ? 'No contacts match these filters.' : 'No contacts yet. Contacts arrive through the API.'}</p>
-      )}
-      {contacts.isSuccess && contacts.data.contacts.length > 0 && (
-        <>
-          <div className="table-wrap" aria-busy={contacts.isPlaceholderData}>
-            <table>
-              <caption className="visually-hidden">Contacts, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Tags</th>
-                  <th scope="col">Email subscription</th>
-                  <th scope="col">WhatsApp subscription</th>
-                  <th scope="col">Created</th>
+      <QueryState
+        query={contacts}
+        loading="Loading contacts…"
+        isEmpty={(data) => data.contacts.length === 0}
+        empty={filtered ? 'No contacts match these filters.' : 'No contacts yet. Contacts arrive through the API.'}
+      >
+        {(data) => (
+          <>
+            <Table caption="Contacts, newest first" columns={COLUMNS} busy={contacts.isPlaceholderData}>
+              {data.contacts.map((contact) => (
+                <tr key={contact.id}>
+                  <th scope="row">
+                    <Link to={`/contacts/${contact.id}`}>{contact.email}</Link>
+                  </th>
+                  <td>{[contact.firstName, contact.lastName].filter(Boolean).join(' ')}</td>
+                  <td className="wrap">
+                    {contact.tags.map((tag) => (
+                      <span key={tag} className="tag">
+                        {tag}
+                      </span>
+                    ))}
+                  </td>
+                  <td>
+                    <Subscription status={contact.emailSubscriptionStatus} />
+                  </td>
+                  <td>
+                    <Subscription status={contact.whatsappSubscriptionStatus} />
+                  </td>
+                  <td>
+                    <When iso={contact.createdAt} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {contacts.data.contacts.map((contact) => (
-                  <tr key={contact.id}>
-                    <th scope="row">
-                      <Link to={`/contacts/${contact.id}`}>{contact.email}</Link>
-                    </th>
-                    <td>{[contact.firstName, contact.lastName].filter(Boolean).join(' ')}</td>
-                    <td className="wrap">
-                      {contact.tags.map((tag) => (
-                        <span key={tag} className="tag">
-                          {tag}
-                        </span>
-                      ))}
-                    </td>
-                    <td>
-                      <Subscription status={contact.emailSubscriptionStatus} />
-                    </td>
-                    <td>
-                      <Subscription status={contact.whatsappSubscriptionStatus} />
-                    </td>
-                    <td>
-                      <When iso={contact.createdAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager pages={pages} nextCursor={contacts.data.nextCursor} label="Contacts" />
-        </>
-      )}
+              ))}
+            </Table>
+            <Pager pages={pages} nextCursor={data.nextCursor} label="Contacts" />
+          </>
+        )}
+      </QueryState>
     </>
   );
 }

@@ -1,11 +1,16 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { ErrorBanner } from '../../components/error-banner';
+import { ItemPage } from '../../components/item-page';
 import { Pager } from '../../components/pager';
+import { QueryState } from '../../components/query-state';
 import { SelectField } from '../../components/select-field';
+import { Table } from '../../components/table';
 import { useCursorPages } from '../../components/use-cursor-pages';
 import { When } from '../../components/when';
 import { Link } from '../../router';
-import { errorMessage, fieldErrors, trpc } from '../../trpc';
+import { fieldErrors, trpc } from '../../trpc';
+import { RunCells } from './run-cells';
 import { RunStatus } from './run-status';
 import { SEQUENCE_STATUSES, type SequenceStatus } from './sequences-list';
 
@@ -21,57 +26,54 @@ const RUN_FILTER = [
   ['cancelled', 'Cancelled'],
 ] as const;
 type RunFilter = (typeof RUN_FILTER)[number][0];
+const RUN_COLUMNS = ['Contact', 'Status', 'Started', 'Ended'];
 
 function useSequence(id: string) {
   return useQuery(trpc.dashboard.sequences.get.queryOptions({ id }));
 }
 
+const LIST = { to: '/sequences', label: 'Sequences' };
+
 export function SequencePage({ id }: { id: string }) {
-  const sequence = useSequence(id);
-  if (sequence.isPending) return <p role="status">Loading the sequence…</p>;
-  if (sequence.isError) {
-    return (
-      <>
-        <p role="alert" className="banner error">
-          {errorMessage(sequence.error)}
-        </p>
-        <Link to="/sequences">Back to sequences</Link>
-      </>
-    );
-  }
-  const s = sequence.data.sequence;
   return (
-    <>
-      <p className="crumbs">
-        <Link to="/sequences">Sequences</Link> / {s.name}
-      </p>
-      <div className="panels">
-        <dl className="facts">
-          <div>
-            <dt>Name</dt>
-            <dd>{s.name}</dd>
+    <ItemPage query={useSequence(id)} loading="Loading the sequence…" list={LIST} crumb={({ sequence }) => sequence.name}>
+      {({ sequence }) => (
+        <>
+          <div className="panels">
+            <Facts sequence={sequence} />
+            <StatusPanel sequence={sequence} key={sequence.status} />
           </div>
-          <div>
-            <dt>Status</dt>
-            <dd>
-              <RunStatus status={s.status} />
-            </dd>
-          </div>
-          <div>
-            <dt>Active runs</dt>
-            <dd>{s.activeRuns.toLocaleString('en')}</dd>
-          </div>
-          <div>
-            <dt>Created</dt>
-            <dd>
-              <When iso={s.createdAt} />
-            </dd>
-          </div>
-        </dl>
-        <StatusPanel sequence={s} key={s.status} />
+          <RunsPanel sequence={sequence} />
+        </>
+      )}
+    </ItemPage>
+  );
+}
+
+function Facts({ sequence }: { sequence: Sequence }) {
+  return (
+    <dl className="facts">
+      <div>
+        <dt>Name</dt>
+        <dd>{sequence.name}</dd>
       </div>
-      <RunsPanel sequence={s} />
-    </>
+      <div>
+        <dt>Status</dt>
+        <dd>
+          <RunStatus status={sequence.status} />
+        </dd>
+      </div>
+      <div>
+        <dt>Active runs</dt>
+        <dd>{sequence.activeRuns.toLocaleString('en')}</dd>
+      </div>
+      <div>
+        <dt>Created</dt>
+        <dd>
+          <When iso={sequence.createdAt} />
+        </dd>
+      </div>
+    </dl>
   );
 }
 
@@ -92,11 +94,7 @@ function StatusPanel({ sequence }: { sequence: Sequence }) {
     <section className="panel" aria-labelledby="status-heading">
       <h2 id="status-heading">Change status</h2>
       <form className="inline-form" onSubmit={submit} noValidate>
-        {change.isError && (
-          <p className="banner error" role="alert">
-            {errorMessage(change.error)}
-          </p>
-        )}
+        <ErrorBanner error={change.error} />
         <SelectField label="New status" options={SEQUENCE_STATUSES} value={status} error={errors.status} onChange={(e) => setStatus(e.target.value as SequenceStatus)} />
         <button type="submit" disabled={change.isPending || status === sequence.status}>
           Change status
@@ -120,49 +118,23 @@ function RunsPanel({ sequence }: { sequence: Sequence }) {
     <section className="panel" aria-labelledby="runs-heading">
       <h2 id="runs-heading">Runs</h2>
       <SelectField label="Run status" options={RUN_FILTER} value={status} onChange={(e) => setStatus(e.target.value as RunFilter)} />
-      {runs.isPending && <p role="status">Loading runs…</p>}
-      {runs.isError && (
-        <p role="alert" className="banner error">
-          {errorMessage(runs.error)}
-        </p>
-      )}
-      {runs.isSuccess && runs.data.runs.length === 0 && <p className="empty">{status ? 'No runs in this status.' : 'No runs yet.'}</p>}
-      {runs.isSuccess && runs.data.runs.length > 0 && (
-        <>
-          <div className="table-wrap">
-            <table>
-              <caption className="visually-hidden">Runs of this sequence, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Contact</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Ended</th>
+      <QueryState query={runs} loading="Loading runs…" isEmpty={(data) => data.runs.length === 0} empty={status ? 'No runs in this status.' : 'No runs yet.'}>
+        {(data) => (
+          <>
+            <Table caption="Runs of this sequence, newest first" columns={RUN_COLUMNS}>
+              {data.runs.map((run) => (
+                <tr key={run.id}>
+                  <th scope="row">
+                    <Link to={`/contacts/${run.contactId}`}>{emails.data?.emails[run.contactId] ?? `Contact ${run.contactId.slice(0, 8)}…`}</Link>
+                  </th>
+                  <RunCells run={run} />
                 </tr>
-              </thead>
-              <tbody>
-                {runs.data.runs.map((run) => (
-                  <tr key={run.id}>
-                    <th scope="row">
-                      <Link to={`/contacts/${run.contactId}`}>{emails.data?.emails[run.contactId] ?? `Contact ${run.contactId.slice(0, 8)}…`}</Link>
-                    </th>
-                    <td>
-                      <RunStatus status={run.status} />
-                    </td>
-                    <td>
-                      <When iso={run.startedAt} />
-                    </td>
-                    <td>
-                      <When iso={run.completedAt} none="—" />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager pages={pages} nextCursor={runs.data.nextCursor} label="Runs" />
-        </>
-      )}
+              ))}
+            </Table>
+            <Pager pages={pages} nextCursor={data.nextCursor} label="Runs" />
+          </>
+        )}
+      </QueryState>
     </section>
   );
 }

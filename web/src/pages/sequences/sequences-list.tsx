@@ -1,13 +1,15 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { Dialog } from '../../components/dialog';
+import { useState } from 'react';
 import { Field } from '../../components/field';
+import { FormDialog } from '../../components/form-dialog';
 import { Pager } from '../../components/pager';
+import { QueryState } from '../../components/query-state';
 import { SelectField } from '../../components/select-field';
+import { Table } from '../../components/table';
 import { useCursorPages } from '../../components/use-cursor-pages';
 import { When } from '../../components/when';
 import { Link, navigate } from '../../router';
-import { errorMessage, fieldErrors, trpc } from '../../trpc';
+import { fieldErrors, trpc } from '../../trpc';
 import { RunStatus } from './run-status';
 
 export const SEQUENCE_STATUSES = [
@@ -17,6 +19,7 @@ export const SEQUENCE_STATUSES = [
   ['archived', 'Archived'],
 ] as const;
 export type SequenceStatus = (typeof SEQUENCE_STATUSES)[number][0];
+const COLUMNS = ['Name', 'Status', { label: 'Active runs', className: 'number' }, 'Created'];
 
 export function SequencesPage() {
   const [status, setStatus] = useState<SequenceStatus | ''>('');
@@ -39,49 +42,34 @@ export function SequencesPage() {
           Create sequence
         </button>
       </div>
-      {sequences.isPending && <p role="status">Loading sequences…</p>}
-      {sequences.isError && (
-        <p role="alert" className="banner error">
-          {errorMessage(sequences.error)}
-        </p>
-      )}
-      {sequences.isSuccess && sequences.data.sequences.length === 0 && (
-        <p className="empty">{status ? 'No sequences in this status.' : 'No sequences yet. Create one to enroll contacts in it.'}</p>
-      )}
-      {sequences.isSuccess && sequences.data.sequences.length > 0 && (
-        <>
-          <div className="table-wrap">
-            <table>
-              <caption className="visually-hidden">Sequences, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" className="number">Active runs</th>
-                  <th scope="col">Created</th>
+      <QueryState
+        query={sequences}
+        loading="Loading sequences…"
+        isEmpty={(data) => data.sequences.length === 0}
+        empty={status ? 'No sequences in this status.' : 'No sequences yet. Create one to enroll contacts in it.'}
+      >
+        {(data) => (
+          <>
+            <Table caption="Sequences, newest first" columns={COLUMNS}>
+              {data.sequences.map((sequence) => (
+                <tr key={sequence.id}>
+                  <th scope="row">
+                    <Link to={`/sequences/${sequence.id}`}>{sequence.name}</Link>
+                  </th>
+                  <td>
+                    <RunStatus status={sequence.status} />
+                  </td>
+                  <td className="number">{sequence.activeRuns.toLocaleString('en')}</td>
+                  <td>
+                    <When iso={sequence.createdAt} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {sequences.data.sequences.map((sequence) => (
-                  <tr key={sequence.id}>
-                    <th scope="row">
-                      <Link to={`/sequences/${sequence.id}`}>{sequence.name}</Link>
-                    </th>
-                    <td>
-                      <RunStatus status={sequence.status} />
-                    </td>
-                    <td className="number">{sequence.activeRuns.toLocaleString('en')}</td>
-                    <td>
-                      <When iso={sequence.createdAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager pages={pages} nextCursor={sequences.data.nextCursor} label="Sequences" />
-        </>
-      )}
+              ))}
+            </Table>
+            <Pager pages={pages} nextCursor={data.nextCursor} label="Sequences" />
+          </>
+        )}
+      </QueryState>
       <CreateSequenceDialog open={creating} onClose={() => setCreating(false)} />
     </>
   );
@@ -104,40 +92,11 @@ function CreateSequenceDialog({ open, onClose }: { open: boolean; onClose: () =>
     }),
   );
   const errors = fieldErrors(create.error);
-  const close = () => {
-    create.reset();
-    onClose();
-  };
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    create.mutate({ name, status });
-  };
   return (
-    <Dialog open={open} title="Create a sequence" onClose={close}>
-      <form onSubmit={submit} noValidate>
-        {create.isError && (
-          <p className="banner error" role="alert">
-            {errorMessage(create.error)}
-          </p>
-        )}
-        <Field label="Name" required maxLength={255} value={name} error={errors.name} onChange={(e) => setName(e.target.value)} data-autofocus />
-        <SelectField
-          label="Status"
-          options={SEQUENCE_STATUSES}
-          value={status}
-          error={errors.status}
-          onChange={(e) => setStatus(e.target.value as SequenceStatus)}
-        />
-        <p className="hint">Only an active sequence accepts enrollments.</p>
-        <div className="actions">
-          <button type="button" className="secondary" onClick={close}>
-            Cancel
-          </button>
-          <button type="submit" disabled={create.isPending}>
-            Create sequence
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog open={open} title="Create a sequence" submit="Create sequence" action={create} onSubmit={() => create.mutate({ name, status })} onClose={onClose}>
+      <Field label="Name" required maxLength={255} value={name} error={errors.name} onChange={(e) => setName(e.target.value)} data-autofocus />
+      <SelectField label="Status" options={SEQUENCE_STATUSES} value={status} error={errors.status} onChange={(e) => setStatus(e.target.value as SequenceStatus)} />
+      <p className="hint">Only an active sequence accepts enrollments.</p>
+    </FormDialog>
   );
 }

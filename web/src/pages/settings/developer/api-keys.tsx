@@ -1,12 +1,16 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { Dialog } from '../../../components/dialog';
+import { useState } from 'react';
+import { ConfirmDialog } from '../../../components/confirm-dialog';
 import { Field } from '../../../components/field';
+import { FormDialog } from '../../../components/form-dialog';
+import { QueryState } from '../../../components/query-state';
 import { When } from '../../../components/when';
 import { ShownOnceDialog } from '../../../components/shown-once-dialog';
-import { errorMessage, fieldErrors, trpc } from '../../../trpc';
+import { Table } from '../../../components/table';
+import { fieldErrors, trpc } from '../../../trpc';
 
 type Key = NonNullable<ReturnType<typeof useKeys>['data']>[number];
+const COLUMNS = ['Name', 'Prefix', 'Kind', 'Created', 'Last used', 'Expires', 'Status', { label: 'Actions', hidden: true }];
 
 function useKeys() {
   return useQuery(trpc.dashboard.keys.list.queryOptions());
@@ -36,57 +40,33 @@ export function ApiKeysPage() {
           Create key
         </button>
       </div>
-      {keys.isPending && <p role="status">Loading keys…</p>}
-      {keys.isError && (
-        <p role="alert" className="banner error">
-          {errorMessage(keys.error)}
-        </p>
-      )}
-      {keys.isSuccess && keys.data.length === 0 && <p className="empty">No keys yet. Create one to call the API.</p>}
-      {keys.isSuccess && keys.data.length > 0 && (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">API keys of this account</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
+      <QueryState query={keys} loading="Loading keys…" isEmpty={(data) => data.length === 0} empty="No keys yet. Create one to call the API.">
+        {(data) => (
+          <Table caption="API keys of this account" columns={COLUMNS}>
+            {data.map((key) => (
+              <tr key={key.id}>
+                <th scope="row">{key.name}</th>
+                <td>
+                  <code>{key.prefix}…</code>
+                </td>
+                <td>{key.kind}</td>
+                <td><When iso={key.createdAt} /></td>
+                <td><When iso={key.lastUsedAt} none="Never" /></td>
+                <td><When iso={key.expiresAt} none="Never" /></td>
+                <td>
+                  <span className={`badge ${status(key).toLowerCase()}`}>{status(key)}</span>
+                </td>
+                <td>
+                  <button type="button" className="secondary" onClick={() => setToggling(key)}>
+                    {key.active ? 'Disable' : 'Enable'}
+                    <span className="visually-hidden"> {key.name}</span>
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((key) => (
-                <tr key={key.id}>
-                  <th scope="row">{key.name}</th>
-                  <td>
-                    <code>{key.prefix}…</code>
-                  </td>
-                  <td>{key.kind}</td>
-                  <td><When iso={key.createdAt} /></td>
-                  <td><When iso={key.lastUsedAt} none="Never" /></td>
-                  <td><When iso={key.expiresAt} none="Never" /></td>
-                  <td>
-                    <span className={`badge ${status(key).toLowerCase()}`}>{status(key)}</span>
-                  </td>
-                  <td>
-                    <button type="button" className="secondary" onClick={() => setToggling(key)}>
-                      {key.active ? 'Disable' : 'Enable'}
-                      <span className="visually-hidden"> {key.name}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </Table>
+        )}
+      </QueryState>
       <CreateKeyDialog
         open={creating}
         onClose={() => setCreating(false)}
@@ -124,48 +104,28 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
     }),
   );
   const errors = fieldErrors(create.error);
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
+  const submit = () => {
     // The date input gives a local day; the key stops working at the end of it.
     const expiresAt = expiry ? new Date(`${expiry}T23:59:59`).toISOString() : null;
     create.mutate({ name, kind, expiresAt });
   };
-  const close = () => {
-    create.reset();
-    onClose();
-  };
   return (
-    <Dialog open={open} title="Create an API key" onClose={close}>
-      <form onSubmit={submit} noValidate>
-        {create.isError && (
-          <p className="banner error" role="alert">
-            {errorMessage(create.error)}
-          </p>
-        )}
-        <Field label="Name" hint="Who or what uses it, e.g. “Shop plugin”." required maxLength={255} value={name} error={errors.name} onChange={(e) => setName(e.target.value)} data-autofocus />
-        <Field label="Expires on (optional)" type="date" value={expiry} error={errors.expiresAt} onChange={(e) => setExpiry(e.target.value)} />
-        <fieldset className="field">
-          <legend>Kind</legend>
-          <label className="choice">
-            <input type="radio" name="kind" value="integration" checked={kind === 'integration'} onChange={() => setKind('integration')} /> Integration (the
-            public API)
-          </label>
-          <label className="choice">
-            <input type="radio" name="kind" value="runner" checked={kind === 'runner'} onChange={() => setKind('runner')} /> Runner (the sequence runner;
-            may move runs)
-          </label>
-          {errors.kind && <p className="error">{errors.kind}</p>}
-        </fieldset>
-        <div className="actions">
-          <button type="button" className="secondary" onClick={close}>
-            Cancel
-          </button>
-          <button type="submit" disabled={create.isPending}>
-            Create key
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog open={open} title="Create an API key" submit="Create key" action={create} onSubmit={submit} onClose={onClose}>
+      <Field label="Name" hint="Who or what uses it, e.g. “Shop plugin”." required maxLength={255} value={name} error={errors.name} onChange={(e) => setName(e.target.value)} data-autofocus />
+      <Field label="Expires on (optional)" type="date" value={expiry} error={errors.expiresAt} onChange={(e) => setExpiry(e.target.value)} />
+      <fieldset className="field">
+        <legend>Kind</legend>
+        <label className="choice">
+          <input type="radio" name="kind" value="integration" checked={kind === 'integration'} onChange={() => setKind('integration')} /> Integration (the
+          public API)
+        </label>
+        <label className="choice">
+          <input type="radio" name="kind" value="runner" checked={kind === 'runner'} onChange={() => setKind('runner')} /> Runner (the sequence runner;
+          may move runs)
+        </label>
+        {errors.kind && <p className="error">{errors.kind}</p>}
+      </fieldset>
+    </FormDialog>
   );
 }
 
@@ -181,35 +141,17 @@ function ToggleKeyDialog({ subject, onClose }: { subject: Key | null; onClose: (
     }),
   );
   const enabling = subject ? !subject.active : false;
-  const close = () => {
-    setActive.reset();
-    onClose();
-  };
   return (
-    <Dialog open={subject !== null} title={`${enabling ? 'Enable' : 'Disable'} “${subject?.name ?? ''}”?`} onClose={close}>
-      <p>
-        {enabling
-          ? 'Requests with this key will be accepted again.'
-          : 'Requests with this key will be refused with 401 at once. You can enable it again later.'}
-      </p>
-      {setActive.isError && (
-        <p className="banner error" role="alert">
-          {errorMessage(setActive.error)}
-        </p>
-      )}
-      <div className="actions">
-        <button type="button" className="secondary" onClick={close} data-autofocus>
-          Cancel
-        </button>
-        <button
-          type="button"
-          className={enabling ? '' : 'danger'}
-          disabled={setActive.isPending}
-          onClick={() => subject && setActive.mutate({ id: subject.id, active: enabling })}
-        >
-          {enabling ? 'Enable key' : 'Disable key'}
-        </button>
-      </div>
-    </Dialog>
+    <ConfirmDialog
+      open={subject !== null}
+      title={`${enabling ? 'Enable' : 'Disable'} “${subject?.name ?? ''}”?`}
+      confirm={enabling ? 'Enable key' : 'Disable key'}
+      danger={!enabling}
+      action={setActive}
+      onConfirm={() => subject && setActive.mutate({ id: subject.id, active: enabling })}
+      onClose={onClose}
+    >
+      {enabling ? 'Requests with this key will be accepted again.' : 'Requests with this key will be refused with 401 at once. You can enable it again later.'}
+    </ConfirmDialog>
   );
 }

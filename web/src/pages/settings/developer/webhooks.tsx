@@ -1,13 +1,20 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { Dialog } from '../../../components/dialog';
+import { useState } from 'react';
+import { ConfirmDialog } from '../../../components/confirm-dialog';
+import { CloseButton, Dialog } from '../../../components/dialog';
+import { ErrorBanner } from '../../../components/error-banner';
 import { Field } from '../../../components/field';
+import { FormDialog } from '../../../components/form-dialog';
+import { QueryState } from '../../../components/query-state';
 import { When } from '../../../components/when';
 import { ShownOnceDialog } from '../../../components/shown-once-dialog';
-import { errorMessage, fieldErrors, trpc } from '../../../trpc';
+import { Table } from '../../../components/table';
+import { fieldErrors, trpc } from '../../../trpc';
 
 type Webhook = NonNullable<ReturnType<typeof useWebhooks>['data']>['webhooks'][number];
 type Confirming = { webhook: Webhook; action: 'disable' | 'enable' | 'rotate' | 'delete' };
+const ATTEMPT_COLUMNS = ['When', 'Attempt', 'Result', 'Time', 'Next try'];
+const ENDPOINT_COLUMNS = ['URL', 'Events', 'Created', 'Status', { label: 'Actions', hidden: true }];
 
 function useWebhooks() {
   return useQuery(trpc.dashboard.webhooks.list.queryOptions());
@@ -36,61 +43,40 @@ export function WebhooksPage() {
           Add endpoint
         </button>
       </div>
-      {webhooks.isPending && <p role="status">Loading endpoints…</p>}
-      {webhooks.isError && (
-        <p role="alert" className="banner error">
-          {errorMessage(webhooks.error)}
-        </p>
-      )}
-      {webhooks.isSuccess && webhooks.data.webhooks.length === 0 && <p className="empty">No endpoints yet. Add one to receive events.</p>}
-      {webhooks.isSuccess && webhooks.data.webhooks.length > 0 && (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Webhook endpoints of this account</caption>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
+      <QueryState query={webhooks} loading="Loading endpoints…" isEmpty={(data) => data.webhooks.length === 0} empty="No endpoints yet. Add one to receive events.">
+        {(data) => (
+          <Table caption="Webhook endpoints of this account" columns={ENDPOINT_COLUMNS}>
+            {data.webhooks.map((webhook) => (
+              <tr key={webhook.id}>
+                <th scope="row" className="wrap">
+                  <code>{webhook.url}</code>
+                  {webhook.description && <span className="hint sub">{webhook.description}</span>}
                 </th>
+                <td className="wrap">{webhook.events ? webhook.events.join(', ') : 'All'}</td>
+                <td><When iso={webhook.createdAt} /></td>
+                <td>
+                  <span className={`badge ${status(webhook).toLowerCase()}`}>{status(webhook)}</span>
+                </td>
+                <td className="row-actions">
+                  <button type="button" className="secondary" onClick={() => setWatching(webhook)}>
+                    Deliveries<span className="visually-hidden"> of {webhook.url}</span>
+                  </button>
+                  <button type="button" className="secondary" onClick={() => setConfirming({ webhook, action: webhook.enabled ? 'disable' : 'enable' })}>
+                    {webhook.enabled ? 'Disable' : 'Enable'}
+                    <span className="visually-hidden"> {webhook.url}</span>
+                  </button>
+                  <button type="button" className="secondary" onClick={() => setConfirming({ webhook, action: 'rotate' })}>
+                    Rotate secret<span className="visually-hidden"> of {webhook.url}</span>
+                  </button>
+                  <button type="button" className="secondary" onClick={() => setConfirming({ webhook, action: 'delete' })}>
+                    Delete<span className="visually-hidden"> {webhook.url}</span>
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {webhooks.data.webhooks.map((webhook) => (
-                <tr key={webhook.id}>
-                  <th scope="row" className="wrap">
-                    <code>{webhook.url}</code>
-                    {webhook.description && <span className="hint sub">{webhook.description}</span>}
-                  </th>
-                  <td className="wrap">{webhook.events ? webhook.events.join(', ') : 'All'}</td>
-                  <td><When iso={webhook.createdAt} /></td>
-                  <td>
-                    <span className={`badge ${status(webhook).toLowerCase()}`}>{status(webhook)}</span>
-                  </td>
-                  <td className="row-actions">
-                    <button type="button" className="secondary" onClick={() => setWatching(webhook)}>
-                      Deliveries<span className="visually-hidden"> of {webhook.url}</span>
-                    </button>
-                    <button type="button" className="secondary" onClick={() => setConfirming({ webhook, action: webhook.enabled ? 'disable' : 'enable' })}>
-                      {webhook.enabled ? 'Disable' : 'Enable'}
-                      <span className="visually-hidden"> {webhook.url}</span>
-                    </button>
-                    <button type="button" className="secondary" onClick={() => setConfirming({ webhook, action: 'rotate' })}>
-                      Rotate secret<span className="visually-hidden"> of {webhook.url}</span>
-                    </button>
-                    <button type="button" className="secondary" onClick={() => setConfirming({ webhook, action: 'delete' })}>
-                      Delete<span className="visually-hidden"> {webhook.url}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </Table>
+        )}
+      </QueryState>
       <CreateWebhookDialog
         open={creating}
         onClose={() => setCreating(false)}
@@ -99,7 +85,7 @@ export function WebhooksPage() {
           setSecret({ title: `Endpoint ${url} added`, value });
         }}
       />
-      <ConfirmDialog confirming={confirming} onClose={() => setConfirming(null)} onSecret={setSecret} />
+      <ActionDialog confirming={confirming} onClose={() => setConfirming(null)} onSecret={setSecret} />
       <ShownOnceDialog shown={secret} label="signing secret" why="keep it where your receiver verifies signatures." onClose={() => setSecret(null)} />
       <DeliveriesDialog webhook={watching} onClose={() => setWatching(null)} />
     </>
@@ -126,58 +112,38 @@ function CreateWebhookDialog({ open, onClose, onCreated }: { open: boolean; onCl
     }),
   );
   const errors = fieldErrors(create.error);
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
+  const submit = () => {
     // The checkboxes list the types the service knows, so the cast only narrows to them.
     create.mutate({ url, description: description || null, events: events as Parameters<typeof create.mutate>[0]['events'] });
-  };
-  const close = () => {
-    create.reset();
-    onClose();
   };
   const toggle = (type: string, on: boolean) => {
     const chosen = events ?? [];
     setEvents(on ? [...chosen, type] : chosen.filter((t) => t !== type));
   };
   return (
-    <Dialog open={open} title="Add a webhook endpoint" onClose={close}>
-      <form onSubmit={submit} noValidate>
-        {create.isError && (
-          <p className="banner error" role="alert">
-            {errorMessage(create.error)}
-          </p>
+    <FormDialog open={open} title="Add a webhook endpoint" submit="Add endpoint" action={create} onSubmit={submit} onClose={onClose}>
+      <Field label="URL" hint="https, on a public address." type="url" required value={url} error={errors.url} onChange={(e) => setUrl(e.target.value)} data-autofocus />
+      <Field label="Description (optional)" maxLength={500} value={description} error={errors.description} onChange={(e) => setDescription(e.target.value)} />
+      <fieldset className="field">
+        <legend>Events</legend>
+        <label className="choice">
+          <input type="radio" name="events" checked={events === null} onChange={() => setEvents(null)} /> All events
+        </label>
+        <label className="choice">
+          <input type="radio" name="events" checked={events !== null} onChange={() => setEvents([])} /> Only these:
+        </label>
+        {events !== null && (
+          <div className="checks">
+            {(types.data ?? []).map((type) => (
+              <label key={type} className="choice">
+                <input type="checkbox" checked={events.includes(type)} onChange={(e) => toggle(type, e.target.checked)} /> <code>{type}</code>
+              </label>
+            ))}
+          </div>
         )}
-        <Field label="URL" hint="https, on a public address." type="url" required value={url} error={errors.url} onChange={(e) => setUrl(e.target.value)} data-autofocus />
-        <Field label="Description (optional)" maxLength={500} value={description} error={errors.description} onChange={(e) => setDescription(e.target.value)} />
-        <fieldset className="field">
-          <legend>Events</legend>
-          <label className="choice">
-            <input type="radio" name="events" checked={events === null} onChange={() => setEvents(null)} /> All events
-          </label>
-          <label className="choice">
-            <input type="radio" name="events" checked={events !== null} onChange={() => setEvents([])} /> Only these:
-          </label>
-          {events !== null && (
-            <div className="checks">
-              {(types.data ?? []).map((type) => (
-                <label key={type} className="choice">
-                  <input type="checkbox" checked={events.includes(type)} onChange={(e) => toggle(type, e.target.checked)} /> <code>{type}</code>
-                </label>
-              ))}
-            </div>
-          )}
-          {errors.events && <p className="error">{errors.events}</p>}
-        </fieldset>
-        <div className="actions">
-          <button type="button" className="secondary" onClick={close}>
-            Cancel
-          </button>
-          <button type="submit" disabled={create.isPending}>
-            Add endpoint
-          </button>
-        </div>
-      </form>
-    </Dialog>
+        {errors.events && <p className="error">{errors.events}</p>}
+      </fieldset>
+    </FormDialog>
   );
 }
 
@@ -188,7 +154,7 @@ const CONFIRM = {
   delete: { title: 'Delete', text: 'The endpoint, its pending deliveries and their history are removed. This cannot be undone.', button: 'Delete endpoint', danger: true },
 } as const;
 
-function ConfirmDialog({ confirming, onClose, onSecret }: { confirming: Confirming | null; onClose: () => void; onSecret: (shown: { title: string; value: string }) => void }) {
+function ActionDialog({ confirming, onClose, onSecret }: { confirming: Confirming | null; onClose: () => void; onSecret: (shown: { title: string; value: string }) => void }) {
   const queryClient = useQueryClient();
   const done = async () => {
     await queryClient.invalidateQueries({ queryKey: trpc.dashboard.webhooks.list.queryKey() });
@@ -205,10 +171,10 @@ function ConfirmDialog({ confirming, onClose, onSecret }: { confirming: Confirmi
     }),
   );
   const mutations = [setEnabled, remove, rotate];
-  const failed = mutations.find((m) => m.isError)?.error;
-  const close = () => {
-    mutations.forEach((m) => m.reset());
-    onClose();
+  const state = {
+    isPending: mutations.some((m) => m.isPending),
+    error: mutations.find((m) => m.isError)?.error,
+    reset: () => mutations.forEach((m) => m.reset()),
   };
   const copy = confirming ? CONFIRM[confirming.action] : null;
   const go = () => {
@@ -219,22 +185,17 @@ function ConfirmDialog({ confirming, onClose, onSecret }: { confirming: Confirmi
     else setEnabled.mutate({ id: webhook.id, enabled: action === 'enable' });
   };
   return (
-    <Dialog open={confirming !== null} title={`${copy?.title ?? ''} ${confirming?.webhook.url ?? ''}?`} onClose={close}>
-      <p>{copy?.text}</p>
-      {failed && (
-        <p className="banner error" role="alert">
-          {errorMessage(failed)}
-        </p>
-      )}
-      <div className="actions">
-        <button type="button" className="secondary" onClick={close} data-autofocus>
-          Cancel
-        </button>
-        <button type="button" className={copy?.danger ? 'danger' : ''} disabled={mutations.some((m) => m.isPending)} onClick={go}>
-          {copy?.button}
-        </button>
-      </div>
-    </Dialog>
+    <ConfirmDialog
+      open={confirming !== null}
+      title={`${copy?.title ?? ''} ${confirming?.webhook.url ?? ''}?`}
+      confirm={copy?.button ?? ''}
+      danger={copy?.danger === true}
+      action={state}
+      onConfirm={go}
+      onClose={onClose}
+    >
+      {copy?.text}
+    </ConfirmDialog>
   );
 }
 
@@ -256,51 +217,29 @@ function DeliveriesDialog({ webhook, onClose }: { webhook: Webhook | null; onClo
           Refresh
         </button>
       </div>
-      {test.isError && (
-        <p className="banner error" role="alert">
-          {errorMessage(test.error)}
-        </p>
-      )}
-      {deliveries.isPending && <p role="status">Loading deliveries…</p>}
-      {deliveries.isSuccess && deliveries.data.attempts.length === 0 && <p className="empty">No attempts yet.</p>}
-      {deliveries.isSuccess && deliveries.data.attempts.length > 0 && (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Delivery attempts</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Attempt</th>
-                <th scope="col">Result</th>
-                <th scope="col">Time</th>
-                <th scope="col">Next try</th>
+      <ErrorBanner error={test.error} />
+      <QueryState query={deliveries} loading="Loading deliveries…" isEmpty={(data) => data.attempts.length === 0} empty="No attempts yet.">
+        {(data) => (
+          <Table caption="Delivery attempts" columns={ATTEMPT_COLUMNS}>
+            {data.attempts.map((attempt) => (
+              <tr key={attempt.id}>
+                <td><When iso={attempt.createdAt} /></td>
+                <td>{attempt.attempt}</td>
+                <td>
+                  <span className={`badge ${attempt.succeeded ? 'active' : 'failing'}`}>
+                    {attempt.responseStatus ?? 'No answer'}
+                    {attempt.succeeded ? ' OK' : ''}
+                  </span>
+                  {attempt.error && <span className="hint"> {attempt.error}</span>}
+                </td>
+                <td>{attempt.durationMs} ms</td>
+                <td><When iso={attempt.nextAttemptAt} none="—" /></td>
               </tr>
-            </thead>
-            <tbody>
-              {deliveries.data.attempts.map((attempt) => (
-                <tr key={attempt.id}>
-                  <td><When iso={attempt.createdAt} /></td>
-                  <td>{attempt.attempt}</td>
-                  <td>
-                    <span className={`badge ${attempt.succeeded ? 'active' : 'failing'}`}>
-                      {attempt.responseStatus ?? 'No answer'}
-                      {attempt.succeeded ? ' OK' : ''}
-                    </span>
-                    {attempt.error && <span className="hint"> {attempt.error}</span>}
-                  </td>
-                  <td>{attempt.durationMs} ms</td>
-                  <td><When iso={attempt.nextAttemptAt} none="—" /></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <div className="actions">
-        <button type="button" className="secondary" onClick={close}>
-          Close
-        </button>
-      </div>
+            ))}
+          </Table>
+        )}
+      </QueryState>
+      <CloseButton label="Close" onClose={close} />
     </Dialog>
   );
 }

@@ -1,0 +1,81 @@
+import type { Transaction } from 'sequelize';
+import { ServiceUnavailableError } from '../../errors/app-errors';
+import type { Database } from '../database';
+import { orUnavailable } from './unavailable';
+
+export type TransactionFn<T> = (transaction: Transaction) => Promise<T>;
+
+const DEADLOCK_RETRIES = 5;
+
+// Runs fn in a transaction, the one way the service writes.
+// - SQLite: Sequelize shares one connection per database (and SQLite allows one writer), so
+//   concurrent transactions interleave and fail. Transactions are queued, one at a time, per
+//   database.
+// - MySQL: a deadlock (1213) rolls back the whole transaction, so the whole function is run
+//   again, after a short random wait; never a single statement inside it. (A lock-wait
+//   timeout is not retried: it has already waited long, and waiting again would double it.)
+//   Transactions are READ COMMITTED, set on each connection (src/db/database.ts).
+//   A deadlock still there after the last attempt, or a lock-wait timeout (1205), means a busy
+//   database, not a bug: ServiceUnavailableError (503, Retry-After); nothing was written.
+export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Promise<T> {
+  if (db.dialect === 'sqlite') return serialised(db, () => orUnavailable(() => db.sequelize.transaction(fn)));
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await orUnavailable(() => db.sequelize.transaction(fn));
+    } catch (error) {
+      if (isDeadlock(error)) transactionCounts(db).deadlocks += 1;
+      if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw busyOr(error);
+      transactionCounts(db).retries += 1;
+      await sleep(5 + Math.random() * 20 * attempt);
+    }
+  }
+}
+
+// Per database, for GET /metrics (src/metrics/metrics.ts reads them when scraped).
+export interface TransactionCounts {
+  retries: number;
+  deadlocks: number;
+}
+
+const counts = new WeakMap<Database, TransactionCounts>();
+
+export function transactionCounts(db: Database): TransactionCounts {
+  let tally = counts.get(db);
+  if (!tally) counts.set(db, (tally = { retries: 0, deadlocks: 0 }));
+  return tally;
+}
+
+const queues = new WeakMap<Database, Promise<unknown>>();
+
+function serialised<T>(db: Database, fn: () => Promise<T>): Promise<T> {
+  const previous = queues.get(db) ?? Promise.resolve();
+  const result = previous.then(fn, fn);
+  // The queue waits for the outcome, never for its error.
+  queues.set(db, result.catch(() => undefined));
+  return result;
+}
+
+export function isDeadlock(error: unknown): boolean {
+  return mysqlErrno(error) === 1213;
+}
+
+const LOCK_WAIT_TIMEOUT = 1205;
+
+function busyOr(error: unknown): unknown {
+  return isDeadlock(error) || mysqlErrno(error) === LOCK_WAIT_TIMEOUT
+    ? new ServiceUnavailableError('Database busy; retry shortly', { cause: error })
+    : error;
+}
+
+export function mysqlErrno(error: unknown): number | undefined {
+  const candidates = [error, (error as { parent?: unknown })?.parent, (error as { original?: unknown })?.original];
+  for (const candidate of candidates) {
+    const errno = (candidate as { errno?: unknown })?.errno;
+    if (typeof errno === 'number') return errno;
+  }
+  return undefined;
+}
+
+function sleep(ms: number) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

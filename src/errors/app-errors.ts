@@ -1,0 +1,86 @@
+import type { ErrorCode } from './error-codes';
+
+// The service's one error vocabulary. Services throw these; the transports map them once
+// (src/trpc/errors.ts) to a status and an { error } body.
+
+export interface IssueDetail {
+  path: string;
+  message: string;
+}
+
+export abstract class AppError extends Error {
+  abstract readonly status: number;
+  abstract readonly code: ErrorCode;
+}
+
+export class ValidationError extends AppError {
+  readonly status = 400;
+  readonly code = 'validation_failed';
+  constructor(
+    message: string,
+    readonly details: IssueDetail[] = [],
+  ) {
+    super(message);
+  }
+}
+
+// Who is calling is not established: no key, a bad or disabled key, no dashboard session. The
+// code says which (clients branch on it), so nothing reads it back out of the message.
+export type AuthenticationCode = Extract<
+  ErrorCode,
+  'missing_api_key' | 'invalid_api_key' | 'api_key_inactive' | 'api_key_expired' | 'sign_in_required' | 'sign_in_failed'
+>;
+
+export const AUTHENTICATION_MESSAGES: Readonly<Record<AuthenticationCode, string>> = {
+  missing_api_key: 'Missing x-api-key header',
+  invalid_api_key: 'Invalid API key',
+  api_key_inactive: 'API key is inactive',
+  api_key_expired: 'API key has expired',
+  sign_in_required: 'Sign in to continue',
+  // The same for an unknown email and a wrong password.
+  sign_in_failed: 'Email or password is incorrect',
+};
+
+export class AuthenticationError extends AppError {
+  readonly status = 401;
+  constructor(readonly code: AuthenticationCode) {
+    super(AUTHENTICATION_MESSAGES[code]);
+  }
+}
+
+// Authenticated, but this key may not do this (an integration key on an internal procedure).
+export class ForbiddenError extends AppError {
+  readonly status = 403;
+  readonly code = 'forbidden';
+}
+
+export class NotFoundError extends AppError {
+  readonly status = 404;
+  readonly code = 'not_found';
+  constructor(resource: string) {
+    super(`${resource} not found`);
+  }
+}
+
+export class ConflictError extends AppError {
+  readonly status = 409;
+  constructor(
+    message: string,
+    readonly code: Extract<ErrorCode, 'contact_exists' | 'sequence_not_active' | 'idempotency_in_progress' | 'invalid_run_transition' | 'user_exists'>,
+  ) {
+    super(message);
+  }
+}
+
+// An Idempotency-Key sent again with a different request.
+export class UnprocessableError extends AppError {
+  readonly status = 422;
+  readonly code = 'idempotency_key_reused';
+}
+
+// A backing service is down (the database, the shared rate-limit store): worth a retry.
+export class ServiceUnavailableError extends AppError {
+  readonly status = 503;
+  readonly code = 'service_unavailable';
+  readonly retryAfterSeconds = 5;
+}

@@ -1,0 +1,90 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Database } from '../db/database';
+import { transactionCounts } from '../db/sql/transaction';
+
+// What GET /metrics reports (docs/operations.md "Metrics"). One registry per app, never prom-client's
+// global one: tests build many apps in one process, and each must count only its own requests.
+export interface Metrics {
+  registry: Registry;
+  requestDuration: Histogram<'method' | 'route' | 'status'>;
+  rateLimited: Counter<'limiter'>;
+  unavailable: Counter<'cause'>;
+}
+
+// The label values known in advance start at 0, so that a rate() over them exists before the
+// first event.
+const LIMITERS = ['api-key', 'failed-auth'];
+const UNAVAILABLE_CAUSES = ['database', 'database_busy', 'redis', 'shutdown'];
+
+interface PoolStats {
+  size: number;
+  using: number;
+  waiting: number;
+}
+
+export function createMetrics(db: Database): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const requestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer a request, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const rateLimited = new Counter({
+    name: 'http_rate_limited_total',
+    help: 'Requests answered 429, by limiter: api-key (per key) or failed-auth (per client IP)',
+    labelNames: ['limiter'] as const,
+    registers,
+  });
+  const unavailable = new Counter({
+    name: 'http_service_unavailable_total',
+    help: 'Requests answered 503, by cause',
+    labelNames: ['cause'] as const,
+    registers,
+  });
+  for (const limiter of LIMITERS) rateLimited.inc({ limiter }, 0);
+  for (const cause of UNAVAILABLE_CAUSES) unavailable.inc({ cause }, 0);
+
+  // Kept by withTransaction per database; read when scraped.
+  new Counter({
+    name: 'db_transaction_retries_total',
+    help: 'Transactions run again after a deadlock',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(transactionCounts(db).retries);
+    },
+  });
+  new Counter({
+    name: 'db_deadlocks_total',
+    help: 'Transactions rolled back by a deadlock (retried or not)',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(transactionCounts(db).deadlocks);
+    },
+  });
+
+  // Only MySQL has a pool: Sequelize's SQLite dialect opens connections of its own.
+  if (db.dialect === 'mysql') {
+    const pool = () => (db.sequelize.connectionManager as unknown as { pool: PoolStats }).pool;
+    const gauge = (name: string, help: string, read: (stats: PoolStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read(pool()));
+        },
+      });
+    gauge('db_pool_connections', 'Connections open in the database pool', (stats) => stats.size);
+    gauge('db_pool_connections_in_use', 'Pool connections lent to a query or transaction', (stats) => stats.using);
+    gauge('db_pool_waiting', 'Queries and transactions waiting for a pool connection', (stats) => stats.waiting);
+  }
+
+  return { registry, requestDuration, rateLimited, unavailable };
+}

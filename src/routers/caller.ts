@@ -1,0 +1,22 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/database';
+import { appRouter } from './app-router';
+import { authenticateApiKey } from '../services/api-keys';
+import type { WebhookSettings } from '../services/webhooks/webhook-settings';
+import { newHttpMeta, type Context } from '../trpc/context';
+import { createCallerFactory } from '../trpc/init';
+
+// In-process calls to the procedures, through the same middlewares (auth included) as HTTP.
+export function createCallerContext(deps: { db: Database; apiKey?: string; webhooks?: WebhookSettings }): Context {
+  let auth: ReturnType<Context['authenticate']> | undefined;
+  return {
+    db: deps.db,
+    requestId: randomUUID(),
+    transport: 'caller',
+    authenticate: () => (auth ??= authenticateApiKey(deps.db, deps.apiKey)),
+    http: newHttpMeta(),
+    webhooks: deps.webhooks,
+  };
+}
+
+export const createCaller = createCallerFactory(appRouter);

@@ -1,0 +1,15 @@
+// The clock and timers a background loop schedules itself with. Passed in, so that a test can
+// move time by hand and see the waits a loop chose, without waiting them.
+export type TimerHandle = unknown;
+
+export interface Timers {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+export const systemTimers: Timers = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
+};

@@ -1,0 +1,28 @@
+import type { ReactNode } from 'react';
+
+export type Column = string | { label: string; hidden?: boolean; className?: string };
+
+// A list's table: named for screen readers by its caption, scrolling sideways on its own when
+// a narrow screen cannot hold it. A column may be named for screen readers only (Actions).
+export function Table({ caption, columns, busy, children }: { caption: string; columns: readonly Column[]; busy?: boolean; children: ReactNode }) {
+  return (
+    <div className="table-wrap" aria-busy={busy}>
+      <table>
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) => {
+              const { label, hidden, className } = typeof column === 'string' ? { label: column } : column;
+              return (
+                <th key={label} scope="col" className={className}>
+                  {hidden ? <span className="visually-hidden">{label}</span> : label}
+                </th>
+              );
+            })}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}

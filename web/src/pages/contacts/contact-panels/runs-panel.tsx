@@ -1,0 +1,59 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Pager } from '../../../components/pager';
+import { QueryState } from '../../../components/query-state';
+import { Table } from '../../../components/table';
+import { useCursorPages } from '../../../components/use-cursor-pages';
+import { Link } from '../../../router';
+import { trpc } from '../../../trpc';
+import { RunCells } from '../../sequences/run-cells';
+import type { Contact } from './contact';
+import { UnenrollDialog, type Leaving } from './unenroll-dialog';
+
+const ACTIVE = new Set(['pending', 'running', 'paused']);
+const COLUMNS = ['Sequence', 'Status', 'Started', 'Ended', { label: 'Actions', hidden: true }];
+
+export function RunsPanel({ contact }: { contact: Contact }) {
+  const pages = useCursorPages(contact.id);
+  const runs = useQuery({
+    ...trpc.dashboard.contacts.runs.queryOptions({ id: contact.id, limit: 20, cursor: pages.cursor }),
+    placeholderData: keepPreviousData,
+  });
+  // Sequence names for the runs: an account has few sequences, one page holds them.
+  const sequences = useQuery(trpc.dashboard.sequences.list.queryOptions({ limit: 200 }));
+  const names = new Map(sequences.data?.sequences.map((s) => [s.id, s.name]));
+  const [leaving, setLeaving] = useState<Leaving | null>(null);
+  return (
+    <section className="panel" aria-labelledby="runs-heading">
+      <h2 id="runs-heading">Runs</h2>
+      <QueryState query={runs} loading="Loading runs…" isEmpty={(data) => data.runs.length === 0} empty="This contact has never been enrolled in a sequence.">
+        {(data) => (
+          <>
+            <Table caption="Runs of this contact, newest first" columns={COLUMNS}>
+              {data.runs.map((run) => {
+                const name = names.get(run.sequenceId) ?? 'Sequence';
+                return (
+                  <tr key={run.id}>
+                    <th scope="row">
+                      <Link to={`/sequences/${run.sequenceId}`}>{name}</Link>
+                    </th>
+                    <RunCells run={run} />
+                    <td>
+                      {ACTIVE.has(run.status) && (
+                        <button type="button" className="secondary" onClick={() => setLeaving({ sequenceId: run.sequenceId, name })}>
+                          Unenroll<span className="visually-hidden"> from {name}</span>
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </Table>
+            <Pager pages={pages} nextCursor={data.nextCursor} label="Runs" />
+          </>
+        )}
+      </QueryState>
+      <UnenrollDialog contact={contact} leaving={leaving} onClose={() => setLeaving(null)} />
+    </section>
+  );
+}
