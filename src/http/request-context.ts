@@ -13,7 +13,6 @@ export function requestContext(req: Request, deps: { db: Database; webhooks?: We
     transport,
     authenticate: async () => req.auth ?? { ok: false as const, code: 'missing_api_key' as const },
     http: newHttpMeta(),
-    restDeleteBody: transport === 'rest' && req.method === 'DELETE' ? req.body : undefined,
     webhooks: deps.webhooks,
   };
 }

@@ -1,17 +1,18 @@
-import type { TRPCError } from '@trpc/server';
+import { TRPCError } from '@trpc/server';
 import type { Request, RequestHandler, Response } from 'express';
-import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import type { Database } from '../db/database';
 import { ServiceUnavailableError } from '../errors/app-errors';
 import type { LogThrottle } from '../logging/log-throttle';
 import type { AppRouter } from '../routers/app-router';
 import type { Context } from '../trpc/context';
-import { restErrorFor, type RestError } from '../trpc/errors';
-import type { ApiMeta } from '../trpc/init';
+import { restErrorFor } from '../trpc/errors';
+import { createCallerFactory } from '../trpc/init';
+import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import './express-types';
 import { reportUnavailable } from './report-unavailable';
 import { requestContext } from './request-context';
-import type { WebhookSettings } from '../services/webhooks/webhook-settings';
+import { restInput } from './rest-input';
+import { matchRoute, normalizePath, restRoutes, type RouteMatch } from './rest-routes';
 
 interface RestApiDeps {
   router: AppRouter;
@@ -20,64 +21,82 @@ interface RestApiDeps {
   webhooks?: WebhookSettings;
 }
 
-// The REST surface (/api/v1): the same procedures as /trpc, served by trpc-to-openapi, with
-// the three things the adapter does not do itself (docs/architecture.md, "Dependencies and patches"):
-// - success statuses other than 200 (procedure meta, or ctx.http.status set at run time);
-// - the { error, details } body instead of its tRPC-shaped one (upstream issue #168): the
-//   error is captured in onError and the body is replaced as the adapter writes it;
-// - a JSON body on DELETE (remove tags): the adapter reads DELETE input from the query only,
-//   so the body travels in the context to the restInput middleware (src/trpc/init.ts).
-export function restApi({ router, db, logThrottle, webhooks }: RestApiDeps): RequestHandler {
-  const successStatusByPath = successStatuses(router);
-  const errors = new WeakMap<Request, RestError>();
+type Call = (input: unknown) => Promise<unknown>;
 
-  const handler = createOpenApiNodeHttpHandler({
-    router,
-    createContext: ({ req }) => requestContext(req as Request, { db, webhooks }, 'rest'),
-    responseMeta: ({ ctx, paths, errors: failures }) => {
-      if (failures.length > 0) return {};
-      const http = (ctx as Context | undefined)?.http;
-      const status = http?.status ?? successStatusByPath.get(paths?.[0] ?? '') ?? 200;
-      return { status, headers: http?.headers ?? {} };
-    },
-    onError: ({ error, req }) => {
-      const mapped = restErrorFor(error as TRPCError);
-      errors.set(req as Request, mapped);
-      if (error.cause instanceof ServiceUnavailableError) reportUnavailable(req as Request, error.cause, logThrottle);
-      else if (mapped.status >= 500) (req as Request).log.error({ err: error.cause ?? error }, 'request failed');
-    },
-  });
+// The REST surface (/api/v1): the same procedures as /trpc, called through tRPC's server-side
+// caller (so through the same middlewares), routed by their openapi meta. trpc-to-openapi
+// still writes the OpenAPI document from that meta; its request handler is not used: made
+// cheap enough, it needed a patch of its build that every upgrade would break
+// (patches/README.md). Unknown paths and methods go on to the app's 404.
+export function restApi({ router, db, logThrottle, webhooks }: RestApiDeps): RequestHandler {
+  const routes = restRoutes(router);
+  const createCaller = createCallerFactory(router);
+  const deps = { db, webhooks };
+
+  async function serve(req: Request, res: Response, { route, params }: RouteMatch): Promise<void> {
+    try {
+      const takesBody = req.method !== 'GET' && req.method !== 'DELETE';
+      if (takesBody) refuseUnlessJson(req.headers['content-type']);
+      const input = route.input.takesNoInput ? undefined : restInput(req, route, params, takesBody);
+      route.input.markCoercible();
+      const ctx = requestContext(req, deps, 'rest');
+      let call: unknown = createCaller(ctx);
+      for (const segment of route.segments) call = (call as Record<string, unknown>)[segment];
+      const data = await (call as Call)(input);
+      sendData(res, ctx, route.successStatus, data);
+    } catch (cause) {
+      sendFailure(req, res, errorFrom(cause), logThrottle);
+    }
+  }
 
   return (req, res, next) => {
-    // Media types are case-insensitive (RFC 9110); the adapter compares them as written.
-    const type = req.headers['content-type'];
-    if (type) req.headers['content-type'] = type.toLowerCase();
-    replaceErrorBody(req, res, errors);
-    handler(req, res, next).catch(next);
+    // A WHATWG URL, as the previous adapter matched on: dot segments resolved, backslashes read
+    // as slashes, what must be percent-encoded encoded.
+    const url = req.url.startsWith('/') ? new URL(`http://127.0.0.1${req.url}`) : new URL(req.url);
+    const found = matchRoute(routes, req.method, normalizePath(url.pathname));
+    if (!found) return next();
+    serve(req, res, found).catch(next);
   };
 }
 
-function successStatuses(router: AppRouter): Map<string, number> {
-  const statuses = new Map<string, number>();
-  for (const [path, procedure] of Object.entries(router._def.procedures)) {
-    const meta = (procedure as unknown as { _def: { meta?: ApiMeta } })._def.meta;
-    if (meta?.successStatus) statuses.set(path, meta.successStatus);
-  }
-  return statuses;
+// A POST, PUT or PATCH must say its body is JSON, even an empty one. express.json has parsed it
+// already (any charset it supports, any letter case); the media type is compared as a prefix,
+// as before, and case-insensitively (RFC 9110).
+function refuseUnlessJson(type: string | undefined) {
+  if (type?.toLowerCase().startsWith('application/json')) return;
+  throw new TRPCError({
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+    message: type ? `Unsupported content-type "${type}"` : 'Missing content-type header',
+  });
 }
 
-function replaceErrorBody(req: Request, res: Response, errors: WeakMap<Request, RestError>) {
-  const end = res.end.bind(res) as (...args: unknown[]) => Response;
-  res.end = ((...args: unknown[]) => {
-    const mapped = errors.get(req);
-    if (!mapped) {
-      // 204 has no body, and so no content type.
-      if (res.statusCode === 204) res.removeHeader('Content-Type');
-      return end(...args);
-    }
-    res.statusCode = mapped.status;
-    if (mapped.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(mapped.retryAfterSeconds));
-    // The request id goes last, as in every other error body.
-    return end(JSON.stringify({ ...mapped.body, requestId: req.id }));
-  }) as Response['end'];
+function sendData(res: Response, ctx: Context, successStatus: number | undefined, data: unknown) {
+  res.statusCode = ctx.http.status ?? successStatus ?? 200;
+  res.setHeader('Content-Type', 'application/json');
+  for (const [name, value] of Object.entries(ctx.http.headers)) {
+    if (value !== undefined) res.setHeader(name, value);
+  }
+  // 204 has no body, and so no content type.
+  if (res.statusCode === 204) res.removeHeader('Content-Type');
+  res.end(JSON.stringify(data));
+}
+
+// Anything thrown that is not a TRPCError is a 500 whose cause is kept for the log.
+function errorFrom(cause: unknown): TRPCError {
+  if (cause instanceof Error && cause.name === 'TRPCError') return cause as TRPCError;
+  const error = new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error', cause: cause instanceof Error ? cause : undefined });
+  if (cause instanceof Error && cause.stack) error.stack = cause.stack;
+  return error;
+}
+
+// The { error, code, details?, requestId } body, from the mapping both transports share.
+function sendFailure(req: Request, res: Response, error: TRPCError, logThrottle: LogThrottle) {
+  const mapped = restErrorFor(error);
+  if (error.cause instanceof ServiceUnavailableError) reportUnavailable(req, error.cause, logThrottle);
+  else if (mapped.status >= 500) req.log.error({ err: error.cause ?? error }, 'request failed');
+  res.statusCode = mapped.status;
+  res.setHeader('Content-Type', 'application/json');
+  if (mapped.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(mapped.retryAfterSeconds));
+  // The request id goes last, as in every other error body.
+  res.end(JSON.stringify({ ...mapped.body, requestId: req.id }));
 }

@@ -17,8 +17,6 @@ export interface Context {
   // Resolved once per request (the HTTP layer needs it before tRPC runs, for rate limits).
   authenticate: () => Promise<AuthResult>;
   http: HttpMeta;
-  // REST only: a DELETE's JSON body, which the REST adapter does not read (remove tags).
-  restDeleteBody?: unknown;
   // Only on the dashboard's own mount (src/http/dashboard-api.ts): its session, never a key.
   dashboard?: DashboardHttp;
   // Absent: https only, no special-use addresses, the real clock.

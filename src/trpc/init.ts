@@ -3,7 +3,6 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { AppError, AuthenticationError, ForbiddenError } from '../errors/app-errors';
 import type { Context } from './context';
 import { issueDetails, restErrorFor, toTRPCError } from './errors';
-import { decodeOrKeep } from '../url-decode';
 
 // REST facts that trpc-to-openapi has no place for: the status of a success (it answers 200
 // to everything), and a second success status where the outcome decides (upsert: 200 or 201).
@@ -41,55 +40,33 @@ const t = initTRPC
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
-// Every procedure's first step, two jobs in one (each step of tRPC's chain copies the call's
-// options again):
-// - Services throw AppErrors; here they become TRPCErrors with the matching code, once.
-// - The REST adapter's input, mended (docs/architecture.md, "Dependencies and patches"): path parameters arrive still percent-encoded
-//   (`a%2Bb%40x.io`), and a DELETE's JSON body is not read at all. Path parameters win over
-//   body fields of the same name.
-const mapErrorsAndRestInput = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
-  const mended = restInput(ctx, meta, getRawInput);
-  const result = await (mended ? next(mended) : next());
-  if (!result.ok && result.error.cause instanceof AppError) throw toTRPCError(result.error.cause);
+// Services throw AppErrors; here they become TRPCErrors with the matching code, once.
+function mapAppError<R extends { ok: boolean }>(result: R): R {
+  const cause = result.ok ? undefined : (result as { error?: TRPCError }).error?.cause;
+  if (cause instanceof AppError) throw toTRPCError(cause);
   return result;
-});
-
-function restInput(ctx: Context, meta: ApiMeta | undefined, getRawInput: () => Promise<unknown>) {
-  const path = meta?.openapi?.path;
-  if (ctx.transport !== 'rest' || !path) return undefined;
-  const names = pathParameters(path);
-  const body = ctx.restDeleteBody;
-  return {
-    getRawInput: async () => {
-      const raw = (await getRawInput()) as Record<string, unknown>;
-      const input: Record<string, unknown> = isPlainObject(body) ? { ...body } : { ...raw };
-      for (const name of names) {
-        if (typeof raw[name] === 'string') input[name] = decodeOrKeep(raw[name] as string);
-      }
-      return input;
-    },
-  };
 }
 
-// A path template's parameter names, read once per template.
-const parametersByPath = new Map<string, string[]>();
-function pathParameters(path: string): string[] {
-  let names = parametersByPath.get(path);
-  if (!names) parametersByPath.set(path, (names = Array.from(path.matchAll(/\{(.+?)\}/g), ([, name]) => name)));
-  return names;
-}
+const mapErrors = t.middleware(async ({ next }) => mapAppError(await next()));
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export const publicProcedure = t.procedure.use(mapErrors);
 
-export const publicProcedure = t.procedure.use(mapErrorsAndRestInput);
-
-// Authentication runs before input validation: 401 precedes 400 and 404.
-export const accountProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const auth = await ctx.authenticate();
-  if (!auth.ok) throw new AuthenticationError(auth.code);
-  return next({ ctx: { accountId: auth.key.accountId, keyId: auth.key.keyId, keyKind: auth.key.kind } });
+// Authentication runs before input validation: 401 precedes 400 and 404. It is one step with
+// the error mapping above, not a second middleware after it: every step of tRPC's chain
+// copies the call's options again, and a request's CPU shows it.
+export const accountProcedure = t.procedure.use(async ({ ctx, next }) => {
+  let accountCtx;
+  try {
+    const auth = await ctx.authenticate();
+    if (!auth.ok) throw new AuthenticationError(auth.code);
+    accountCtx = { accountId: auth.key.accountId, keyId: auth.key.keyId, keyKind: auth.key.kind };
+  } catch (error) {
+    // What the error mapping would have made of it as a step of its own.
+    const cause = error instanceof TRPCError ? error.cause : error;
+    if (cause instanceof AppError) throw toTRPCError(cause);
+    throw error;
+  }
+  return mapAppError(await next({ ctx: accountCtx }));
 });
 
 // Internal procedures, for the sequence runner: integration keys (shop plugins, CRM syncs) get
