@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { decodeOrKeep } from '../url-decode';
+import { decodeOrKeep } from './url-decode';
 import type { RestRoute } from './rest-routes';
 
 type Input = Record<string, unknown>;

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
-import { decodeOrKeep } from '../url-decode';
+import { decodeOrKeep } from './url-decode';
 
 // The route a request was for, as a template: what the access log and the request metrics
 // record instead of the URL, which carries ids and emails (/contacts/by-email/ada%40x.io) and

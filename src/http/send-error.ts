@@ -2,7 +2,7 @@ import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from '@trpc/server/
 import type { Request, Response } from 'express';
 import type { ErrorCode } from '../errors/error-codes';
 import type { IssueDetail } from '../errors/app-errors';
-import { decodeOrKeep } from '../url-decode';
+import { decodeOrKeep } from './url-decode';
 import './express-types';
 
 // Errors the HTTP layer answers itself, before any procedure runs (authentication, rate
