@@ -5,6 +5,7 @@ export const ERROR_CODES_BY_STATUS = {
   401: ['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired'],
   403: ['forbidden'],
   404: ['not_found'],
+  405: ['method_not_allowed'],
   409: ['contact_exists', 'sequence_not_active', 'idempotency_in_progress', 'invalid_run_transition'],
   413: ['payload_too_large'],
   415: ['unsupported_media_type'],

@@ -12,7 +12,8 @@ import './express-types';
 import { reportUnavailable } from './report-unavailable';
 import { requestContext } from './request-context';
 import { restInput } from './rest-input';
-import { matchRoute, normalizePath, restRoutes, type RouteMatch } from './rest-routes';
+import { allowedMethods, matchRoute, normalizePath, restRoutes, type RouteMatch } from './rest-routes';
+import { sendError } from './send-error';
 
 interface RestApiDeps {
   router: AppRouter;
@@ -36,7 +37,10 @@ export function restApi({ router, db, logThrottle, webhooks }: RestApiDeps): Req
   async function serve(req: Request, res: Response, { route, params }: RouteMatch): Promise<void> {
     try {
       const takesBody = req.method !== 'GET' && req.method !== 'DELETE';
-      if (takesBody) refuseUnlessJson(req.headers['content-type']);
+      // A POST with nothing in it (rotate-secret, test) is an empty object: there is no body to
+      // label, so no Content-Type is asked for.
+      if (takesBody && hasNoBody(req)) req.body = {};
+      else if (takesBody) refuseUnlessJson(req.headers['content-type']);
       const input = route.input.takesNoInput ? undefined : restInput(req, route, params, takesBody);
       route.input.markCoercible();
       const ctx = requestContext(req, deps, 'rest');
@@ -53,9 +57,14 @@ export function restApi({ router, db, logThrottle, webhooks }: RestApiDeps): Req
     // A WHATWG URL, as the previous adapter matched on: dot segments resolved, backslashes read
     // as slashes, what must be percent-encoded encoded.
     const url = req.url.startsWith('/') ? new URL(`http://127.0.0.1${req.url}`) : new URL(req.url);
-    const found = matchRoute(routes, req.method, normalizePath(url.pathname));
-    if (!found) return next();
-    serve(req, res, found).catch(next);
+    const pathname = normalizePath(url.pathname);
+    const found = matchRoute(routes, req.method, pathname);
+    if (found) return void serve(req, res, found).catch(next);
+    // The path exists under other methods: 405 with them in Allow (RFC 9110), not a 404.
+    const allowed = allowedMethods(routes, pathname);
+    if (allowed.length === 0) return next();
+    res.setHeader('Allow', allowed.join(', '));
+    sendError(req, res, { status: 405, code: 'method_not_allowed', message: `Method ${req.method} is not allowed here; use ${allowed.join(', ')}` });
   };
 }
 
@@ -68,6 +77,13 @@ function refuseUnlessJson(type: string | undefined) {
     code: 'UNSUPPORTED_MEDIA_TYPE',
     message: type ? `Unsupported content-type "${type}"` : 'Missing content-type header',
   });
+}
+
+// No Content-Type and no content: neither a length above 0 nor a chunked body.
+function hasNoBody(req: Request): boolean {
+  if (req.headers['content-type'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
+  const length = req.headers['content-length'];
+  return length === undefined || Number(length) === 0;
 }
 
 function sendData(res: Response, ctx: Context, successStatus: number | undefined, data: unknown) {

@@ -64,3 +64,13 @@ export function matchRoute(routes: RestRoutes, method: string, pathname: string)
   }
   return undefined;
 }
+
+// The methods that have a route for this path, for a 405's Allow header when the request's own
+// method has none.
+export function allowedMethods(routes: RestRoutes, pathname: string): string[] {
+  const methods: string[] = [];
+  for (const [method, candidates] of routes) {
+    if (candidates.some((route) => route.pattern.test(pathname))) methods.push(method);
+  }
+  return methods.sort();
+}

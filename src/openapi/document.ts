@@ -1,6 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
 type Components = NonNullable<OpenAPIObject['components']>;
+import { AUTHENTICATION_MESSAGES } from '../errors/app-errors';
 import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../errors/error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
@@ -41,8 +42,17 @@ const RATE_LIMIT_HEADERS = {
 };
 
 // An error answer: the body's `code` is one of `codes` (src/errors/error-codes.ts), its schema says
-// which; a 400 for invalid input also lists `details`.
-function errorResponse(description: string, example: string, codes: readonly ErrorCode[], headers: object = RATE_LIMIT_HEADERS) {
+// which; a 400 for invalid input also lists `details`. The example pairs the message with its
+// own code (`exampleCode`, else the first of `codes` that is not about idempotency). An error
+// declares the request id (and Retry-After where it applies); the rate-limit headers, which
+// every keyed answer carries, are declared on the successes and on 429 only, so that the
+// reference does not repeat them under every status.
+function errorResponse(
+  description: string,
+  example: string,
+  codes: readonly ErrorCode[],
+  options: { headers?: object; exampleCode?: ErrorCode; details?: Array<{ path: string; message: string }> } = {},
+) {
   const validation = codes.includes('validation_failed');
   const schema = {
     allOf: [
@@ -50,32 +60,52 @@ function errorResponse(description: string, example: string, codes: readonly Err
       { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } },
     ],
   };
-  const body = { error: example, code: codes.find((code) => code !== 'idempotency_in_progress') ?? codes[0], requestId: EXAMPLE_REQUEST_ID };
-  return { description, headers, content: { 'application/json': { schema, example: body } } };
+  const code = options.exampleCode ?? codes.find((c) => c !== 'idempotency_in_progress') ?? codes[0];
+  const body = { error: example, code, requestId: EXAMPLE_REQUEST_ID, ...(options.details && { details: options.details }) };
+  return { description, headers: options.headers ?? REQUEST_ID_HEADER, content: { 'application/json': { schema, example: body } } };
 }
 
-// Statuses every keyed operation can answer, whatever it does. (401 carries the per-IP
-// failed-authentication limit's headers.)
-const COMMON_ERRORS = {
-  401: errorResponse('Missing, unknown, inactive or expired API key', 'Invalid API key', ERROR_CODES_BY_STATUS[401]),
-  429: errorResponse('Rate limit exceeded: retry after `Retry-After` seconds', 'Rate limit exceeded', ['rate_limited'], {
-    ...RATE_LIMIT_HEADERS,
-    'Retry-After': { $ref: '#/components/headers/Retry-After' },
-  }),
-  500: errorResponse('Unexpected failure; details are logged, never returned', 'Internal server error', ['internal_error']),
-  503: errorResponse('The database or the rate-limit store is unavailable; retry after `Retry-After` seconds', 'Database unavailable; retry shortly', ['service_unavailable'], {
-    ...REQUEST_ID_HEADER,
-    'Retry-After': { $ref: '#/components/headers/Retry-After' },
-  }),
-};
+const RETRY_AFTER = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
 
-const INVALID = errorResponse(
-  'Invalid request: the message names the first problem; `details` lists each',
-  'email: Invalid email address',
-  ERROR_CODES_BY_STATUS[400],
-);
-const TOO_LARGE = errorResponse('Request body over 1 MiB', 'Request body too large (limit 1 MiB)', ['payload_too_large']);
-const NOT_JSON = errorResponse('Body is not `application/json`', 'Content-Type must be application/json', ['unsupported_media_type']);
+// The answers many operations share, written once under components.responses and referred to.
+const SHARED_RESPONSES = {
+  Unauthorized: errorResponse('Missing, unknown, inactive or expired API key', AUTHENTICATION_MESSAGES.invalid_api_key, ERROR_CODES_BY_STATUS[401], {
+    exampleCode: 'invalid_api_key',
+  }),
+  RateLimited: errorResponse('Rate limit exceeded: retry after `Retry-After` seconds', 'Rate limit exceeded', ['rate_limited'], {
+    headers: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER },
+  }),
+  InternalError: errorResponse('Unexpected failure; details are logged, never returned', 'Internal server error', ['internal_error']),
+  Unavailable: errorResponse(
+    'The database or the rate-limit store is unavailable; retry after `Retry-After` seconds',
+    'Database unavailable; retry shortly',
+    ['service_unavailable'],
+    { headers: { ...REQUEST_ID_HEADER, ...RETRY_AFTER } },
+  ),
+  InvalidRequest: errorResponse(
+    'Invalid request: the message names the first problem; `details` lists each',
+    'email: Invalid email address',
+    ERROR_CODES_BY_STATUS[400],
+    { details: [{ path: 'email', message: 'Invalid email address' }] },
+  ),
+  PayloadTooLarge: errorResponse('Request body over 1 MiB', 'Request body too large (limit 1 MiB)', ['payload_too_large']),
+  UnsupportedMediaType: errorResponse('Body is not `application/json`', 'Content-Type must be application/json', ['unsupported_media_type']),
+};
+// A 400 whose example names `field` as the first problem, with its details.
+function invalidFieldResponse(description: string, field: string) {
+  const message = 'Invalid input';
+  return errorResponse(description, `${field}: ${message}`, ERROR_CODES_BY_STATUS[400], { details: [{ path: field, message }] });
+}
+
+const shared = (name: keyof typeof SHARED_RESPONSES) => ({ $ref: `#/components/responses/${name}` });
+
+// Statuses every keyed operation can answer, whatever it does. (401 is also what the per-IP
+// failed-authentication limit counts.)
+const COMMON_ERRORS = { 401: shared('Unauthorized'), 429: shared('RateLimited'), 500: shared('InternalError'), 503: shared('Unavailable') };
+
+const INVALID = shared('InvalidRequest');
+const TOO_LARGE = shared('PayloadTooLarge');
+const NOT_JSON = shared('UnsupportedMediaType');
 
 // The code of each message an operation declares in its meta's errorResponses.
 const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
@@ -144,8 +174,10 @@ export function buildOpenApiDocument(router: AppRouter, options: DocumentOptions
       Object.entries({ ...document.components?.schemas, ...ERROR_SCHEMAS }).filter(([name]) => !name.startsWith('error.')),
     ),
     headers: HEADERS,
+    responses: SHARED_RESPONSES as unknown as NonNullable<Components['responses']>,
   };
   addExamples(document);
+  withoutPrefilledParameters(document);
   document.webhooks = WEBHOOK_DELIVERY as unknown as NonNullable<OpenAPIObject['webhooks']>;
   return document;
 }
@@ -241,8 +273,9 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   description:
     'Makes a retry safe: a repeat with the same key, method, path and JSON body within 24 h replays the first ' +
     'answer (status, body, `Location`) with `Idempotent-Replayed: true` and does nothing else. At most 255 characters; ' +
-    'scoped to the account. 401, 429 and 5xx answers are not kept.',
-  schema: { type: 'string', maxLength: 255, example: 'order-7781-create-contact' },
+    'scoped to the account. 401, 429 and 5xx answers are not kept. Use one key per operation you mean to do once, ' +
+    'for example `order-7781-create-contact`, and a new key for a new operation.',
+  schema: { type: 'string', maxLength: 255 },
 };
 
 // Statuses the Idempotency-Key adds to a POST, merged with the operation's own 409.
@@ -284,12 +317,11 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
   const declared: Record<string, string> = { ...(meta.openapi?.errorResponses as Record<string, string>) };
   const specific: [string, object][] = Object.entries(declared).map(([status, message]) => [
     status,
-    errorResponse(
-      message,
-      message,
-      // A declared 400 is still a validation failure, and on a body also malformed JSON.
-      status === '409' ? [CODE_FOR_MESSAGE[message]] : status === '400' ? ERROR_CODES_BY_STATUS[400] : [defaultCodeFor(Number(status))],
-    ),
+    status === '400'
+      ? // A declared 400 is still a validation failure (and on a body also malformed JSON): its
+        // example is one, naming a field the operation really takes.
+        invalidFieldResponse(message, firstField(operation))
+      : errorResponse(message, message, status === '409' ? [CODE_FOR_MESSAGE[message]] : [defaultCodeFor(Number(status))]),
   ]);
   if (meta.openapi!.method === 'POST') specific.push(...idempotencyErrors(declared['409']));
   Object.assign(
@@ -369,3 +401,30 @@ const HEADERS: Components['headers'] = {
     schema: { type: 'string', example: '/api/v1/contacts/0b7f3c1e-5d2a-4c6b-9e8f-1a2b3c4d5e6f' },
   },
 };
+
+// The first query parameter of an operation, else the first property of its JSON body.
+function firstField(operation: Operation): string {
+  const query = ((operation.parameters ?? []) as Parameter[]).find((p) => p.in === 'query');
+  if (query) return query.name;
+  const body = (operation.requestBody as { content?: Record<string, { schema?: { properties?: object } }> } | undefined)?.content?.['application/json']?.schema;
+  return Object.keys(body?.properties ?? {})[0] ?? 'body';
+}
+
+// Swagger UI's "Try it out" sends a parameter's example or default as its value: an example
+// Idempotency-Key would be reused by every POST, an example filter would narrow every list. No
+// parameter carries one; where an example helps, its description gives it in words.
+function withoutPrefilledParameters(document: OpenAPIObject) {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item as Record<string, Operation>)) {
+      for (const parameter of (operation.parameters ?? []) as Array<Parameter & { example?: unknown; examples?: unknown }>) {
+        delete parameter.example;
+        delete parameter.examples;
+        const schema = parameter.schema as { example?: unknown; examples?: unknown; default?: unknown } | undefined;
+        if (!schema) continue;
+        delete schema.example;
+        delete schema.examples;
+        delete schema.default;
+      }
+    }
+  }
+}

@@ -113,12 +113,18 @@ describe('Error codes on both transports', () => {
     expectTrpc(await rpc(key).mutation('contacts.create').set('content-type', 'application/json').send(OVER_1_MIB), 413, 'payload_too_large');
   });
 
-  it('404 not_found: unknown resource, unknown path, wrong method, unknown procedure', async () => {
+  it('405 method_not_allowed: a path of the API with a method it does not take', async () => {
+    const { key } = await buildTenant();
+    const res = await rest(key).patch('/contacts').send({});
+    expectRest(res, 405, 'method_not_allowed', 'Method PATCH is not allowed here; use GET, POST');
+    expect(res.headers.allow).to.equal('GET, POST');
+  });
+
+  it('404 not_found: unknown resource, unknown path, unknown procedure', async () => {
     const { key } = await buildTenant();
     expectRest(await rest(key).get(`/contacts/${randomUUID()}`), 404, 'not_found', 'Contact not found');
     expectRest(await rest(key).post(`/sequences/${randomUUID()}/trigger`).send({ contact: { email: 'a@example.com' } }), 404, 'not_found', 'Sequence not found');
     expectRest(await rest(key).get('/no-such-path'), 404, 'not_found');
-    expectRest(await rest(key).patch('/contacts').send({}), 404, 'not_found');
     expectTrpc(await rpc(key).query('contacts.get', { id: randomUUID() }), 404, 'not_found', 'Contact not found');
     expectTrpc(await rpc(key).mutation('contacts.noSuchProcedure').send({}), 404, 'not_found');
   });

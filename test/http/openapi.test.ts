@@ -28,7 +28,7 @@ type Operation = {
 type OpenApiDocument = {
   openapi: string;
   paths: Record<string, Partial<Record<Method, Operation>>>;
-  components: { securitySchemes: Record<string, unknown> };
+  components: { securitySchemes: Record<string, unknown>; responses?: Record<string, { headers?: Record<string, unknown>; content?: unknown }> };
 };
 
 // What the API docs say each operation answers on success.
@@ -469,8 +469,11 @@ function expectConformant(operationKey: string, res: request.Response) {
   const op = operations.find((o) => o.key === operationKey);
   expect(op, `${operationKey} is in the document`).to.not.equal(undefined);
   const status = String(res.status);
-  const declared = op!.operation.responses[status];
-  expect(declared, `${operationKey} answered ${status}, which the document does not declare (body ${res.text})`).to.not.equal(undefined);
+  const inline = op!.operation.responses[status];
+  expect(inline, `${operationKey} answered ${status}, which the document does not declare (body ${res.text})`).to.not.equal(undefined);
+  // A shared answer is a reference into components.responses.
+  const ref = (inline as { $ref?: string }).$ref;
+  const declared = ref ? published.components.responses![ref.split('/').pop()!]! : inline;
 
   for (const header of Object.keys(declared.headers ?? {})) {
     // Only on an answer replayed for an Idempotency-Key.
@@ -482,7 +485,8 @@ function expectConformant(operationKey: string, res: request.Response) {
     return;
   }
   expect(res.headers['content-type']).to.match(/^application\/json/);
-  const pointer = ['paths', op!.template, op!.method, 'responses', status, 'content', 'application/json', 'schema'].map(escapePointer).join('/');
+  const at = ref ? ['components', 'responses', ref.split('/').pop()!] : ['paths', op!.template, op!.method, 'responses', status];
+  const pointer = [...at, 'content', 'application/json', 'schema'].map(escapePointer).join('/');
   const validate = ajv.getSchema(`openapi.json#/${pointer}`);
   expect(validate, `schema at ${pointer}`).to.be.a('function');
   const valid = validate!(res.body);

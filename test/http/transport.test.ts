@@ -76,11 +76,12 @@ describe('HTTP transport', () => {
       expect(res.body).to.deep.include({ error: 'Not found' });
     });
 
-    it('answers 404 "Not found" to a known path with a method it does not serve', async () => {
+    it('answers 405 with Allow to a known path with a method it does not serve', async () => {
       const { key } = await buildTenant();
       const res = await api(key).patch('/contacts').send({ email: 'ada@example.com' });
-      expect(res.status).to.equal(404);
-      expect(res.body).to.deep.include({ error: 'Not found' });
+      expect(res.status).to.equal(405);
+      expect(res.headers.allow).to.equal('GET, POST');
+      expect(res.body).to.deep.include({ code: 'method_not_allowed' });
     });
 
     it('answers 404 "Not found" to a path outside every surface', async () => {
