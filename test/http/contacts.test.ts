@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { api } from '../support/app';
-import { testDb } from '../support/db';
+import { contactCount, storedContacts } from '../support/contact-rows';
 import { buildContact, buildTenant } from '../support/factories';
 
 // The Contacts REST surface (docs/api.md "Contacts", docs/decisions.md "Errors"): paths, statuses,
@@ -70,36 +70,6 @@ function expectValidationError(res: Response, path: string) {
   expect(res.body.details[0].path).to.equal(path);
   expect(res.body.error).to.be.a('string');
   if (path) expect(res.body.error.startsWith(`${path}: `), res.body.error).to.equal(true);
-}
-
-async function contactCount(accountId?: string): Promise<number> {
-  const [row] = (await testDb().sequelize.query(
-    `SELECT COUNT(*) AS n FROM contacts${accountId ? ' WHERE account_id = ?' : ''}`,
-    { replacements: accountId ? [accountId] : [], type: 'SELECT' },
-  )) as Array<{ n: number | string }>;
-  return Number(row.n);
-}
-
-interface StoredContact {
-  id: string;
-  email: string;
-  phone: string | null;
-  first_name: string | null;
-  last_name: string | null;
-  tags: string[];
-  custom_fields: Record<string, unknown>;
-  email_subscription_status: string;
-  whatsapp_subscription_status: string;
-}
-
-async function storedContacts(accountId: string): Promise<StoredContact[]> {
-  const rows = (await testDb().sequelize.query(
-    `SELECT id, email, phone, first_name, last_name, tags, custom_fields, email_subscription_status,
-            whatsapp_subscription_status FROM contacts WHERE account_id = ? ORDER BY email_normalized`,
-    { replacements: [accountId], type: 'SELECT' },
-  )) as Array<Record<string, unknown>>;
-  const parse = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value);
-  return rows.map((row) => ({ ...row, tags: parse(row.tags), custom_fields: parse(row.custom_fields) }) as StoredContact);
 }
 
 const EMAIL = 'valid@example.com';

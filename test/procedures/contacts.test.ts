@@ -1,6 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { expect } from 'chai';
 import { enrollContact } from '../../src/services/sequences/enroll-contact';
+import { contactCount, storedContacts } from '../support/contact-rows';
 import { testDb } from '../support/db';
 import { caller } from '../support/app';
 import { buildApiKey, buildContact, buildSequence, buildTenant } from '../support/factories';
@@ -15,36 +16,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const NOT_FOUND = { error: 'Contact not found', code: 'not_found' };
 const EMAIL_TAKEN = { error: 'A contact with this email already exists', code: 'contact_exists' };
-
-async function contactCount(accountId?: string): Promise<number> {
-  const [row] = (await testDb().sequelize.query(
-    `SELECT COUNT(*) AS n FROM contacts${accountId ? ' WHERE account_id = ?' : ''}`,
-    { replacements: accountId ? [accountId] : [], type: 'SELECT' },
-  )) as Array<{ n: number | string }>;
-  return Number(row.n);
-}
-
-interface StoredContact {
-  id: string;
-  email: string;
-  phone: string | null;
-  first_name: string | null;
-  last_name: string | null;
-  tags: string[];
-  custom_fields: Record<string, unknown>;
-  email_subscription_status: string;
-  whatsapp_subscription_status: string;
-}
-
-async function storedContacts(accountId: string): Promise<StoredContact[]> {
-  const rows = (await testDb().sequelize.query(
-    `SELECT id, email, phone, first_name, last_name, tags, custom_fields, email_subscription_status,
-            whatsapp_subscription_status FROM contacts WHERE account_id = ? ORDER BY email_normalized`,
-    { replacements: [accountId], type: 'SELECT' },
-  )) as Array<Record<string, unknown>>;
-  const parse = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value);
-  return rows.map((row) => ({ ...row, tags: parse(row.tags), custom_fields: parse(row.custom_fields) }) as StoredContact);
-}
 
 function range(count: number, make: (i: number) => string): string[] {
   return Array.from({ length: count }, (_, i) => make(i));
