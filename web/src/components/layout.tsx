@@ -32,7 +32,8 @@ export function Layout({ email, title, children }: { email: string; title: strin
     }),
   );
   return (
-    <div className="shell">
+    // Escape closes the open menu from wherever focus is in the page.
+    <div className="shell" onKeyDown={closeOnEscape}>
       <a className="skip" href="#content">
         Skip to content
       </a>
@@ -44,7 +45,6 @@ export function Layout({ email, title, children }: { email: string; title: strin
           aria-expanded={menuOpen}
           aria-controls="main-nav"
           onClick={() => setMenu({ open: !menuOpen, route })}
-          onKeyDown={closeOnEscape}
         >
           Menu
         </button>
@@ -54,7 +54,7 @@ export function Layout({ email, title, children }: { email: string; title: strin
           Sign out
         </button>
       </header>
-      <nav id="main-nav" className={menuOpen ? 'sidebar open' : 'sidebar'} aria-label="Main" onKeyDown={closeOnEscape}>
+      <nav id="main-nav" className={menuOpen ? 'sidebar open' : 'sidebar'} aria-label="Main">
         <ul>
           {NAV.map((item, index) => (
             <li key={item.to}>

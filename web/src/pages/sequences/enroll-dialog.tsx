@@ -51,17 +51,19 @@ export function EnrollDialog({ open, contacts, onClose }: { open: boolean; conta
     <Dialog open={open} title={summary ? `Enrolled in “${name}”` : `Enroll ${who} in a sequence`} onClose={close}>
       {summary ? (
         <>
-          <ul className="summary" role="status" aria-label="Enrollment summary">
-            <li>
-              Enrolled: <strong>{summary.successful}</strong>
-            </li>
-            <li>
-              Skipped (already in it): <strong>{summary.skipped}</strong>
-            </li>
-            <li>
-              Failed: <strong>{summary.failed}</strong>
-            </li>
-          </ul>
+          <div role="status" aria-label="Enrollment summary">
+            <ul className="summary">
+              <li>
+                Enrolled: <strong>{summary.successful}</strong>
+              </li>
+              <li>
+                Skipped (already in it): <strong>{summary.skipped}</strong>
+              </li>
+              <li>
+                Failed: <strong>{summary.failed}</strong>
+              </li>
+            </ul>
+          </div>
           {summary.failures.length > 0 && (
             <ul className="failures" aria-label="Failures">
               {summary.failures.map((failure) => (
