@@ -97,7 +97,7 @@ describe(TITLE, function () {
     await page.goto(`${base}/dashboard/sequences?from=mail`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByText('Contacts & Sequences').waitFor();
-    await look('sign-in');
+    await look('sign-in-return');
     await signInHere(user.email);
     await page.getByRole('heading', { name: 'Sequences', level: 1 }).waitFor();
     expect(route()).to.equal('/dashboard/sequences?from=mail');
@@ -120,7 +120,7 @@ describe(TITLE, function () {
     await page.getByText('This link sets the password for grace@example.com').waitFor();
     await page.getByText(`At least ${MIN_PASSWORD_LENGTH} characters`).waitFor();
     await page.getByText('Contacts & Sequences').waitFor();
-    await look('setup');
+    await look('setup-whose');
 
     await page.goto(`${base}/dashboard/setup?token=${'0'.repeat(setupToken.length)}`);
     await page.getByRole('alert').getByText(SETUP_LINK_INVALID).waitFor();
@@ -247,7 +247,7 @@ describe(TITLE, function () {
     const dialogRight = await dialog.evaluate((el) => el.getBoundingClientRect().right);
     expect(lastCell).to.be.at.most(dialogRight);
     await expectAccessible(page, 'deliveries dialog');
-    await shoot(page, 'webhook-deliveries-dialog');
+    await shoot(page, 'deliveries-fit');
 
     await page.setViewportSize(PHONE);
     const narrow = await sizes();
@@ -257,7 +257,7 @@ describe(TITLE, function () {
     expect(narrow.wrapScroll).to.be.at.least(narrow.table - 0.5);
     await expectNoSidewaysScroll('deliveries dialog (phone)');
     await expectAccessible(page, 'deliveries dialog (phone)');
-    await shoot(page, 'webhook-deliveries-dialog-phone');
+    await shoot(page, 'deliveries-fit-phone');
   });
 
   it('creates a contact, names its page, shows its custom fields and blanks, enrolls it and a selection, and counts the list', async () => {
