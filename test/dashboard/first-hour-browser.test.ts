@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { insertRows, select } from '../../src/db/sql/statements';
+import { withTransaction } from '../../src/db/sql/transaction';
 import { MIN_PASSWORD_LENGTH } from '../../src/services/dashboard/passwords';
 import { createUser, SETUP_LINK_INVALID, setupUrl } from '../../src/services/dashboard/users';
 import { createWebhook, sendTestEvent } from '../../src/services/webhooks/endpoints';
@@ -208,15 +209,18 @@ describe(TITLE, function () {
     const [delivery] = await select<{ id: string; event_id: string }>(testDb(), 'SELECT id, event_id FROM webhook_deliveries WHERE endpoint_id = ?', [webhook.id]);
     const error = 'connect ECONNREFUSED 203.0.113.7:443 after the TLS handshake timed out while the receiver was restarting';
     const at = (minutes: number) => new Date(Date.UTC(2026, 10, 24, 12, minutes));
-    await insertRows(
-      testDb(),
-      'webhook_attempts',
-      ['delivery_id', 'endpoint_id', 'event_id', 'attempt', 'response_status', 'error', 'duration_ms', 'next_attempt_at', 'created_at'],
-      [
-        [delivery!.id, webhook.id, delivery!.event_id, 1, null, error, 10_000, at(5), at(0)],
-        [delivery!.id, webhook.id, delivery!.event_id, 2, 503, 'Service Unavailable: the receiver answered with an error page', 812, at(30), at(5)],
-        [delivery!.id, webhook.id, delivery!.event_id, 3, 204, null, 95, null, at(30)],
-      ],
+    await withTransaction(testDb(), (transaction) =>
+      insertRows(
+        testDb(),
+        'webhook_attempts',
+        ['delivery_id', 'endpoint_id', 'event_id', 'attempt', 'response_status', 'error', 'duration_ms', 'next_attempt_at', 'created_at'],
+        [
+          [delivery!.id, webhook.id, delivery!.event_id, 1, null, error, 10_000, at(5), at(0)],
+          [delivery!.id, webhook.id, delivery!.event_id, 2, 503, 'Service Unavailable: the receiver answered with an error page', 812, at(30), at(5)],
+          [delivery!.id, webhook.id, delivery!.event_id, 3, 204, null, 95, null, at(30)],
+        ],
+        transaction,
+      ),
     );
 
     await page.goto(`${base}/dashboard/settings/developer/webhooks`);
