@@ -79,7 +79,7 @@ describe(TITLE, function () {
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
 
     // The list: newest first, 25 a page, Next and Previous.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Contacts' }).click();
@@ -123,14 +123,14 @@ describe(TITLE, function () {
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('link', { name: 'adam@example.com' }).waitFor({ state: 'detached' });
     await page.getByRole('link', { name: 'ada@example.com' }).click();
-    await page.getByRole('heading', { name: 'Contact', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Ada Lovelace', level: 1 }).waitFor();
     // Back returns to the same search.
     await page.goBack();
     await page.getByRole('link', { name: 'ada@example.com' }).waitFor();
     expect(await page.getByLabel('Email starts with').inputValue()).to.equal('ada@');
     expect(await page.locator('tbody th').allInnerTexts()).to.deep.equal(['ada@example.com']);
     await page.getByRole('link', { name: 'ada@example.com' }).click();
-    await page.getByRole('heading', { name: 'Contact', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Ada Lovelace', level: 1 }).waitFor();
     expect(await page.getByLabel('First name').inputValue()).to.equal('Ada');
     await page.getByText('This contact has never been enrolled').waitFor();
 
@@ -139,6 +139,7 @@ describe(TITLE, function () {
     await page.getByRole('button', { name: 'Save fields' }).click();
     await page.getByText('Invalid email address').waitFor();
     await page.getByLabel('Email', { exact: true }).fill('ada@example.com');
+    await page.getByText('Edit custom fields as JSON').click();
     await page.getByLabel('Custom fields (JSON)').fill('{"plan": ');
     await page.getByRole('button', { name: 'Save fields' }).click();
     await page.getByText('Must be a JSON object').waitFor();
@@ -219,7 +220,7 @@ describe(TITLE, function () {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sequences' }).click();
     await row.getByRole('link', { name: 'Welcome series' }).click();
     await page.getByRole('region', { name: 'Runs' }).getByRole('link', { name: 'ada@example.com' }).click();
-    await page.getByRole('heading', { name: 'Contact', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Ada King', level: 1 }).waitFor();
     const runs = page.getByRole('region', { name: 'Runs' });
     await runs.getByText('Pending').waitFor();
     await expectAccessible('contact page with a run');

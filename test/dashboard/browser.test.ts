@@ -54,8 +54,9 @@ describe(TITLE, function () {
 
   const expectAccessible = (what: string) => expectPageAccessible(page, what);
 
-  async function signIn(email: string, password = PASSWORD) {
-    await page.goto(`${base}/dashboard`);
+  // Signs in from the page asked for (sign-in returns to it), by default the dashboard's front.
+  async function signIn(email: string, password = PASSWORD, path = '/dashboard') {
+    await page.goto(`${base}${path}`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
@@ -105,6 +106,9 @@ describe(TITLE, function () {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
 
+    // Contacts first, the home of a signed-in person.
+    await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'API keys' }).click();
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
     await page.getByText('No keys yet').waitFor();
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -159,7 +163,7 @@ describe(TITLE, function () {
 
   it('creates a key and copies it by keyboard alone', async () => {
     const user = await buildUser();
-    await signIn(user.email);
+    await signIn(user.email, PASSWORD, '/dashboard/settings/developer/api-keys');
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
     await tabTo(page.getByRole('button', { name: 'Create key' }), 'Create key');
     await page.keyboard.press('Enter');
@@ -217,7 +221,7 @@ describe(TITLE, function () {
 
   it('returns to sign-in when the session expires, and after signing out', async () => {
     const user = await buildUser();
-    await signIn(user.email);
+    await signIn(user.email, PASSWORD, '/dashboard/settings/developer/api-keys');
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
     await testDb().sequelize.query('UPDATE user_sessions SET idle_expires_at = ?', { replacements: [new Date(Date.now() - 1000)] });
     // The next call the page makes meets the 401. That is the click's, or a background refetch's
@@ -231,20 +235,21 @@ describe(TITLE, function () {
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    // Back on the page the expired session was on.
+    await page.getByRole('heading', { name: 'Account', level: 1 }).or(page.getByRole('heading', { name: 'API keys', level: 1 })).waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     const rows = await select<{ idle_expires_at: unknown }>(testDb(), 'SELECT idle_expires_at FROM user_sessions', []);
     expect(rows, 'only the expired session row is left').to.have.length(1);
     await page.goto(`${base}/dashboard/settings/developer/api-keys`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    expect(page.url()).to.equal(`${base}/dashboard/sign-in`);
+    expect(page.url()).to.equal(`${base}/dashboard/sign-in?next=${encodeURIComponent('/settings/developer/api-keys')}`);
   });
 
   it('refuses a cross-origin POST and a non-JSON one, though the browser sends the cookie', async () => {
     const user = await buildUser();
     await signIn(user.email);
-    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
     const sameOriginText = await page.evaluate(async () => {
       const res = await fetch('/trpc/dashboard.keys.create', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"name":"plain"}' });
       return res.status;

@@ -63,7 +63,7 @@ describe(fs.existsSync(CHROMIUM) ? 'the dashboard budget' : 'the dashboard budge
     const user = await buildUser();
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${base}/dashboard`);
+    await page.goto(`${base}/dashboard/settings/developer/api-keys`);
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();

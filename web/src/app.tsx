@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Layout } from './components/layout';
+import { PageTitleContext, type NamedPage } from './components/page-title';
 import { Status } from './components/status';
 import { AccountPage } from './pages/account';
 import { ContactPage } from './pages/contacts/contact-page';
@@ -11,7 +12,7 @@ import { ApiKeysPage } from './pages/settings/developer/api-keys';
 import { WebhooksPage } from './pages/settings/developer/webhooks';
 import { SetupPage } from './pages/setup';
 import { SignInPage } from './pages/sign-in';
-import { Redirect, useLocation } from './router';
+import { HOME, PRODUCT, Redirect, returnPath, useLocation } from './router';
 import { trpc } from './trpc';
 
 const PAGES: Record<string, { title: string; Page: () => React.ReactNode }> = {
@@ -36,25 +37,35 @@ function pageFor(route: string): { title: string; Page: () => React.ReactNode } 
   }
   return undefined;
 }
-const HOME = '/settings/developer/api-keys';
 
 export function App() {
-  const { route } = useLocation();
+  const { route, search } = useLocation();
   const me = useQuery(trpc.dashboard.auth.me.queryOptions());
   const page = useMemo(() => pageFor(route), [route]);
+  // A page of one thing names itself once loaded (a contact by its name); until then, and on
+  // any other route, the page's kind.
+  const [named, setNamed] = useState<NamedPage | null>(null);
+  const title = named?.route === route ? named.title : page?.title;
   useEffect(() => {
-    document.title = `${page?.title ?? (route === '/setup' ? 'Set your password' : 'Sign in')} · Dashboard`;
-  }, [page, route]);
+    document.title = `${title ?? (route === '/setup' ? 'Set your password' : 'Sign in')} · ${PRODUCT}`;
+  }, [title, route]);
 
   // The setup link works signed in or not: it is about another person's password.
   if (route === '/setup') return <SetupPage />;
   if (me.isPending) return <Status>Loading…</Status>;
   if (me.isError) return <Status role="alert">The dashboard could not reach the service. Reload to try again.</Status>;
-  if (!me.data) return route === '/sign-in' ? <SignInPage /> : <Redirect to="/sign-in" />;
-  if (!page) return <Redirect to={HOME} />;
+  // Signed out: sign in, then back to the page asked for (see returnPath).
+  if (!me.data) {
+    if (route === '/sign-in') return <SignInPage />;
+    const asked = `${route}${search.size > 0 ? `?${search}` : ''}`;
+    return <Redirect to={route === '/' ? '/sign-in' : `/sign-in?next=${encodeURIComponent(asked)}`} />;
+  }
+  if (!page) return <Redirect to={route === '/sign-in' ? returnPath(search.get('next'), HOME) : HOME} />;
   return (
-    <Layout email={me.data.email} title={page.title}>
-      <page.Page />
-    </Layout>
+    <PageTitleContext.Provider value={setNamed}>
+      <Layout email={me.data.email} title={title ?? page.title}>
+        <page.Page />
+      </Layout>
+    </PageTitleContext.Provider>
   );
 }

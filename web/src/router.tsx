@@ -2,6 +2,8 @@ import { useEffect, useSyncExternalStore, type AnchorHTMLAttributes, type MouseE
 
 // A small history router: the app has a handful of pages, not worth a routing library's bytes.
 export const BASE = '/dashboard';
+export const HOME = '/contacts';
+export const PRODUCT = 'Contacts & Sequences';
 
 function subscribe(onChange: () => void) {
   window.addEventListener('popstate', onChange);
@@ -34,4 +36,15 @@ export function Link({ to, ...props }: { to: string } & AnchorHTMLAttributes<HTM
     navigate(to);
   };
   return <a href={`${BASE}${to}`} onClick={onClick} {...props} />;
+}
+
+// Where sign-in returns to: a path of this app, as the redirect to sign-in wrote it, or the
+// fallback. Anything else (another site, "//host", a scheme, a backslash that browsers read as
+// a slash) is ignored, so a link to sign-in cannot send a person elsewhere afterwards.
+export function returnPath(next: string | null, fallback: string): string {
+  if (!next || !/^\/(?![/\\])/.test(next) || /[\\\u0000-\u001f]/.test(next)) return fallback;
+  const url = new URL(`${BASE}${next}`, window.location.origin);
+  if (url.origin !== window.location.origin || !url.pathname.startsWith(`${BASE}/`)) return fallback;
+  const route = url.pathname.slice(BASE.length);
+  return route === '/sign-in' || route === '/setup' ? fallback : `${route}${url.search}`;
 }

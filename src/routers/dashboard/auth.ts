@@ -3,7 +3,7 @@ import { AUTHENTICATION_MESSAGES, AuthenticationError } from '../../errors/app-e
 import { text } from '../../schemas/text';
 import { MIN_PASSWORD_LENGTH } from '../../services/dashboard/passwords';
 import { signIn, signOut } from '../../services/dashboard/sessions';
-import { completeSetup } from '../../services/dashboard/users';
+import { completeSetup, setupLinkEmail } from '../../services/dashboard/users';
 import { dashboardPublicProcedure, sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
 
@@ -11,7 +11,8 @@ import { router } from '../../trpc/init';
 export const SIGN_IN_FAILED = AUTHENTICATION_MESSAGES.sign_in_failed;
 
 // scrypt's cost grows with the input: a bound keeps one request cheap.
-const password = text().max(256, 'must be at most 256 characters');
+const MAX_PASSWORD_LENGTH = 256;
+const password = text().max(MAX_PASSWORD_LENGTH, `must be at most ${MAX_PASSWORD_LENGTH} characters`);
 
 export const dashboardAuthRouter = router({
   // Who is signed in, or null: the app's first call decides between sign-in and the pages.
@@ -34,6 +35,15 @@ export const dashboardAuthRouter = router({
     ctx.dashboard.endSession();
     return { signedOut: true };
   }),
+
+  // The setup link's page, before the password is chosen: whose it is, and the rules it must meet.
+  setupInfo: dashboardPublicProcedure
+    .input(z.object({ token: z.string().max(128) }))
+    .query(async ({ ctx, input }) => ({
+      ...(await setupLinkEmail(ctx.db, input)),
+      minPasswordLength: MIN_PASSWORD_LENGTH,
+      maxPasswordLength: MAX_PASSWORD_LENGTH,
+    })),
 
   // The setup link's page: spends the one-time token and sets the password.
   setup: dashboardPublicProcedure

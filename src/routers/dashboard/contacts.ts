@@ -1,14 +1,16 @@
 import { z } from 'zod';
-import { contactUpdateSchema } from '../../schemas/contact';
+import { contactFieldsSchema, contactUpdateSchema } from '../../schemas/contact';
 import { MAX_LIST_LIMIT } from '../../schemas/list';
 import { contactListInputSchema, runFilters, runListInputSchema } from '../../schemas/list-queries';
 import {
   addTags,
+  createContact,
   deleteContact,
   removeTags,
   updateContact,
   updateSubscriptions,
 } from '../../services/contacts/contact-operations';
+import { countContacts } from '../../services/contacts/count-contacts';
 import { contactEmails } from '../../services/contacts/contact-emails';
 import { getContact } from '../../services/contacts/find-contact';
 import { listContacts } from '../../services/contacts/list-contacts';
@@ -25,6 +27,16 @@ export const dashboardContactsRouter = router({
   list: sessionProcedure
     .input(contactListInputSchema)
     .query(async ({ ctx, input }) => contactListAnswer(await listContacts(ctx.db, { ...input, accountId: ctx.accountId }))),
+
+  // The list's total, capped (count-contacts.ts): the filters of the list, without its position.
+  count: sessionProcedure
+    .input(contactListInputSchema.pick({ q: true, tag: true, emailSubscriptionStatus: true, whatsappSubscriptionStatus: true }))
+    .query(({ ctx, input }) => countContacts(ctx.db, { ...input, accountId: ctx.accountId })),
+
+  // "New contact": the API's POST /contacts (an existing email is a 409).
+  create: sessionProcedure
+    .input(contactFieldsSchema)
+    .mutation(async ({ ctx, input }) => ({ contact: await createContact(ctx.db, { ...input, accountId: ctx.accountId }) })),
 
   get: sessionProcedure
     .input(idParam)

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { SEQUENCE_STATUSES } from '../../schemas/statuses';
 import { runFilters, runListInputSchema, sequenceListInputSchema } from '../../schemas/list-queries';
+import { contactIdsSchema } from '../../schemas/sequence';
 import { text } from '../../schemas/text';
+import { enrollByIds } from '../../services/sequences/enroll-by-ids';
 import { getSequence, listSequences } from '../../services/sequences/list-sequences';
 import { listSequenceRuns } from '../../services/sequences/list-runs';
 import { createSequence, setSequenceStatus } from '../../services/sequences/sequence-admin';
@@ -29,6 +31,11 @@ export const dashboardSequencesRouter = router({
     const page = await listSequenceRuns(ctx.db, { ...runFilters(input), accountId: ctx.accountId, sequenceId: input.id });
     return { runs: page.items, nextCursor: page.nextCursor };
   }),
+
+  // "Enroll" from a contact or the selected contacts of the list: the API's enroll by ids.
+  enroll: sessionProcedure
+    .input(z.object({ id: z.string(), contactIds: contactIdsSchema }))
+    .mutation(({ ctx, input }) => enrollByIds(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contactIds: input.contactIds })),
 
   create: sessionProcedure
     .input(z.object({ name, status: status.default('draft') }))

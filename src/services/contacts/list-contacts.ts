@@ -94,10 +94,34 @@ export async function listContacts(
   // Whatever the read, the other filters are checked on the rows it reads (a tag by primary
   // key in contact_tags); the range conditions run on the walked table's copies of the
   // timestamps.
-  const prefix = q === undefined ? undefined : await prefixRead(db, input.accountId, q);
-  const walk: Walk = prefix?.walk ?? (input.tag !== undefined ? 't' : 'c');
+  const read = await filteredRead(db, input, q, order);
+  const { walk, conditions, values } = read;
   const sortColumn = `${walk}.${sort === 'updatedAt' ? 'updated_at' : 'created_at'}`;
   const idColumn = walk === 'c' ? 'c.id' : `${walk}.contact_id`;
+
+  const after = afterPosition(sortColumn, idColumn, direction, start);
+  const before = settled ? beforeHorizon(sortColumn, settled.horizon) : { sql: '', values: [] };
+  const rows = await select<ContactRow>(
+    db,
+    `SELECT ${CONTACT_COLUMNS.map((column) => `c.${column}`).join(', ')} FROM ${read.from}` +
+      ` WHERE ${conditions.join(' AND ')}${after.sql}${before.sql}${orderBy(sortColumn, idColumn, direction)} LIMIT ?`,
+    [...values, ...after.values, ...before.values, input.limit + 1],
+  );
+
+  if (settled) return toSettledPage(scope, input, rows, { ...settled, settleMs }, { position, item: contactFromRow });
+  return toPage(scope, input, rows, { position, item: contactFromRow });
+}
+
+// The walked table (with its index) and the filters' conditions, without a position: what a
+// page reads from, and what the capped count (count-contacts.ts) counts over.
+export async function filteredRead(
+  db: Database,
+  input: { accountId: string } & ContactListFilters,
+  q: string | undefined,
+  order: 'created' | 'updated',
+): Promise<{ walk: Walk; from: string; conditions: string[]; values: unknown[] }> {
+  const prefix = q === undefined ? undefined : await prefixRead(db, input.accountId, q);
+  const walk: Walk = prefix?.walk ?? (input.tag !== undefined ? 't' : 'c');
   const conditions: string[] = [];
   const values: unknown[] = [];
   const where = (sql: string, ...bound: unknown[]) => {
@@ -116,18 +140,7 @@ export async function listContacts(
   if (q !== undefined && prefix!.mirrored !== q) where(...prefixRange(q));
   if (input.createdAfter) where(`${walk}.created_at > ?`, new Date(input.createdAfter));
   if (input.updatedSince) where(`${walk}.updated_at > ?`, new Date(input.updatedSince));
-
-  const after = afterPosition(sortColumn, idColumn, direction, start);
-  const before = settled ? beforeHorizon(sortColumn, settled.horizon) : { sql: '', values: [] };
-  const rows = await select<ContactRow>(
-    db,
-    `SELECT ${CONTACT_COLUMNS.map((column) => `c.${column}`).join(', ')} FROM ${source(db, walk, input, q !== undefined, order)}` +
-      ` WHERE ${conditions.join(' AND ')}${after.sql}${before.sql}${orderBy(sortColumn, idColumn, direction)} LIMIT ?`,
-    [...values, ...after.values, ...before.values, input.limit + 1],
-  );
-
-  if (settled) return toSettledPage(scope, input, rows, { ...settled, settleMs }, { position, item: contactFromRow });
-  return toPage(scope, input, rows, { position, item: contactFromRow });
+  return { walk, from: source(db, walk, input, q !== undefined, order), conditions, values };
 }
 
 // The table a page walks: contacts (c), or a mirror (contact_email_prefixes p, contact_tags t)

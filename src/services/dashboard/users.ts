@@ -134,3 +134,13 @@ export async function completeSetup(
     return { email: user.email };
   });
 }
+
+// Whose password a setup link sets, for its page to say so before the password is chosen; the
+// same refusal as completeSetup for a link that cannot be used.
+export async function setupLinkEmail(db: Database, input: { token: string }, now = new Date()): Promise<{ email: string }> {
+  if (!TOKEN_FORMAT.test(input.token)) throw new ValidationError(SETUP_LINK_INVALID);
+  const token = await UserSetupToken.findOne({ where: { tokenHash: hashToken(input.token), usedAt: null, expiresAt: { [Op.gt]: now } } });
+  const user = token && (await User.findByPk(token.userId));
+  if (!user || !user.active) throw new ValidationError(SETUP_LINK_INVALID);
+  return { email: user.email };
+}

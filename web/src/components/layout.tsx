@@ -1,6 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
-import { Link, navigate, useLocation } from '../router';
+import { useState, type KeyboardEvent, type ReactNode } from 'react';
+import { Link, navigate, PRODUCT, useLocation } from '../router';
 import { trpc } from '../trpc';
 
 const NAV = [
@@ -13,6 +13,14 @@ const NAV = [
 
 export function Layout({ email, title, children }: { email: string; title: string; children: ReactNode }) {
   const { route } = useLocation();
+  // On a narrow screen the menu is a disclosure: closed on every new page.
+  const [menu, setMenu] = useState({ open: false, route });
+  const menuOpen = menu.open && menu.route === route;
+  const closeOnEscape = (event: KeyboardEvent) => {
+    if (event.key !== 'Escape' || !menuOpen) return;
+    setMenu({ open: false, route });
+    document.getElementById('menu-button')?.focus();
+  };
   const queryClient = useQueryClient();
   const signOut = useMutation(
     trpc.dashboard.auth.signOut.mutationOptions({
@@ -24,18 +32,29 @@ export function Layout({ email, title, children }: { email: string; title: strin
     }),
   );
   return (
-    <div className="shell">
+    // Escape closes the open menu from wherever focus is in the page.
+    <div className="shell" onKeyDown={closeOnEscape}>
       <a className="skip" href="#content">
         Skip to content
       </a>
       <header className="topbar">
-        <span className="brand">Contacts &amp; Sequences</span>
+        <button
+          type="button"
+          id="menu-button"
+          className="secondary menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenu({ open: !menuOpen, route })}
+        >
+          Menu
+        </button>
+        <span className="brand">{PRODUCT}</span>
         <span className="who">{email}</span>
         <button type="button" className="secondary" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
           Sign out
         </button>
       </header>
-      <nav className="sidebar" aria-label="Main">
+      <nav id="main-nav" className={menuOpen ? 'sidebar open' : 'sidebar'} aria-label="Main">
         <ul>
           {NAV.map((item, index) => (
             <li key={item.to}>

@@ -1,11 +1,9 @@
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ErrorBanner } from '../components/error-banner';
 import { Field } from '../components/field';
-import { Link, useLocation } from '../router';
+import { Link, PRODUCT, useLocation } from '../router';
 import { fieldErrors, trpc } from '../trpc';
-
-const MIN_LENGTH = 12;
 
 export function SetupPage() {
   const { search } = useLocation();
@@ -13,6 +11,8 @@ export function SetupPage() {
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
   const [mismatch, setMismatch] = useState(false);
+  // Whose password this is, and the service's rule for it, before anything is typed.
+  const info = useQuery({ ...trpc.dashboard.auth.setupInfo.queryOptions({ token }), staleTime: Infinity });
   const setup = useMutation(trpc.dashboard.auth.setup.mutationOptions());
   const errors = fieldErrors(setup.error);
   const submit = (event: FormEvent) => {
@@ -36,18 +36,39 @@ export function SetupPage() {
       </main>
     );
   }
+  if (info.isError) {
+    return (
+      <main className="center">
+        <div className="card">
+          <p className="product">{PRODUCT}</p>
+          <h1>Set your password</h1>
+          <ErrorBanner error={info.error} />
+          <p>Ask the person who invited you for a new link.</p>
+          <Link to="/sign-in">Sign in</Link>
+        </div>
+      </main>
+    );
+  }
+  const rule = info.data
+    ? `At least ${info.data.minPasswordLength} characters, at most ${info.data.maxPasswordLength}.`
+    : 'Loading the password rules…';
   return (
     <main className="center">
       <form className="card" onSubmit={submit} noValidate>
+        <p className="product">{PRODUCT}</p>
         <h1>Set your password</h1>
+        <p role="status">{info.data ? <>This link sets the password for <strong>{info.data.email}</strong>.</> : 'Checking the link…'}</p>
         <ErrorBanner error={setup.error} />
+        {/* A hidden username beside the new password: a password manager files it under the right email. */}
+        <input type="email" autoComplete="username" value={info.data?.email ?? ''} readOnly hidden />
         <Field
           label="New password"
           type="password"
           autoComplete="new-password"
-          hint={`At least ${MIN_LENGTH} characters.`}
+          hint={rule}
           required
-          minLength={MIN_LENGTH}
+          minLength={info.data?.minPasswordLength}
+          maxLength={info.data?.maxPasswordLength}
           value={password}
           error={errors.password}
           onChange={(e) => setPassword(e.target.value)}

@@ -2,18 +2,19 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ErrorBanner } from '../components/error-banner';
 import { Field } from '../components/field';
-import { navigate } from '../router';
+import { HOME, navigate, PRODUCT, returnPath, useLocation } from '../router';
 import { fieldErrors, trpc } from '../trpc';
 
 export function SignInPage() {
   const queryClient = useQueryClient();
+  const { search } = useLocation();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const signIn = useMutation(
     trpc.dashboard.auth.signIn.mutationOptions({
       onSuccess: async () => {
         await queryClient.invalidateQueries({ queryKey: trpc.dashboard.auth.me.queryKey() });
-        navigate('/', { replace: true });
+        navigate(returnPath(search.get('next'), HOME), { replace: true });
       },
     }),
   );
@@ -25,6 +26,7 @@ export function SignInPage() {
   return (
     <main className="center">
       <form className="card" onSubmit={submit} noValidate>
+        <p className="product">{PRODUCT}</p>
         <h1>Sign in</h1>
         <ErrorBanner error={signIn.error} />
         <Field label="Email" type="email" autoComplete="username" required value={email} error={errors.email} onChange={(e) => setEmail(e.target.value)} />

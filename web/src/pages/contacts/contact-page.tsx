@@ -1,4 +1,5 @@
 import { ItemPage } from '../../components/item-page';
+import { usePageTitle } from '../../components/page-title';
 import { useContact } from './contact-panels/contact';
 import { DeletePanel } from './contact-panels/delete-panel';
 import { FieldsPanel } from './contact-panels/fields-panel';
@@ -8,9 +9,16 @@ import { TagsPanel } from './contact-panels/tags-panel';
 
 const LIST = { to: '/contacts', label: 'Contacts' };
 
+// A contact by its name, else its email.
+function contactName(contact: { email: string; firstName: string | null; lastName: string | null }): string {
+  return [contact.firstName, contact.lastName].filter(Boolean).join(' ') || contact.email;
+}
+
 export function ContactPage({ id }: { id: string }) {
+  const query = useContact(id);
+  usePageTitle(query.data && contactName(query.data.contact));
   return (
-    <ItemPage query={useContact(id)} loading="Loading the contact…" list={LIST} crumb={({ contact }) => <span className="mono">{contact.email}</span>}>
+    <ItemPage query={query} loading="Loading the contact…" list={LIST} crumb={({ contact }) => <span className="mono">{contact.email}</span>}>
       {({ contact }) => (
         <>
           <div className="panels">

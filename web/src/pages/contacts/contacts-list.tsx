@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Field } from '../../components/field';
+import { None } from '../../components/none';
 import { Pager } from '../../components/pager';
 import { QueryState } from '../../components/query-state';
 import { SelectField } from '../../components/select-field';
@@ -9,9 +10,11 @@ import { useCursorPages } from '../../components/use-cursor-pages';
 import { When } from '../../components/when';
 import { Link, navigate, useLocation } from '../../router';
 import { fieldErrors, trpc } from '../../trpc';
+import { EnrollDialog, type Enrollee } from '../sequences/enroll-dialog';
+import { CreateContactDialog } from './create-contact-dialog';
 
 const PAGE_SIZE = 25;
-const COLUMNS = ['Email', 'Name', 'Tags', 'Email subscription', 'WhatsApp subscription', 'Created'];
+const COLUMNS = [{ label: 'Select', hidden: true, className: 'pick' }, 'Email', 'Name', 'Tags', 'Email subscription', 'WhatsApp subscription', 'Created'];
 const SUBSCRIPTION_FILTER = [
   ['', 'Any'],
   ['subscribed', 'Subscribed'],
@@ -50,17 +53,31 @@ export function ContactsPage() {
     setDraft(filters);
   }
   const pages = useCursorPages(JSON.stringify(filters));
+  const listFilters = {
+    q: filters.q.trim() || undefined,
+    tag: filters.tag.trim() || undefined,
+    emailSubscriptionStatus: filters.email || undefined,
+    whatsappSubscriptionStatus: filters.whatsapp || undefined,
+  };
   const contacts = useQuery({
-    ...trpc.dashboard.contacts.list.queryOptions({
-      limit: PAGE_SIZE,
-      cursor: pages.cursor,
-      q: filters.q.trim() || undefined,
-      tag: filters.tag.trim() || undefined,
-      emailSubscriptionStatus: filters.email || undefined,
-      whatsappSubscriptionStatus: filters.whatsapp || undefined,
-    }),
+    ...trpc.dashboard.contacts.list.queryOptions({ limit: PAGE_SIZE, cursor: pages.cursor, ...listFilters }),
     placeholderData: keepPreviousData,
   });
+  const total = useQuery({ ...trpc.dashboard.contacts.count.queryOptions(listFilters), placeholderData: keepPreviousData });
+  const [creating, setCreating] = useState(false);
+  const [enrolling, setEnrolling] = useState(false);
+  // The selection is of the page shown: it ends with a new page or new filters.
+  const pageKey = `${search.toString()}#${pages.pageNumber}`;
+  const [selection, setSelection] = useState<{ key: string; picked: Map<string, Enrollee> }>({ key: pageKey, picked: new Map() });
+  const picked = selection.key === pageKey ? selection.picked : new Map<string, Enrollee>();
+  const pick = (contacts: Enrollee[], on: boolean) => {
+    const next = new Map(picked);
+    for (const contact of contacts) {
+      if (on) next.set(contact.id, contact);
+      else next.delete(contact.id);
+    }
+    setSelection({ key: pageKey, picked: next });
+  };
   const errors = fieldErrors(contacts.error);
   const filtered = Object.values(filters).some(Boolean);
   const submit = (event: FormEvent) => {
@@ -74,6 +91,12 @@ export function ContactsPage() {
 
   return (
     <>
+      <div className="toolbar">
+        <p>Contacts arrive through the API, or one by one here.</p>
+        <button type="button" onClick={() => setCreating(true)}>
+          New contact
+        </button>
+      </div>
       <form className="filters" role="search" aria-label="Contacts" onSubmit={submit} noValidate>
         <Field label="Email starts with" type="search" value={draft.q} error={errors.q} onChange={(e) => setDraft({ ...draft, q: e.target.value })} />
         <Field label="Tag" value={draft.tag} error={errors.tag} onChange={(e) => setDraft({ ...draft, tag: e.target.value })} />
@@ -100,18 +123,42 @@ export function ContactsPage() {
         query={contacts}
         loading="Loading contacts…"
         isEmpty={(data) => data.contacts.length === 0}
-        empty={filtered ? 'No contacts match these filters.' : 'No contacts yet. Contacts arrive through the API.'}
+        empty={filtered ? 'No contacts match these filters.' : 'No contacts yet. Add one with “New contact”, or through the API.'}
       >
-        {(data) => (
+        {(data) => {
+          const shown = data.contacts.map(({ id, email }) => ({ id, email }));
+          const allPicked = shown.length > 0 && shown.every((c) => picked.has(c.id));
+          const first = (pages.pageNumber - 1) * PAGE_SIZE + 1;
+          return (
           <>
+            <div className="selection">
+              <label className="choice">
+                <input type="checkbox" checked={allPicked} onChange={(e) => pick(shown, e.target.checked)} /> Select all on this page
+              </label>
+              <button type="button" className="secondary" disabled={picked.size === 0} onClick={() => setEnrolling(true)}>
+                Enroll selected in a sequence
+              </button>
+              <p role="status">{picked.size > 0 ? `${picked.size} selected` : ''}</p>
+            </div>
             <Table caption="Contacts, newest first" columns={COLUMNS} busy={contacts.isPlaceholderData}>
-              {data.contacts.map((contact) => (
+              {data.contacts.map((contact) => {
+                const name = [contact.firstName, contact.lastName].filter(Boolean).join(' ');
+                return (
                 <tr key={contact.id}>
+                  <td className="pick">
+                    <input
+                      type="checkbox"
+                      aria-label={`Select ${contact.email}`}
+                      checked={picked.has(contact.id)}
+                      onChange={(e) => pick([{ id: contact.id, email: contact.email }], e.target.checked)}
+                    />
+                  </td>
                   <th scope="row">
                     <Link to={`/contacts/${contact.id}`}>{contact.email}</Link>
                   </th>
-                  <td>{[contact.firstName, contact.lastName].filter(Boolean).join(' ')}</td>
+                  <td>{name || <None />}</td>
                   <td className="wrap">
+                    {contact.tags.length === 0 && <None />}
                     {contact.tags.map((tag) => (
                       <span key={tag} className="tag">
                         {tag}
@@ -128,12 +175,22 @@ export function ContactsPage() {
                     <When iso={contact.createdAt} />
                   </td>
                 </tr>
-              ))}
+                );
+              })}
             </Table>
-            <Pager pages={pages} nextCursor={data.nextCursor} label="Contacts" />
+            <div className="list-foot">
+              <p className="count">
+                {first.toLocaleString('en')}–{(first + data.contacts.length - 1).toLocaleString('en')}
+                {total.data && ` of ${total.data.capped ? `more than ${total.data.count.toLocaleString('en')}` : total.data.count.toLocaleString('en')}`}
+              </p>
+              <Pager pages={pages} nextCursor={data.nextCursor} label="Contacts" />
+            </div>
           </>
-        )}
+          );
+        }}
       </QueryState>
+      <CreateContactDialog open={creating} onClose={() => setCreating(false)} />
+      <EnrollDialog open={enrolling} contacts={[...picked.values()]} onClose={() => setEnrolling(false)} />
     </>
   );
 }

@@ -13,7 +13,7 @@ export function RunCells({ run }: { run: { status: string; startedAt: string | n
         <When iso={run.startedAt} />
       </td>
       <td>
-        <When iso={run.completedAt} none="—" />
+        <When iso={run.completedAt} />
       </td>
     </>
   );

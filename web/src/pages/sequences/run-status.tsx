@@ -1,5 +1,5 @@
 const TONE: Record<string, string> = {
-  pending: 'active',
+  pending: 'pending',
   running: 'active',
   paused: 'expired',
   completed: 'disabled',

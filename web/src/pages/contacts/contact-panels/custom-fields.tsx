@@ -1,7 +1,42 @@
-// The contact's custom fields, edited as JSON text.
+import { None } from '../../../components/none';
+
+// The contact's custom fields as a person reads them: one row a field, a nested value as
+// compact JSON in its cell.
+export function CustomFieldsTable({ fields }: { fields: Record<string, unknown> }) {
+  const entries = Object.entries(fields);
+  if (entries.length === 0) return <p className="hint">No custom fields.</p>;
+  return (
+    <div className="table-wrap custom-fields">
+      <table>
+        <caption className="visually-hidden">Custom fields</caption>
+        <thead>
+          <tr>
+            <th scope="col">Field</th>
+            <th scope="col">Value</th>
+          </tr>
+        </thead>
+        <tbody>
+          {entries.map(([key, value]) => (
+            <tr key={key}>
+              <th scope="row" className="mono">
+                {key}
+              </th>
+              <td>{value === null || value === '' ? <None /> : typeof value === 'string' ? value : <code>{JSON.stringify(value)}</code>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+// The contact's custom fields, edited as JSON text, behind a disclosure (open while there is
+// a problem with them).
 export function CustomFieldsInput({ value, error, onChange }: { value: string; error: string | undefined; onChange: (value: string) => void }) {
   return (
-    <div className="field">
+    <details className="json-edit" open={error ? true : undefined}>
+      <summary>Edit custom fields as JSON</summary>
+      <div className="field">
       <label htmlFor="custom-fields">Custom fields (JSON)</label>
       <textarea
         id="custom-fields"
@@ -18,7 +53,8 @@ export function CustomFieldsInput({ value, error, onChange }: { value: string; e
           {error}
         </p>
       )}
-    </div>
+      </div>
+    </details>
   );
 }
 

@@ -5,7 +5,7 @@ import { Field } from '../../../components/field';
 import { When } from '../../../components/when';
 import { fieldErrors, trpc } from '../../../trpc';
 import { useContactWrite, type Contact } from './contact';
-import { CustomFieldsInput, NOT_AN_OBJECT, parseCustomFields } from './custom-fields';
+import { CustomFieldsInput, CustomFieldsTable, NOT_AN_OBJECT, parseCustomFields } from './custom-fields';
 
 export function FieldsPanel({ contact }: { contact: Contact }) {
   const written = useContactWrite();
@@ -56,6 +56,8 @@ export function FieldsPanel({ contact }: { contact: Contact }) {
         <Field label="Phone" type="tel" value={fields.phone} error={errors.phone} onChange={set('phone')} />
         <Field label="First name" value={fields.firstName} error={errors.firstName} onChange={set('firstName')} />
         <Field label="Last name" value={fields.lastName} error={errors.lastName} onChange={set('lastName')} />
+        <h3 className="label">Custom fields</h3>
+        <CustomFieldsTable fields={contact.customFields} />
         <CustomFieldsInput
           value={custom}
           error={customError}

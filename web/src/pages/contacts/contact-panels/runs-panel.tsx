@@ -6,6 +6,7 @@ import { Table } from '../../../components/table';
 import { useCursorPages } from '../../../components/use-cursor-pages';
 import { Link } from '../../../router';
 import { trpc } from '../../../trpc';
+import { EnrollDialog } from '../../sequences/enroll-dialog';
 import { RunCells } from '../../sequences/run-cells';
 import type { Contact } from './contact';
 import { UnenrollDialog, type Leaving } from './unenroll-dialog';
@@ -23,9 +24,15 @@ export function RunsPanel({ contact }: { contact: Contact }) {
   const sequences = useQuery(trpc.dashboard.sequences.list.queryOptions({ limit: 200 }));
   const names = new Map(sequences.data?.sequences.map((s) => [s.id, s.name]));
   const [leaving, setLeaving] = useState<Leaving | null>(null);
+  const [enrolling, setEnrolling] = useState(false);
   return (
     <section className="panel" aria-labelledby="runs-heading">
-      <h2 id="runs-heading">Runs</h2>
+      <div className="toolbar">
+        <h2 id="runs-heading">Runs</h2>
+        <button type="button" onClick={() => setEnrolling(true)}>
+          Enroll in a sequence
+        </button>
+      </div>
       <QueryState query={runs} loading="Loading runs…" isEmpty={(data) => data.runs.length === 0} empty="This contact has never been enrolled in a sequence.">
         {(data) => (
           <>
@@ -54,6 +61,7 @@ export function RunsPanel({ contact }: { contact: Contact }) {
         )}
       </QueryState>
       <UnenrollDialog contact={contact} leaving={leaving} onClose={() => setLeaving(null)} />
+      <EnrollDialog open={enrolling} contacts={[{ id: contact.id, email: contact.email }]} onClose={() => setEnrolling(false)} />
     </section>
   );
 }

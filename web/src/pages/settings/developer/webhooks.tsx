@@ -6,6 +6,7 @@ import { ErrorBanner } from '../../../components/error-banner';
 import { Field } from '../../../components/field';
 import { FormDialog } from '../../../components/form-dialog';
 import { QueryState } from '../../../components/query-state';
+import { None } from '../../../components/none';
 import { When } from '../../../components/when';
 import { ShownOnceDialog } from '../../../components/shown-once-dialog';
 import { Table } from '../../../components/table';
@@ -13,7 +14,7 @@ import { fieldErrors, trpc } from '../../../trpc';
 
 type Webhook = NonNullable<ReturnType<typeof useWebhooks>['data']>['webhooks'][number];
 type Confirming = { webhook: Webhook; action: 'disable' | 'enable' | 'rotate' | 'delete' };
-const ATTEMPT_COLUMNS = ['When', 'Attempt', 'Result', 'Time', 'Next try'];
+const ATTEMPT_COLUMNS = ['When', 'Attempt', 'Result', 'Time', 'Next try', 'Error'];
 const ENDPOINT_COLUMNS = ['URL', 'Events', 'Created', 'Status', { label: 'Actions', hidden: true }];
 
 function useWebhooks() {
@@ -230,10 +231,11 @@ function DeliveriesDialog({ webhook, onClose }: { webhook: Webhook | null; onClo
                     {attempt.responseStatus ?? 'No answer'}
                     {attempt.succeeded ? ' OK' : ''}
                   </span>
-                  {attempt.error && <span className="hint"> {attempt.error}</span>}
                 </td>
                 <td>{attempt.durationMs} ms</td>
-                <td><When iso={attempt.nextAttemptAt} none="—" /></td>
+                <td><When iso={attempt.nextAttemptAt} /></td>
+                {/* The one cell that wraps: the rest of the row stays on one line. */}
+                <td className="error-cell">{attempt.error ?? <None />}</td>
               </tr>
             ))}
           </Table>
