@@ -5,14 +5,14 @@ import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { runCli } from '../../src/cli/run-cli';
-import { openDatabase, type Database } from '../../src/db/database';
+import type { Database } from '../../src/db/database';
 import { seedDemoIfEmpty } from '../../src/services/demo-seed';
 import { select } from '../../src/db/sql/statements';
 import { countAccounts } from '../../src/services/accounts';
 import { listApiKeys } from '../../src/services/api-keys';
 import { withTransaction } from '../../src/db/sql/transaction';
 import { api, silentLogger } from '../support/app';
+import { cliOk, cliRefused, runCliOn, withDatabaseAt, type CliResult } from '../support/cli';
 import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from '../support/db';
 import { buildAccount, buildApiKey } from '../support/factories';
 
@@ -25,12 +25,6 @@ const KEY = /^svc_[0-9a-f]{40}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 let dir: string;
 let databaseUrl: string;
 let databaseFile: string;
@@ -39,42 +33,22 @@ async function cli(...argv: string[]): Promise<CliResult> {
   return cliOn(databaseUrl, argv);
 }
 
-async function cliOn(url: string, argv: string[]): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, { databaseUrl: url }, {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-  });
-  return { code, stdout, stderr };
+function cliOn(url: string, argv: string[]): Promise<CliResult> {
+  return runCliOn(url, argv);
 }
 
 // A command that must succeed: its JSON output.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function ok(...argv: string[]): Promise<any> {
-  const result = await cli(...argv);
-  expect(result.stderr, `stderr of ${argv.join(' ')}`).to.equal('');
-  expect(result.code, `exit code of ${argv.join(' ')}`).to.equal(0);
-  return JSON.parse(result.stdout);
+  return (await cliOk(databaseUrl, argv)).json;
 }
 
-// A command that must be refused as bad arguments: exit 2, one line on stderr, nothing on stdout.
-async function refused(...argv: string[]): Promise<string> {
-  const result = await cli(...argv);
-  expect(result.code, `exit code of ${argv.join(' ')}`).to.equal(2);
-  expect(result.stdout).to.equal('');
-  expect(result.stderr).to.match(/^error: [^\n]+\n$/);
-  return result.stderr;
+function refused(...argv: string[]): Promise<string> {
+  return cliRefused(databaseUrl, argv);
 }
 
-// The CLI's database file, opened as the service opens it.
-async function withFileDb<T>(fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = openDatabase(databaseUrl);
-  try {
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
+function withFileDb<T>(fn: (db: Database) => Promise<T>): Promise<T> {
+  return withDatabaseAt(databaseUrl, fn);
 }
 
 async function counts(): Promise<Record<string, number>> {

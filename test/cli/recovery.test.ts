@@ -4,12 +4,12 @@ import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { runCli } from '../../src/cli/run-cli';
-import { openDatabase, type Database } from '../../src/db/database';
+import type { Database } from '../../src/db/database';
 import { withTransaction } from '../../src/db/sql/transaction';
 import { completeSetup, SETUP_LINK_INVALID } from '../../src/services/dashboard/users';
 import { seedDemoIfEmpty } from '../../src/services/demo-seed';
 import { api, silentLogger } from '../support/app';
+import { cliOk, cliRefused, runCliOn, withDatabaseAt, type CliResult } from '../support/cli';
 import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from '../support/db';
 
 // Recovering from a lost first start's output with the admin command line (docs/operations.md
@@ -24,47 +24,22 @@ const SETUP_URL = /^http:\/\/localhost:3000\/dashboard\/setup\?token=([A-Za-z0-9
 let dir: string;
 let databaseUrl: string;
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(...argv: string[]): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, { databaseUrl }, {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-  });
-  return { code, stdout, stderr };
+function cli(...argv: string[]): Promise<CliResult> {
+  return runCliOn(databaseUrl, argv);
 }
 
 // A command that must succeed: its JSON output, and the text it printed.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function ok(...argv: string[]): Promise<{ json: any; text: string }> {
-  const result = await cli(...argv);
-  expect(result.stderr, `stderr of ${argv.join(' ')}`).to.equal('');
-  expect(result.code, `exit code of ${argv.join(' ')}`).to.equal(0);
-  return { json: JSON.parse(result.stdout), text: result.stdout };
+function ok(...argv: string[]): Promise<{ json: any; text: string }> {
+  return cliOk(databaseUrl, argv);
 }
 
-// A command refused as bad arguments: exit 2, one line on stderr, nothing on stdout.
-async function refused(...argv: string[]): Promise<string> {
-  const result = await cli(...argv);
-  expect(result.code, `exit code of ${argv.join(' ')}`).to.equal(2);
-  expect(result.stdout).to.equal('');
-  expect(result.stderr).to.match(/^error: [^\n]+\n$/);
-  return result.stderr;
+function refused(...argv: string[]): Promise<string> {
+  return cliRefused(databaseUrl, argv);
 }
 
-async function withFileDb<T>(fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = openDatabase(databaseUrl);
-  try {
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
+function withFileDb<T>(fn: (db: Database) => Promise<T>): Promise<T> {
+  return withDatabaseAt(databaseUrl, fn);
 }
 
 // The first start on an empty database, whose printed key and setup link were then lost.

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { demoKey, startServer, type StartedServer } from '../support/server-process';
+import { sendTestEvent, startServer, type StartedServer } from '../support/server-process';
 import { startReceiver } from '../support/webhook-receiver';
 
 describe('webhook delivery across a crash (a child process)', function () {
@@ -26,15 +26,7 @@ describe('webhook delivery across a crash (a child process)', function () {
       // A short attempt timeout makes the claim's lease (3 x) expire within seconds.
       const env = { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_TIMEOUT_MS: '500' };
       server = await startServer(url, env);
-      const { key } = demoKey(server);
-      const base = `http://127.0.0.1:${server.port}/api/v1`;
-      const headers = { 'x-api-key': key, 'content-type': 'application/json' };
-      const created = await fetch(`${base}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url }) });
-      expect(created.status).to.equal(201);
-      const { webhook } = (await created.json()) as { webhook: { id: string } };
-      const test = await fetch(`${base}/webhooks/${webhook.id}/test`, { method: 'POST', headers, body: '{}' });
-      expect(test.status).to.equal(202);
-      const { eventId } = (await test.json()) as { eventId: string };
+      const { eventId } = await sendTestEvent(server, receiver.url);
 
       const until = Date.now() + 10_000;
       while (receiver.received.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));

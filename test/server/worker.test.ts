@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { demoKey, REPO, serverEnv, startServer, type StartedServer } from '../support/server-process';
+import { REPO, serverEnv, sendTestEvent, startServer, type StartedServer } from '../support/server-process';
 import { startReceiver } from '../support/webhook-receiver';
 
 // `npm run worker` (dist/worker.js): the background work of a service started with
@@ -28,15 +28,7 @@ describe('the worker process', function () {
     const env = { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_DISPATCHER: 'off' };
     try {
       server = await startServer(url, env);
-      const { key } = demoKey(server);
-      const base = `http://127.0.0.1:${server.port}/api/v1`;
-      const headers = { 'x-api-key': key, 'content-type': 'application/json' };
-      const created = await fetch(`${base}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url }) });
-      expect(created.status).to.equal(201);
-      const { webhook } = (await created.json()) as { webhook: { id: string } };
-      const test = await fetch(`${base}/webhooks/${webhook.id}/test`, { method: 'POST', headers, body: '{}' });
-      expect(test.status).to.equal(202);
-      const { eventId } = (await test.json()) as { eventId: string };
+      const { eventId } = await sendTestEvent(server, receiver.url);
 
       const worker = spawn(process.execPath, [path.join(REPO, 'dist', 'worker.js')], {
         cwd: REPO,

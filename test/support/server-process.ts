@@ -81,3 +81,17 @@ export function isRunning(pid: number): boolean {
 }
 
 export type { SpawnOptions };
+
+// Through the server's REST API, with the demo key of its first start: a webhook endpoint to
+// `receiverUrl`, and a webhook.test event for it. Answers the event's id.
+export async function sendTestEvent(server: StartedServer, receiverUrl: string): Promise<{ eventId: string }> {
+  const { key } = demoKey(server);
+  const base = `http://127.0.0.1:${server.port}/api/v1`;
+  const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+  const created = await fetch(`${base}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiverUrl }) });
+  if (created.status !== 201) throw new Error(`creating the webhook answered ${created.status}: ${await created.text()}`);
+  const { webhook } = (await created.json()) as { webhook: { id: string } };
+  const test = await fetch(`${base}/webhooks/${webhook.id}/test`, { method: 'POST', headers, body: '{}' });
+  if (test.status !== 202) throw new Error(`the test event answered ${test.status}: ${await test.text()}`);
+  return (await test.json()) as { eventId: string };
+}
