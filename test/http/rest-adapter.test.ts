@@ -98,10 +98,16 @@ describe('REST adapter input', () => {
     expect(res.body.details[0].path).to.equal('count');
   });
 
-  it('passes an unknown path, or a known path with another method, on to what follows', async () => {
-    for (const res of [await request(app()).get('/nothing/here'), await request(app()).post('/only').send({})]) {
-      expect(res.status).to.equal(404);
-      expect(res.body).to.deep.equal({ fellThrough: true });
-    }
+  it('passes an unknown path on to what follows', async () => {
+    const res = await request(app()).get('/nothing/here');
+    expect(res.status).to.equal(404);
+    expect(res.body).to.deep.equal({ fellThrough: true });
+  });
+
+  it('answers 405 with Allow to a known path with another method', async () => {
+    const res = await request(app()).post('/only').send({});
+    expect(res.status).to.equal(405);
+    expect(res.headers.allow).to.equal('GET');
+    expect(res.body).to.include({ code: 'method_not_allowed' });
   });
 });
