@@ -18,6 +18,12 @@ describe('database errors that mean unavailable', () => {
     expect(isDatabaseUnavailable(wrapped({ fatal: true }))).to.equal(true);
   });
 
+  it("counts the driver's own error, unwrapped, as a transaction's COMMIT on a dropped connection throws it", () => {
+    expect(isDatabaseUnavailable(driverError({ code: 'PROTOCOL_CONNECTION_LOST', fatal: true }))).to.equal(true);
+    expect(isDatabaseUnavailable(driverError({ fatal: true }))).to.equal(true);
+    expect(isDatabaseUnavailable(driverError({ code: 'ER_DUP_ENTRY', errno: 1062, fatal: false }))).to.equal(false);
+  });
+
   it('does not count a statement the database refused', () => {
     expect(isDatabaseUnavailable(wrapped({ code: 'ER_PARSE_ERROR', errno: 1064, fatal: false }))).to.equal(false);
     expect(isDatabaseUnavailable(new UniqueConstraintError({}))).to.equal(false);

@@ -137,7 +137,7 @@ describe(missing ? `the server's output while MariaDB kills its connections (ski
     await mariadb?.stop();
   });
 
-  it('writes only JSON lines to stderr, Sequelize\'s "killing its connection" among them, and nothing to stdout', async () => {
+  it('writes only JSON lines to stderr, Sequelize\'s "killing its connection" among them, nothing to stdout, and answers 503, never 500', async () => {
     server = await startServer(mariadb!.url, { WEBHOOK_DISPATCHER: 'off', RATE_LIMIT_PER_MINUTE: '1000000' });
     const setup = openDatabase(mariadb!.url);
     const account = await createAccount(setup, { name: 'Killed connections' });
@@ -148,6 +148,7 @@ describe(missing ? `the server's output while MariaDB kills its connections (ski
     const stdoutBefore = server.stdout();
     const stderrFrom = server.stderr().length;
     const killer = await mysql.createConnection(mariadb!.url);
+    const statuses = new Set<number>();
     let writing = true;
     let sent = 0;
     const writer = async () => {
@@ -157,7 +158,10 @@ describe(missing ? `the server's output while MariaDB kills its connections (ski
           method: 'POST',
           headers: { 'x-api-key': key, 'content-type': 'application/json' },
           body: JSON.stringify({ email: `k${sent}@example.com` }),
-        }).then((res) => res.arrayBuffer());
+        }).then((res) => {
+          statuses.add(res.status);
+          return res.arrayBuffer();
+        });
       }
     };
     const writers = Array.from({ length: 8 }, writer);
@@ -194,5 +198,7 @@ describe(missing ? `the server's output while MariaDB kills its connections (ski
     expect(warnings.length, 'Sequelize warnings logged').to.be.at.least(1);
     expect(warnings.every((r) => r.level === 'warn' && r.source === 'console.warn')).to.equal(true);
     expect(server.stdout()).to.equal(stdoutBefore);
+    // A connection killed under a request, even at its COMMIT, is a 503 to retry, never a 500.
+    expect([...statuses].filter((status) => status !== 201 && status !== 503)).to.deep.equal([]);
   });
 });

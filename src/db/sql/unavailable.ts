@@ -17,12 +17,15 @@ const LOST_CONNECTION_CODES = new Set([
 
 // mysql2 marks `fatal` the errors after which a connection is unusable, some of them without a
 // code ("Can't add new command when connection is in closed state", for a statement that meets
-// a connection closed under it): the connection failed, not the statement.
+// a connection closed under it): the connection failed, not the statement. Sequelize wraps the
+// driver's error (as `parent`) for statements, but not always for a transaction's own BEGIN,
+// COMMIT or ROLLBACK on a connection the database has just dropped: there the driver's error
+// comes as it is.
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof ConnectionError) return true;
   type DriverError = { code?: unknown; fatal?: unknown };
   const { parent, original } = (error ?? {}) as { parent?: DriverError; original?: DriverError };
-  const driver = parent ?? original;
+  const driver = parent ?? original ?? ((error ?? {}) as DriverError);
   if (driver?.fatal === true) return true;
   const code = driver?.code;
   return typeof code === 'string' && LOST_CONNECTION_CODES.has(code);
