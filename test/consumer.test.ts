@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { testApp } from './support/app';
 import { buildTenant } from './support/factories';
+import { closeServer, listenOnLoopback } from './support/listen';
 
 // test/consumer is an outside app: its own package.json and a strict tsconfig, importing the
 // service through its package name ("./trpc" and "./rest" in package.json exports) from the
@@ -39,14 +39,11 @@ describe('published consumer types (test/consumer)', function () {
     fs.mkdirSync(path.dirname(link), { recursive: true });
     fs.rmSync(link, { force: true, recursive: true });
     fs.symlinkSync(path.relative(path.dirname(link), ROOT), link, 'dir');
-    server = testApp().listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base: baseUrl } = await listenOnLoopback(testApp()));
   });
 
   after(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await closeServer(server);
   });
 
   it('type-checks under strict, noUncheckedIndexedAccess, exactOptionalPropertyTypes and verbatimModuleSyntax', async () => {

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +10,7 @@ import { select } from '../src/db/sql/statements';
 import { silentLogger } from './support/app';
 import { testDb } from './support/db';
 import { buildApiKey, buildSequence, buildTenant } from './support/factories';
+import { closeServer, listenOnLoopback } from './support/listen';
 
 // The examples of the README and of the manual it links to (docs/*.md) run as pasted: their
 // shell blocks with curl, in order, in one bash (so an id one block takes from an answer is
@@ -81,12 +81,10 @@ describe('README and docs/ examples, run as pasted', function () {
       });
     }
     const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger });
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await listenOnLoopback(app));
   });
   after(async () => {
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await closeServer(server);
   });
 
   it('keeps the README a front door, and every link of the manual leads somewhere', () => {

@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { TRPCClientError } from '@trpc/client';
 import { expect } from 'chai';
 import { createApp } from '../../src/app';
@@ -9,6 +8,7 @@ import type { AppRouter } from '../../src/routers/app-router';
 import { silentLogger, testApp } from '../support/app';
 import { testDb } from '../support/db';
 import { buildSequence, buildTenant } from '../support/factories';
+import { closeServer, listenOnLoopback } from '../support/listen';
 
 // The two typed clients shipped in src/client, end to end over HTTP against a real server:
 // the tRPC one (internal TypeScript apps, every procedure) and the REST one (openapi-fetch on
@@ -33,13 +33,10 @@ describe('typed clients over HTTP', () => {
   let baseUrl: string;
 
   before(async () => {
-    server = testApp().listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base: baseUrl } = await listenOnLoopback(testApp()));
   });
   after(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await closeServer(server);
   });
 
   describe('tRPC client (createServiceClient)', () => {
@@ -93,16 +90,14 @@ describe('typed clients over HTTP', () => {
 
     it('surfaces the rate limit as a TOO_MANY_REQUESTS TRPCClientError', async () => {
       const { key } = await buildTenant();
-      const limited = createApp({ db: testDb(), config: { rateLimitPerMinute: 1 }, logger: silentLogger }).listen(0, '127.0.0.1');
+      const limited = await listenOnLoopback(createApp({ db: testDb(), config: { rateLimitPerMinute: 1 }, logger: silentLogger }));
       try {
-        await new Promise((resolve) => limited.once('listening', resolve));
-        const client = createServiceClient({ baseUrl: `http://127.0.0.1:${(limited.address() as AddressInfo).port}`, apiKey: key });
+        const client = createServiceClient({ baseUrl: limited.base, apiKey: key });
         await expectTrpcError(client.contacts.get.query({ id: 'x' }), 'NOT_FOUND');
         const error = await expectTrpcError(client.contacts.get.query({ id: 'x' }), 'TOO_MANY_REQUESTS', 'Rate limit exceeded');
         expect(error.data?.httpStatus).to.equal(429);
       } finally {
-        limited.closeAllConnections();
-        await new Promise((resolve) => limited.close(resolve));
+        await closeServer(limited.server);
       }
     });
 

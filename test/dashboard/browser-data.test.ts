@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
@@ -9,6 +8,7 @@ import { browserSuite, expectAccessible as expectPageAccessible, launchBrowser, 
 import { testDb } from '../support/db';
 import { buildAccount, buildApiKey } from '../support/factories';
 import { buildUser, PASSWORD } from '../support/dashboard';
+import { closeServer, listenOnLoopback } from '../support/listen';
 
 // The Contacts and Sequences pages in a real browser, as a person uses them: find a contact,
 // change it, enroll it (by API key, as an integration does), unenroll it from its page, delete
@@ -27,13 +27,11 @@ describe(TITLE, function () {
   before(async function () {
     browser = await launchBrowser(this);
     const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await listenOnLoopback(app));
   });
   after(async () => {
     await browser?.close();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await closeServer(server);
   });
 
   const shoot = (name: string) => shootPage(page, name);

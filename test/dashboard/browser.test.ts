@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
@@ -12,6 +11,7 @@ import { browserSuite, expectAccessible as expectPageAccessible, launchBrowser, 
 import { testDb } from '../support/db';
 import { buildAccount } from '../support/factories';
 import { buildUser, PASSWORD } from '../support/dashboard';
+import { closeServer, listenOnLoopback } from '../support/listen';
 
 // The dashboard in a real browser (Debian's chromium, headless), as a person uses it: by
 // labels, roles and visible text. Every page is checked with axe and photographed into
@@ -38,16 +38,14 @@ describe(TITLE, function () {
   // A server of its own per test: fresh sign-in failure counters.
   beforeEach(async () => {
     const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await listenOnLoopback(app));
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     page = await context.newPage();
   });
   afterEach(async () => {
     await context?.close();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await closeServer(server);
   });
 
   const shoot = (name: string) => shootPage(page, name);
@@ -258,10 +256,8 @@ describe(TITLE, function () {
 
     // Another port on the same host is the same site: SameSite=Lax lets the cookie go along,
     // so only the Origin check stands between this page and the account.
-    const other = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger }).listen(0, '127.0.0.1');
-    await new Promise((resolve) => other.once('listening', resolve));
+    const { server: other, base: otherBase } = await listenOnLoopback(createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger }));
     try {
-      const otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
       await page.goto(`${otherBase}/api/v1/openapi.json`);
       await page.evaluate(async (target) => {
         await fetch(`${target}/trpc/dashboard.keys.create`, {
@@ -273,7 +269,7 @@ describe(TITLE, function () {
         });
       }, base);
     } finally {
-      await new Promise((resolve) => other.close(resolve));
+      await closeServer(other);
     }
     const keys = await select<{ name: string }>(testDb(), 'SELECT name FROM api_keys', []);
     expect(keys).to.deep.equal([]);

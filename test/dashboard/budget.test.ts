@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { chromium, type Browser } from 'playwright-core';
@@ -8,6 +7,7 @@ import { createApp } from '../../src/app';
 import { silentLogger } from '../support/app';
 import { testDb } from '../support/db';
 import { buildUser, PASSWORD } from '../support/dashboard';
+import { closeServer, listenOnLoopback } from '../support/listen';
 
 // The dashboard's budget (issue 11): at most 250 KiB of gzipped JavaScript on first load, and
 // the first page usable within 1 s on loopback, measured in fresh browser contexts (empty
@@ -30,13 +30,11 @@ describe(fs.existsSync(CHROMIUM) ? 'the dashboard budget' : 'the dashboard budge
       this.skip();
     }
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
-    server = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger }).listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await listenOnLoopback(createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger })));
   });
   after(async () => {
     await browser?.close();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await closeServer(server);
   });
 
   async function firstLoad() {

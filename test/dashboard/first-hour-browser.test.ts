@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
@@ -15,6 +14,7 @@ import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support
 import { buildUser, PASSWORD } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildAccount, buildContact, buildSequence } from '../support/factories';
+import { closeServer, listenOnLoopback } from '../support/listen';
 
 // A newcomer's first hour with the dashboard, in a real browser: sign-in that returns to the
 // page asked for, every page at phone width, the deliveries dialog, creating and enrolling
@@ -42,13 +42,11 @@ describe(TITLE, function () {
       logger: silentLogger,
       webhooks: WEBHOOKS,
     });
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await listenOnLoopback(app));
   });
   after(async () => {
     await browser?.close();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await closeServer(server);
   });
   beforeEach(async () => {
     context = await browser.newContext({ viewport: DESKTOP });

@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
@@ -11,6 +10,7 @@ import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support
 import { buildUser, PASSWORD } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { startReceiver } from '../support/webhook-receiver';
+import { closeServer, listenOnLoopback } from '../support/listen';
 
 // Settings -> Developer -> Webhooks in a real browser: add an endpoint (secret shown once),
 // send a test event that a real local receiver gets, signed with that secret, see the attempt,
@@ -33,9 +33,7 @@ describe(TITLE, function () {
     // The receiver is on loopback over http: allowed only with the insecure switch, as in local work.
     const webhooks = { allowInsecure: true, now: () => new Date() };
     const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, webhooks });
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await listenOnLoopback(app));
     dispatcher = new WebhookDispatcher(testDb(), { settings: webhooks, logger: silentLogger, timeoutMs: 2_000, pollMs: 50 });
     dispatcher.start();
     receiver = await startReceiver();
@@ -44,7 +42,7 @@ describe(TITLE, function () {
     await dispatcher?.stop(1_000);
     await receiver?.close();
     await browser?.close();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await closeServer(server);
   });
 
   async function look(name: string) {

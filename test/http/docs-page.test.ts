@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { testApp } from '../support/app';
 import { buildContact, buildTenant } from '../support/factories';
+import { closeServer, listenOnLoopback } from '../support/listen';
 
 // GET /docs in a real browser (Debian's chromium, headless): the reference renders from the
 // served document, and "Try it out" calls this same server with the key the reader gives.
@@ -42,14 +42,12 @@ describe(TITLE, function () {
       this.skip();
     }
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    server = testApp().listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await listenOnLoopback(testApp()));
   });
 
   after(async () => {
     await browser?.close();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await closeServer(server);
   });
 
   beforeEach(async () => {
