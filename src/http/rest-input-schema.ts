@@ -59,7 +59,7 @@ function unwrap(type: ZodLike, throughPipes: boolean): ZodLike {
 const COERCIBLE = new Set(['number', 'boolean', 'bigint', 'date']);
 
 function markCoercible(object: ZodLike): void {
-  for (const field of Object.values(object.shape ?? object._zod.def.shape ?? {})) {
+  for (const field of Object.values(shapeOf(object))) {
     const inner = unwrap(field, false);
     const type = kind(inner);
     if (type && COERCIBLE.has(type)) inner._zod.def.coerce = true;
