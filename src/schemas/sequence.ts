@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SEQUENCE_STATUSES } from './statuses';
 import { RUN_STATUSES } from './statuses';
+import { exitWhenSchema, sendingWindowSchema, stepInputSchema, stepIdSchema, stepsInputSchema } from './sequence-definition';
 
 // The Sequences API's contract (docs/api.md "Sequences"; docs/decisions.md "Runs", "Batch and bulk").
 
@@ -22,6 +23,17 @@ export const runSchema = z
     startedAt: z.string().describe('ISO 8601 UTC with milliseconds.').meta({ example: '2026-11-22T09:30:00.000Z' }),
     completedAt: z.string().nullable().describe('Set when the run completes, fails or is cancelled; null before.').meta({ example: null }),
     createdAt: z.string().describe('ISO 8601 UTC with milliseconds.').meta({ example: '2026-11-22T09:30:00.000Z' }),
+    version: z.number().int().nullable().describe('The version of the sequence\'s steps the run follows; null for a sequence without steps.').meta({ example: 1 }),
+    currentStepId: z
+      .string()
+      .nullable()
+      .describe('The step the run is at (waiting in, about to start, or failed at); null before steps exist, and once it has ended otherwise.')
+      .meta({ example: 'welcome-wait' }),
+    reason: z
+      .string()
+      .nullable()
+      .describe('Why the service ended the run: the failed step\'s reason, the exit rule that matched, `unenrolled`. Null otherwise.')
+      .meta({ example: null }),
   })
   .meta({ id: 'SequenceRun' });
 export type RunDto = z.infer<typeof runSchema>;
@@ -92,6 +104,10 @@ export const sequenceSchema = z
     name: z.string().meta({ example: 'Welcome series' }),
     status: sequenceStatusSchema.describe('Only an `active` sequence accepts trigger and enrollments.'),
     activeRuns: z.number().int().describe('Runs of the sequence in pending, running or paused now.').meta({ example: 42 }),
+    version: z.number().int().nullable().describe('The current version of the steps; a new one is made whenever the steps change. Null while the sequence has never had steps.').meta({ example: 2 }),
+    steps: z.array(stepInputSchema).describe('The current version\'s steps, each with its `id`. Empty: runs are moved from outside.'),
+    exitWhen: exitWhenSchema,
+    sendingWindow: sendingWindowSchema.nullable(),
     createdAt: z.string().describe('ISO 8601 UTC with milliseconds.').meta({ example: '2026-11-20T08:00:00.000Z' }),
     updatedAt: z.string().describe('ISO 8601 UTC with milliseconds.').meta({ example: '2026-11-21T10:15:00.000Z' }),
   })
@@ -106,3 +122,47 @@ export const listedRunSchema = runSchema
   })
   .meta({ id: 'ListedRun' });
 export type ListedRunDto = z.infer<typeof listedRunSchema>;
+
+// What POST /sequences and PATCH /sequences/{id} accept, besides the name and status.
+export const definitionInputSchema = z.object({
+  steps: stepsInputSchema.optional(),
+  exitWhen: exitWhenSchema.optional(),
+  sendingWindow: sendingWindowSchema.nullable().optional().describe('null removes the window.'),
+});
+
+export const moveRunsSchema = z
+  .strictObject({
+    stepMap: z
+      .record(stepIdSchema, stepIdSchema)
+      .describe(
+        'Old step id -> new step id. A run at a step the map does not name goes to the new step with the same id; ' +
+          'a run at a step that is in neither is a 400.',
+      )
+      .meta({ example: { 'old-wait': 'new-wait' } }),
+  })
+  .describe('Moves the active runs of older versions to the current one. A moved run starts its new step afresh.');
+
+export const EXECUTION_STATUSES = ['running', 'succeeded', 'failed', 'skipped'] as const;
+
+export const executionSchema = z
+  .object({
+    stepId: z.string().meta({ example: 'welcome-wait' }),
+    type: z.string().meta({ example: 'wait' }),
+    attempt: z.number().int().describe('1 for the first attempt of a step; a retried webhook counts up.').meta({ example: 1 }),
+    status: z.enum(EXECUTION_STATUSES),
+    reason: z.string().nullable().describe('Why it failed or was skipped.').meta({ example: null }),
+    detail: z.record(z.string(), z.unknown()).nullable().describe('What it did: a branch\'s way (`took`, `to`), a receiver\'s `responseStatus`.'),
+    startedAt: z.string().meta({ example: '2026-11-22T09:30:00.000Z' }),
+    finishedAt: z.string().nullable().meta({ example: '2026-11-22T09:30:00.120Z' }),
+  })
+  .meta({ id: 'StepExecution' });
+export type ExecutionDto = z.infer<typeof executionSchema>;
+
+export const runDetailSchema = runSchema
+  .extend({
+    sequenceId: z.string(),
+    contactId: z.string(),
+    executions: z.array(executionSchema).describe('Every step execution, oldest first.'),
+  })
+  .meta({ id: 'SequenceRunDetail' });
+export type RunDetailDto = z.infer<typeof runDetailSchema>;

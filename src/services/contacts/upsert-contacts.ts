@@ -9,6 +9,7 @@ import { syncContactMirrors, type WrittenContact } from './contact-mirrors';
 import type { NewEventOf } from '../../schemas/event';
 import { contactChangeEvents } from '../events/contact-events';
 import { newRowId } from '../ids';
+import { cancelRunsOnExit, type ChangedContact } from '../exit-rules/cancel-on-exit';
 
 export interface UpsertOutcome {
   // One per item, in request order: the contact as that item left it.
@@ -82,6 +83,7 @@ export async function upsertContacts(
   const toUpdate: unknown[][] = [];
   const written: WrittenContact[] = [];
   const events: NewEventOf[] = [];
+  const changedStates: ChangedContact[] = [];
   let inserted = 0;
   for (const email of emails) {
     const row = rowByEmail.get(email);
@@ -109,6 +111,7 @@ export async function upsertContacts(
       });
     }
     if (changed) events.push(...contactChangeEvents(current, toContactDto(row.id, folded.final, createdAt, updatedAt)));
+    if (changed && current) changedStates.push({ id: row.id, before: current, after: folded.final });
     folded.steps.forEach(({ index, state }, step) => {
       assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
       results[index] = { contact: toContactDto(row.id, state, createdAt, updatedAt), created: created && step === 0 };
@@ -125,6 +128,8 @@ export async function upsertContacts(
     transaction,
   );
   await syncContactMirrors(db, written, transaction);
+  // A change that meets a sequence's exit rule cancels its run with it (docs/sequences.md).
+  events.push(...(await cancelRunsOnExit(db, changedStates, transaction)));
   return { results, inserted, updated: items.length - inserted, events };
 }
 

@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../../errors/app-errors';
 import type { ContactDto } from '../../schemas/contact';
 import { contactChangeEvents } from '../events/contact-events';
 import { recordEvents } from '../events/record-events';
+import { cancelRunsOnExit } from '../exit-rules/cancel-on-exit';
 import { newRowId, normalizeId } from '../ids';
 import { CONTACT_COLUMNS, rowValues, stateFromRow, toContactDto } from './contact-row';
 import { assertWithinLimits, sameState, type ContactState } from './contact-state';
@@ -97,7 +98,9 @@ export function modifyContact(
       transaction,
     );
     const contact = toContactDto(row.id, next, row.created_at, now);
-    await recordEvents(db, input.accountId, contactChangeEvents(current, contact), transaction);
+    // A change that meets a sequence's exit rule cancels its run with it (docs/sequences.md).
+    const exits = await cancelRunsOnExit(db, [{ id: row.id, before: current, after: next }], transaction);
+    await recordEvents(db, input.accountId, [...contactChangeEvents(current, contact), ...exits], transaction);
     return contact;
   });
 }

@@ -3,7 +3,8 @@ import { insertRows } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import type { EnrollFailureReason, EnrollmentDto, EnrollSummary } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
-import { requireSequence } from './find-sequence';
+import { requireSequenceRow } from './find-sequence';
+import { notifyDueWork } from '../engine/due-work';
 import { recordEvents } from '../events/record-events';
 import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
 import { newRowId } from '../ids';
@@ -31,7 +32,7 @@ export interface EnrollByIdsResult {
 // summary.failures with its reason).
 // skipped: already has an active run in the sequence (found first, or lost to a concurrent
 // enroll at insert time).
-export function enrollByIds(
+export async function enrollByIds(
   db: Database,
   input: { accountId: string; sequenceId: string; contactIds: string[] },
 ): Promise<EnrollByIdsResult> {
@@ -40,8 +41,9 @@ export function enrollByIds(
   const given = new Map<string, string>();
   for (const id of input.contactIds) if (!given.has(id.toLowerCase())) given.set(id.toLowerCase(), id);
   const ids = [...given.keys()];
-  return withTransaction(db, async (transaction) => {
-    const sequenceId = await requireSequence(db, { ...input, mustBeActive: true }, transaction);
+  const result = await withTransaction(db, async (transaction) => {
+    const sequence = await requireSequenceRow(db, { ...input, mustBeActive: true }, transaction);
+    const sequenceId = sequence.id;
     const capacity = await remainingRunCapacity(db, accountId, transaction);
 
     // Locked, in email order: a contact deleted between this read and its run's insert would
@@ -51,7 +53,7 @@ export function enrollByIds(
     const candidates = ids.filter((id) => existing.has(id) && !active.has(id));
     const allowed = capacity ? candidates.slice(0, capacity.remaining) : candidates;
 
-    const started = await startRuns(db, { accountId, sequenceId, contactIds: allowed }, transaction);
+    const started = await startRuns(db, { accountId, sequence, contactIds: allowed }, transaction);
     const overLimit = new Set(candidates.slice(allowed.length));
     const failures: Array<{ contactId: string; reason: EnrollFailureReason }> = [];
     for (const [id, asGiven] of given) {
@@ -80,6 +82,8 @@ export function enrollByIds(
       transaction,
     );
     await recordEvents(db, accountId, runsCreatedEvents(sequenceId, started), transaction);
-    return { enrollment, summary: { processed: ids.length, successful, failed, skipped, failures } };
+    return { enrollment, summary: { processed: ids.length, successful, failed, skipped, failures }, due: sequence.firstStepId !== null && successful > 0 };
   });
+  if (result.due) notifyDueWork();
+  return { enrollment: result.enrollment, summary: result.summary };
 }

@@ -6,36 +6,40 @@ import type { NewEventOf } from '../../schemas/event';
 import type { EnrollOutcome } from '../../schemas/sequence';
 import { upsertContacts } from '../contacts/upsert-contacts';
 import { recordEvents } from '../events/record-events';
-import { requireSequence } from './find-sequence';
+import { requireSequenceRow, type RequiredSequence } from './find-sequence';
+import { notifyDueWork } from '../engine/due-work';
 import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
 
 // Trigger and enroll-by-email: upsert a contact by email and enroll it, in one transaction
 // (docs/decisions.md "Trigger and enroll-by-email"). The contact upsert stands whatever the outcome,
 // and so do its events.
-export function enrollContact(
+export async function enrollContact(
   db: Database,
   input: { accountId: string; sequenceId: string; contact: ContactFields },
 ): Promise<EnrollOutcome> {
   const { accountId } = input;
-  return withTransaction(db, async (transaction) => {
-    const sequenceId = await requireSequence(db, { ...input, mustBeActive: true }, transaction);
+  const outcome = await withTransaction(db, async (transaction) => {
+    const sequence = await requireSequenceRow(db, { ...input, mustBeActive: true }, transaction);
     // Locks in the order every enrollment takes them: the sequence (shared), the account's run
     // limit (limited accounts only), then the contact.
     const capacity = await remainingRunCapacity(db, accountId, transaction);
     const upserted = await upsertContacts(db, accountId, [input.contact], transaction);
     const contactId = upserted.results[0].contact.id;
-    const { outcome, events } = await startRun(db, { accountId, sequenceId, contactId, capacity }, transaction);
+    const { outcome, events } = await startRun(db, { accountId, sequence, contactId, capacity }, transaction);
     await recordEvents(db, accountId, [...upserted.events, ...events], transaction);
-    return outcome;
+    return { outcome, due: outcome.enrolled && sequence.firstStepId !== null };
   });
+  if (outcome.due) notifyDueWork();
+  return outcome.outcome;
 }
 
 async function startRun(
   db: Database,
-  input: { accountId: string; sequenceId: string; contactId: string; capacity: { remaining: number; limit: number } | null },
+  input: { accountId: string; sequence: RequiredSequence; contactId: string; capacity: { remaining: number; limit: number } | null },
   transaction: Transaction,
 ): Promise<{ outcome: EnrollOutcome; events: NewEventOf[] }> {
-  const { accountId, sequenceId, contactId, capacity } = input;
+  const { accountId, sequence, contactId, capacity } = input;
+  const sequenceId = sequence.id;
   const active = await contactsWithActiveRun(db, sequenceId, [contactId], transaction);
   if (active.has(contactId)) return { outcome: { enrolled: false, reason: 'active_run_exists', contactId }, events: [] };
   if (capacity && capacity.remaining === 0) {
@@ -49,7 +53,7 @@ async function startRun(
       events: [],
     };
   }
-  const started = await startRuns(db, { accountId, sequenceId, contactIds: [contactId] }, transaction);
+  const started = await startRuns(db, { accountId, sequence, contactIds: [contactId] }, transaction);
   const run = started.get(contactId);
   // No run: a concurrent request enrolled this contact first; the unique index said so.
   if (!run) return { outcome: { enrolled: false, reason: 'active_run_exists', contactId }, events: [] };

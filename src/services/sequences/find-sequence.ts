@@ -3,6 +3,15 @@ import type { Database } from '../../db/database';
 import { forShare, select } from '../../db/sql/statements';
 import { ConflictError, NotFoundError } from '../../errors/app-errors';
 import { normalizeId } from '../ids';
+import { readSteps } from './sequence-versions';
+
+export interface RequiredSequence {
+  id: string;
+  // The current version of its steps, and the first of them: where a new run starts. Both
+  // null for a sequence without steps.
+  version: number | null;
+  firstStepId: string | null;
+}
 
 // Every sequence operation starts here (docs/decisions.md "Sequence errors"): a sequence of another
 // account is as unknown as one that does not exist.
@@ -11,17 +20,28 @@ export async function requireSequence(
   input: { accountId: string; sequenceId: string; mustBeActive: boolean },
   transaction?: Transaction,
 ): Promise<string> {
+  return (await requireSequenceRow(db, input, transaction)).id;
+}
+
+export async function requireSequenceRow(
+  db: Database,
+  input: { accountId: string; sequenceId: string; mustBeActive: boolean },
+  transaction?: Transaction,
+): Promise<RequiredSequence> {
   const id = normalizeId(input.sequenceId);
   const [sequence] = id
-    ? await select<{ id: string; status: string }>(
+    ? await select<{ id: string; status: string; version: number | string | null }>(
         db,
-        // Enrolling, the status must stay `active` until the runs are in: a shared lock.
-        `SELECT id, status FROM sequences WHERE id = ? AND account_id = ?${input.mustBeActive && transaction ? forShare(db) : ''}`,
+        // Enrolling, the status (and the version new runs start on) must stay until the runs
+        // are in: a shared lock.
+        `SELECT id, status, version FROM sequences WHERE id = ? AND account_id = ?${input.mustBeActive && transaction ? forShare(db) : ''}`,
         [id, input.accountId],
         transaction,
       )
     : [];
   if (!sequence) throw new NotFoundError('Sequence');
   if (input.mustBeActive && sequence.status !== 'active') throw new ConflictError('Sequence is not active', 'sequence_not_active');
-  return sequence.id;
+  const version = sequence.version === null ? null : Number(sequence.version);
+  const steps = await readSteps(db, sequence.id, version, transaction);
+  return { id: sequence.id, version, firstStepId: steps[0]?.id ?? null };
 }

@@ -1,5 +1,4 @@
 import type { Database } from '../../db/database';
-import { toIso, toIsoOrNull } from '../../db/sql/rows';
 import { select } from '../../db/sql/statements';
 import { ACTIVE_RUN_STATUSES, type RunStatus } from '../../schemas/statuses';
 import type { ListedRunDto } from '../../schemas/sequence';
@@ -7,7 +6,7 @@ import { findContactRow } from '../contacts/find-contact';
 import type { CursorScope } from '../lists/cursor';
 import { afterPosition, orderBy, readThrough, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
 import { requireSequence } from './find-sequence';
-import { activeRun } from './runs';
+import { activeRun, runFromRow, type RunRow } from './runs';
 
 // GET /sequences/{id}/runs and GET /contacts/{id}/runs: newest first by (created_at, id).
 // The owner is checked first (404 as on every route of it); its runs are then read through
@@ -19,14 +18,8 @@ export interface RunFilters {
   active?: boolean;
 }
 
-interface ListedRunRow {
-  id: string;
+interface ListedRunRow extends RunRow {
   sequence_id: string;
-  contact_id: string;
-  status: string;
-  started_at: unknown;
-  completed_at: unknown;
-  created_at: unknown;
 }
 
 const ACTIVE_STATUSES_SQL = `(${ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
@@ -67,7 +60,7 @@ async function listRuns(
   if (input.active === false) conditions.push(`status NOT IN ${ACTIVE_STATUSES_SQL}`);
   const rows = await select<ListedRunRow>(
     db,
-    'SELECT id, sequence_id, contact_id, status, started_at, completed_at, created_at' +
+    'SELECT id, sequence_id, contact_id, status, started_at, completed_at, created_at, version, current_step_id, reason' +
       ` FROM ${readThrough(db, 'sequence_runs', 'r', runsIndex(input))} WHERE ${conditions.join(' AND ')}${after.sql}${orderBy('created_at', 'id', 'DESC')} LIMIT ?`,
     [...values, ...after.values, input.limit + 1],
   );
@@ -84,13 +77,5 @@ function runsIndex(input: { owner: 'sequence_id' | 'contact_id' } & RunFilters):
 }
 
 function toListedRun(row: ListedRunRow): ListedRunDto {
-  return {
-    id: row.id,
-    sequenceId: row.sequence_id,
-    contactId: row.contact_id,
-    status: row.status as RunStatus,
-    startedAt: toIso(row.started_at),
-    completedAt: toIsoOrNull(row.completed_at),
-    createdAt: toIso(row.created_at),
-  };
+  return { ...runFromRow(row), sequenceId: row.sequence_id, contactId: row.contact_id };
 }

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database';
-import { toIso } from '../../db/sql/rows';
+import { parseJson, toIso } from '../../db/sql/rows';
+import type { ExitRule, SendingWindow, Step } from '../../schemas/sequence-definition';
 import { select } from '../../db/sql/statements';
 import { NotFoundError } from '../../errors/app-errors';
 import type { SequenceStatus } from '../../schemas/statuses';
@@ -8,6 +9,7 @@ import { normalizeId } from '../ids';
 import type { CursorScope } from '../lists/cursor';
 import { afterPosition, orderBy, readThrough, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
 import { activeRun } from './runs';
+import { readVersions, versionKey } from './sequence-versions';
 
 // GET /sequences and GET /sequences/{id}: newest first by (created_at, id), through
 // (account_id[, status], created_at, id). activeRuns is counted for the page's sequences in one
@@ -17,11 +19,14 @@ interface SequenceRow {
   id: string;
   name: string;
   status: string;
+  version: number | string | null;
+  exit_when: string | null;
+  sending_window: string | null;
   created_at: unknown;
   updated_at: unknown;
 }
 
-const COLUMNS = 'SELECT id, name, status, created_at, updated_at';
+const COLUMNS = 'SELECT id, name, status, version, exit_when, sending_window, created_at, updated_at';
 const SELECT = `${COLUMNS} FROM sequences`;
 
 export async function listSequences(
@@ -40,7 +45,8 @@ export async function listSequences(
   );
   const page = toPage(scope, input, rows, { position: (row) => ({ at: row.created_at, id: row.id }), item: (row) => row });
   const counts = await activeRunCounts(db, page.items.map((row) => row.id));
-  return { items: page.items.map((row) => toSequenceDto(row, counts.get(row.id) ?? 0)), nextCursor: page.nextCursor };
+  const steps = await stepsOf(db, page.items);
+  return { items: page.items.map((row) => toSequenceDto(row, counts.get(row.id) ?? 0, steps)), nextCursor: page.nextCursor };
 }
 
 export async function getSequence(db: Database, input: { accountId: string; id: string }): Promise<SequenceDto> {
@@ -48,7 +54,7 @@ export async function getSequence(db: Database, input: { accountId: string; id: 
   const [row] = id ? await select<SequenceRow>(db, `${SELECT} WHERE id = ? AND account_id = ?`, [id, input.accountId]) : [];
   if (!row) throw new NotFoundError('Sequence');
   const counts = await activeRunCounts(db, [row.id]);
-  return toSequenceDto(row, counts.get(row.id) ?? 0);
+  return toSequenceDto(row, counts.get(row.id) ?? 0, await stepsOf(db, [row]));
 }
 
 async function activeRunCounts(db: Database, sequenceIds: readonly string[]): Promise<Map<string, number>> {
@@ -61,12 +67,29 @@ async function activeRunCounts(db: Database, sequenceIds: readonly string[]): Pr
   return new Map(rows.map((row) => [row.sequence_id, Number(row.active)]));
 }
 
-function toSequenceDto(row: SequenceRow, activeRuns: number): SequenceDto {
+// The current version's steps of each sequence, in one statement for those not read before.
+async function stepsOf(db: Database, rows: readonly SequenceRow[]): Promise<Map<string, Step[]>> {
+  const wanted = rows.filter((row) => row.version !== null).map((row) => ({ sequenceId: row.id, version: Number(row.version) }));
+  return wanted.length === 0 ? new Map() : readVersions(db, wanted);
+}
+
+export function readRules(row: { exit_when: unknown; sending_window: unknown }): { exitWhen: ExitRule[]; sendingWindow: SendingWindow | null } {
+  return {
+    exitWhen: row.exit_when ? parseJson<ExitRule[]>(row.exit_when) : [],
+    sendingWindow: row.sending_window ? parseJson<SendingWindow>(row.sending_window) : null,
+  };
+}
+
+function toSequenceDto(row: SequenceRow, activeRuns: number, steps: Map<string, Step[]>): SequenceDto {
+  const version = row.version === null ? null : Number(row.version);
   return {
     id: row.id,
     name: row.name,
     status: row.status as SequenceStatus,
     activeRuns,
+    version,
+    steps: version === null ? [] : (steps.get(versionKey(row.id, version)) ?? []),
+    ...readRules(row),
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };

@@ -7,6 +7,7 @@ import type { NewEventOf } from '../../schemas/event';
 import type { RunDto } from '../../schemas/sequence';
 import { runCreatedEvent } from '../events/run-events';
 import { newRowId } from '../ids';
+import type { RequiredSequence } from './find-sequence';
 
 // Sequence runs: how they are written and read, set-based.
 
@@ -29,9 +30,13 @@ const RUN_COLUMNS = [
   'completed_at',
   'created_at',
   'updated_at',
+  'version',
+  'current_step_id',
+  'due_at',
 ];
 
-export const RUN_SELECT = 'SELECT id, contact_id, status, started_at, completed_at, created_at FROM sequence_runs';
+export const RUN_COLUMNS_READ = 'id, contact_id, status, started_at, completed_at, created_at, version, current_step_id, reason';
+export const RUN_SELECT = `SELECT ${RUN_COLUMNS_READ} FROM sequence_runs`;
 
 export interface RunRow {
   id: string;
@@ -40,6 +45,9 @@ export interface RunRow {
   started_at: unknown;
   completed_at: unknown;
   created_at: unknown;
+  version: number | string | null;
+  current_step_id: string | null;
+  reason: string | null;
 }
 
 export function runFromRow(row: RunRow): RunDto {
@@ -49,6 +57,9 @@ export function runFromRow(row: RunRow): RunDto {
     startedAt: toIso(row.started_at),
     completedAt: toIsoOrNull(row.completed_at),
     createdAt: toIso(row.created_at),
+    version: row.version === null || row.version === undefined ? null : Number(row.version),
+    currentStepId: row.current_step_id ?? null,
+    reason: row.reason ?? null,
   };
 }
 
@@ -73,16 +84,19 @@ export async function contactsWithActiveRun(
   return new Set(rows.map((row) => row.contact_id));
 }
 
-// Starts a pending run for each contact, in two statements. The one-active-run unique index
+// Starts a pending run for each contact, in two statements. A run of a sequence with steps
+// starts at its first step, due at once (the engine takes it from there: src/services/engine);
+// one of a sequence without steps waits to be moved from outside, as before steps existed. The one-active-run unique index
 // decides, not this code: a contact that gained an active run meanwhile (a concurrent
 // request) is left out. Returns the run of each contact that got one, as the API returns it.
 export async function startRuns(
   db: Database,
-  input: { accountId: string; sequenceId: string; contactIds: readonly string[] },
+  input: { accountId: string; sequence: RequiredSequence; contactIds: readonly string[] },
   transaction: Transaction,
 ): Promise<Map<string, RunDto>> {
   if (input.contactIds.length === 0) return new Map();
   const now = new Date();
+  const { version, firstStepId } = input.sequence;
   // Sorted, so concurrent enrolls take index locks in one order and do not deadlock.
   const proposed = [...input.contactIds].sort().map((contactId) => ({ contactId, runId: newRowId() }));
   await insertIgnoringConflicts(
@@ -92,13 +106,16 @@ export async function startRuns(
     proposed.map(({ contactId, runId }) => [
       runId,
       input.accountId,
-      input.sequenceId,
+      input.sequence.id,
       contactId,
       'pending',
       now,
       null,
       now,
       now,
+      version,
+      firstStepId,
+      firstStepId === null ? null : now,
     ]),
     transaction,
   );
@@ -111,7 +128,17 @@ export async function startRuns(
   return new Map(
     inserted.map((row) => [
       row.contact_id,
-      runFromRow({ id: row.id, contact_id: row.contact_id, status: 'pending', started_at: now, completed_at: null, created_at: now }),
+      runFromRow({
+        id: row.id,
+        contact_id: row.contact_id,
+        status: 'pending',
+        started_at: now,
+        completed_at: null,
+        created_at: now,
+        version,
+        current_step_id: firstStepId,
+        reason: null,
+      }),
     ]),
   );
 }

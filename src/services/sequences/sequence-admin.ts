@@ -1,14 +1,28 @@
-import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database';
 import { toIso } from '../../db/sql/rows';
-import { forUpdate, insertRows, select, execute } from '../../db/sql/statements';
+import { execute, forUpdate, insertRows, select } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { NotFoundError } from '../../errors/app-errors';
+import type { ExitRule, SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
+import type { SequenceDto } from '../../schemas/sequence';
 import type { SequenceStatus } from '../../schemas/statuses';
+import { notifyDueWork } from '../engine/due-work';
+import { newRowId, normalizeId } from '../ids';
+import { checkSendingWindow, checkSteps, checkWebhookEndpoints } from './definition-rules';
+import { getSequence } from './list-sequences';
+import { moveRunsToVersion } from './move-runs';
+import { readSteps, writeVersion } from './sequence-versions';
+import { unparkRuns } from './park-runs';
 
-// Sequences are created and moved between statuses by the admin command line and the
-// dashboard; the public API has no call for that (docs/decisions.md, "Accounts, keys and
-// sequences").
+// Creating and changing sequences: the API (POST and PATCH /sequences), the dashboard and the
+// admin command line, with the same rules (docs/sequences.md). A change of the steps writes a
+// new version; runs keep the version they started on unless the change moves them.
+
+export interface SequenceDefinitionInput {
+  steps?: StepInput[];
+  exitWhen?: ExitRule[];
+  sendingWindow?: SendingWindow | null;
+}
 
 export interface SequenceSummary {
   id: string;
@@ -24,67 +38,132 @@ interface SequenceRow {
   account_id: string;
   name: string;
   status: SequenceStatus;
+  version: number | string | null;
+  exit_when: string | null;
+  sending_window: string | null;
   created_at: unknown;
   updated_at: unknown;
 }
 
-const COLUMNS = 'id, account_id, name, status, created_at, updated_at';
+const COLUMNS = 'id, account_id, name, status, version, exit_when, sending_window, created_at, updated_at';
 
-function summarize(row: SequenceRow): SequenceSummary {
-  return {
+// The checks that need no database, before any transaction starts: a bad definition is refused
+// without a write.
+function checkDefinition(input: SequenceDefinitionInput): { steps?: Step[] } {
+  if (input.sendingWindow) checkSendingWindow(input.sendingWindow);
+  return { steps: input.steps === undefined ? undefined : checkSteps(input.steps) };
+}
+
+export async function createSequence(
+  db: Database,
+  input: { accountId: string; name: string; status?: SequenceStatus } & SequenceDefinitionInput,
+): Promise<SequenceDto & { accountId: string }> {
+  const { steps } = checkDefinition(input);
+  const id = newRowId();
+  await withTransaction(db, async (transaction) => {
+    const [account] = await select<{ id: string }>(db, `SELECT id FROM accounts WHERE id = ?`, [input.accountId], transaction);
+    if (!account) throw new NotFoundError('Account');
+    if (steps) await checkWebhookEndpoints(db, account.id, steps, transaction);
+    const now = new Date();
+    const version = steps && steps.length > 0 ? 1 : null;
+    await insertRows(
+      db,
+      'sequences',
+      COLUMNS.split(', '),
+      [[id, account.id, input.name, input.status ?? 'draft', version, rulesText(input.exitWhen), windowText(input.sendingWindow), now, now]],
+      transaction,
+    );
+    if (version !== null) await writeVersion(db, { accountId: account.id, sequenceId: id, version, steps: steps! }, transaction);
+  });
+  return { ...(await getSequence(db, { accountId: input.accountId, id })), accountId: input.accountId };
+}
+
+export async function updateSequence(
+  db: Database,
+  input: {
+    id: string;
+    // The CLI is the operator's and reaches every account; the API and the dashboard pass theirs.
+    accountId?: string;
+    name?: string;
+    status?: SequenceStatus;
+    moveRuns?: { stepMap: Record<string, string> };
+  } & SequenceDefinitionInput,
+): Promise<SequenceDto & { accountId: string }> {
+  const { steps } = checkDefinition(input);
+  const id = normalizeId(input.id);
+  if (!id) throw new NotFoundError('Sequence');
+  const outcome = await withTransaction(db, async (transaction) => {
+    const scope = input.accountId === undefined ? '' : ' AND account_id = ?';
+    const [row] = await select<SequenceRow>(
+      db,
+      `SELECT ${COLUMNS} FROM sequences WHERE id = ?${scope}${forUpdate(db)}`,
+      input.accountId === undefined ? [id] : [id, input.accountId],
+      transaction,
+    );
+    if (!row) throw new NotFoundError('Sequence');
+    const accountId = row.account_id;
+    const currentVersion = row.version === null ? null : Number(row.version);
+    const changes: Array<[string, unknown]> = [];
+    if (input.name !== undefined && input.name !== row.name) changes.push(['name', input.name]);
+    if (input.status !== undefined && input.status !== row.status) changes.push(['status', input.status]);
+    if (input.exitWhen !== undefined && rulesText(input.exitWhen) !== row.exit_when) changes.push(['exit_when', rulesText(input.exitWhen)]);
+    if (input.sendingWindow !== undefined && windowText(input.sendingWindow) !== row.sending_window) {
+      changes.push(['sending_window', windowText(input.sendingWindow)]);
+    }
+    let version = currentVersion;
+    if (steps) {
+      await checkWebhookEndpoints(db, accountId, steps, transaction);
+      const current = await readSteps(db, id, currentVersion, transaction);
+      if (JSON.stringify(current) !== JSON.stringify(steps) && !(currentVersion === null && steps.length === 0)) {
+        version = (currentVersion ?? 0) + 1;
+        await writeVersion(db, { accountId, sequenceId: id, version, steps }, transaction);
+        changes.push(['version', version]);
+      }
+    }
+    let moved = 0;
+    if (input.moveRuns && version !== null) {
+      moved = await moveRunsToVersion(db, { sequenceId: id, version, steps: await readSteps(db, id, version, transaction), stepMap: input.moveRuns.stepMap }, transaction);
+    }
+    if (changes.length > 0) {
+      // Setting what it already is changes nothing, updatedAt included.
+      await execute(
+        db,
+        `UPDATE sequences SET ${changes.map(([column]) => `${column} = ?`).join(', ')}, updated_at = ? WHERE id = ?`,
+        [...changes.map(([, value]) => value), new Date(), id],
+        transaction,
+      );
+    }
+    // Active again: the runs the engine set aside while it was not carry on.
+    const unparked = input.status === 'active' && row.status !== 'active' ? await unparkRuns(db, id, transaction) : 0;
+    return { accountId, due: unparked + moved > 0 };
+  });
+  if (outcome.due) notifyDueWork();
+  return { ...(await getSequence(db, { accountId: outcome.accountId, id })), accountId: outcome.accountId };
+}
+
+export function setSequenceStatus(
+  db: Database,
+  input: { id: string; status: SequenceStatus; accountId?: string },
+): Promise<SequenceDto & { accountId: string }> {
+  return updateSequence(db, input);
+}
+
+export async function listSequences(db: Database, input: { accountId: string }): Promise<SequenceSummary[]> {
+  const rows = await select<SequenceRow>(db, `SELECT ${COLUMNS} FROM sequences WHERE account_id = ? ORDER BY created_at, id`, [input.accountId]);
+  return rows.map((row) => ({
     id: row.id,
     accountId: row.account_id,
     name: row.name,
     status: row.status,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
-  };
+  }));
 }
 
-export async function createSequence(
-  db: Database,
-  input: { accountId: string; name: string; status?: SequenceStatus },
-): Promise<SequenceSummary> {
-  return withTransaction(db, async (transaction) => {
-    const [account] = await select<{ id: string }>(db, `SELECT id FROM accounts WHERE id = ?`, [input.accountId], transaction);
-    if (!account) throw new NotFoundError('Account');
-    const now = new Date();
-    const row: SequenceRow = {
-      id: randomUUID(),
-      account_id: account.id,
-      name: input.name,
-      status: input.status ?? 'draft',
-      created_at: now,
-      updated_at: now,
-    };
-    await insertRows(db, 'sequences', COLUMNS.split(', '), [[row.id, row.account_id, row.name, row.status, now, now]], transaction);
-    return summarize(row);
-  });
+function rulesText(rules: readonly ExitRule[] | undefined): string | null {
+  return rules && rules.length > 0 ? JSON.stringify(rules) : null;
 }
 
-export async function setSequenceStatus(
-  db: Database,
-  input: { id: string; status: SequenceStatus; accountId?: string },
-): Promise<SequenceSummary> {
-  return withTransaction(db, async (transaction) => {
-    // The CLI is the operator's and reaches every account; the dashboard passes its own.
-    const scope = input.accountId === undefined ? '' : ' AND account_id = ?';
-    const [row] = await select<SequenceRow>(
-      db,
-      `SELECT ${COLUMNS} FROM sequences WHERE id = ?${scope}${forUpdate(db)}`,
-      input.accountId === undefined ? [input.id] : [input.id, input.accountId],
-      transaction,
-    );
-    if (!row) throw new NotFoundError('Sequence');
-    // Setting the status it already has changes nothing, updatedAt included.
-    if (row.status === input.status) return summarize(row);
-    const now = new Date();
-    await execute(db, 'UPDATE sequences SET status = ?, updated_at = ? WHERE id = ?', [input.status, now, row.id], transaction);
-    return summarize({ ...row, status: input.status, updated_at: now });
-  });
-}
-
-export async function listSequences(db: Database, input: { accountId: string }): Promise<SequenceSummary[]> {
-  const rows = await select<SequenceRow>(db, `SELECT ${COLUMNS} FROM sequences WHERE account_id = ? ORDER BY created_at, id`, [input.accountId]);
-  return rows.map(summarize);
+function windowText(window: SendingWindow | null | undefined): string | null {
+  return window ? JSON.stringify(window) : null;
 }

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database';
-import { execute, forUpdate, select } from '../../db/sql/statements';
+import { forUpdate, select } from '../../db/sql/statements';
+import { endRuns } from '../exit-rules/end-runs';
 import { withTransaction } from '../../db/sql/transaction';
 import type { RunStatus } from '../../schemas/statuses';
 import { lockContactsById } from '../contacts/lock-contacts';
@@ -7,6 +8,8 @@ import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';
 import { requireSequence } from './find-sequence';
 import { activeRun, RUN_SELECT, runFromRow, type RunRow } from './runs';
+
+const UNENROLLED = 'unenrolled';
 
 // Cancels every active run of the given contacts in the sequence, whatever the sequence's
 // status. Lists the contacts whose run was cancelled, in request order; others are skipped.
@@ -34,17 +37,12 @@ export function unenroll(
     );
     if (runs.length > 0) {
       const now = new Date();
-      await execute(
-        db,
-        "UPDATE sequence_runs SET status = 'cancelled', completed_at = ?, updated_at = ? WHERE id IN (?)",
-        [now, now, runs.map((run) => run.id)],
-        transaction,
-      );
+      await endRuns(db, runs.map((run) => run.id), { status: 'cancelled', reason: UNENROLLED, at: now }, transaction);
       const events = [...runs]
         .sort((a, b) => (a.contact_id < b.contact_id ? -1 : 1))
         .map((run) =>
           runStatusChangedEvent(
-            runFromRow({ ...run, status: 'cancelled', completed_at: now }),
+            runFromRow({ ...run, status: 'cancelled', completed_at: now, reason: UNENROLLED }),
             sequenceId,
             run.contact_id,
             run.status as RunStatus,

@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { customFieldsSchema, tagSchema } from './contact';
+import { SUBSCRIPTION_STATUSES } from './statuses';
+import { jsonProblem, text } from './text';
+
+// What a sequence does: its steps, its exit rules and its sending window (docs/sequences.md).
+// These schemas hold the shape; the rules that read across fields (ids unique, branch targets,
+// cycles, duration ranges, time zones, webhook endpoints) are checked by the service
+// (src/services/sequences/definition-rules.ts), with errors that name the step.
+
+export const MAX_STEPS = 100;
+export const MAX_PAYLOAD_BYTES = 16 * 1024;
+const MAX_TAGS_IN_STEP = 100;
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+export const STEP_TYPES = ['wait', 'tag', 'update', 'webhook', 'branch', 'exit'] as const;
+export type StepType = (typeof STEP_TYPES)[number];
+
+export const stepIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'A step id is 1 to 64 letters, digits, _ or -')
+  .describe('Unique in the sequence; 1 to 64 letters, digits, `_` or `-`.')
+  .meta({ example: 'welcome-wait' });
+
+const timeOfDay = (allow24: boolean) =>
+  z
+    .string()
+    .regex(allow24 ? /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/ : /^([01]\d|2[0-3]):[0-5]\d$/, `A local time of day, HH:MM${allow24 ? ' (24:00 for the end of the day)' : ''}`)
+    .meta({ example: '09:00' });
+
+const weekdaysSchema = z
+  .array(z.enum(WEEKDAYS))
+  .min(1, 'Name at least one weekday')
+  .max(7 * 4)
+  .describe('Days of the week: `mon` to `sun`. Absent: every day.')
+  .meta({ example: ['mon', 'tue', 'wed', 'thu', 'fri'] });
+
+const timeZoneSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .describe('An IANA time zone, e.g. `Europe/Paris` or `UTC`.')
+  .meta({ example: 'Europe/Paris' });
+
+const id = stepIdSchema.optional().describe('Given by you, or generated; stable once stored.');
+
+const waitStep = z
+  .strictObject({
+    id,
+    type: z.literal('wait'),
+    duration: z.string().max(64).optional().describe('ISO 8601 duration, PT1S to 366 days: `PT2H`, `P3D`, `P1W`.').meta({ example: 'P3D' }),
+    until: z
+      .strictObject({ time: timeOfDay(false), weekdays: weekdaysSchema.optional() })
+      .optional()
+      .describe('The next moment the run\'s local clock reads `time`, on one of `weekdays`.'),
+  })
+  .describe('The run sleeps for `duration`, or until a local time of day. Give exactly one of the two.')
+  .meta({ id: 'WaitStep' });
+
+const tagStep = z
+  .strictObject({
+    id,
+    type: z.literal('tag'),
+    add: z.array(tagSchema).max(MAX_TAGS_IN_STEP).optional().describe('Tags to add (appended, as add-tags does).'),
+    remove: z.array(tagSchema).max(MAX_TAGS_IN_STEP).optional().describe('Tags to remove.'),
+  })
+  .describe('Changes the contact\'s tags, with the usual contact events. Give at least one tag.')
+  .meta({ id: 'TagStep' });
+
+const updateStep = z
+  .strictObject({
+    id,
+    type: z.literal('update'),
+    customFields: customFieldsSchema.describe('Deep-merged into the contact\'s custom fields, as upsert merges them.'),
+  })
+  .describe('Changes the contact\'s custom fields.')
+  .meta({ id: 'UpdateStep' });
+
+const payloadSchema = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    const problem = jsonProblem(value);
+    if (problem) return void ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+    if (Buffer.byteLength(JSON.stringify(value) ?? '') > MAX_PAYLOAD_BYTES) {
+      ctx.addIssue({ code: 'custom', message: 'The payload must be at most 16 KiB as JSON' });
+    }
+  })
+  .describe('Static JSON sent as `data.payload`, at most 16 KiB.')
+  .meta({ example: { campaign: 'welcome' } });
+
+const webhookStep = z
+  .strictObject({
+    id,
+    type: z.literal('webhook'),
+    endpointId: z.string().max(64).describe('A webhook endpoint of the account (`/api/v1/webhooks`).').meta({ example: '5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c' }),
+    payload: payloadSchema.optional(),
+  })
+  .describe(
+    'POSTs `{ id, type: "run.step", createdAt, accountId, data: { run, step, contact, payload } }` to the endpoint\'s URL, ' +
+      'signed with its secret as events are. `id` (and the `webhook-id` header) is the same on every retry of one step ' +
+      'of one run. A 2xx succeeds; anything else is retried (5 s, 30 s, 2 min, 10 min, 1 h), then the step fails.',
+  )
+  .meta({ id: 'WebhookStep' });
+
+const fieldPath = text().min(1).max(255).describe('A custom field; a dot reaches into an object: `address.city`.');
+
+export const conditionSchema = z
+  .union([
+    z.strictObject({ tag: tagSchema.describe('The contact has this tag.') }),
+    z.strictObject({ field: fieldPath, equals: z.unknown().describe('Equal as JSON (same type and value).') }),
+    z.strictObject({ field: fieldPath, exists: z.boolean().describe('The field is there (true) or not (false).') }),
+    z.strictObject({ channel: z.enum(['email', 'whatsapp']), status: z.enum(SUBSCRIPTION_STATUSES) }),
+  ])
+  .describe('One condition on the contact: `{ tag }`, `{ field, equals }`, `{ field, exists }` or `{ channel, status }`.')
+  .meta({ id: 'StepCondition', example: { tag: 'vip' } });
+export type Condition = z.infer<typeof conditionSchema>;
+
+const branchStep = z
+  .strictObject({
+    id,
+    type: z.literal('branch'),
+    if: conditionSchema,
+    then: stepIdSchema.describe('The step to go to when the condition holds.'),
+    else: stepIdSchema.describe('The step to go to otherwise.'),
+  })
+  .describe('Jumps to `then` or `else`. Every other step goes on to the next one in the list.')
+  .meta({ id: 'BranchStep' });
+
+const exitStep = z.strictObject({ id, type: z.literal('exit') }).describe('Completes the run.').meta({ id: 'ExitStep' });
+
+export const stepInputSchema = z.discriminatedUnion('type', [waitStep, tagStep, updateStep, webhookStep, branchStep, exitStep]);
+export type StepInput = z.infer<typeof stepInputSchema>;
+// A stored step: its id is always there.
+export type Step = StepInput & { id: string };
+export type StepOf<T extends StepType> = Extract<Step, { type: T }>;
+
+export const stepsInputSchema = z
+  .array(stepInputSchema)
+  .max(MAX_STEPS, `At most ${MAX_STEPS} steps`)
+  .describe(`The steps, in order, at most ${MAX_STEPS}. An empty list: runs are moved from outside, as before steps existed.`);
+
+export const exitRuleSchema = z
+  .union([
+    z.strictObject({ unsubscribed: z.enum(['email', 'whatsapp']).describe('The contact unsubscribes from this channel.') }),
+    z.strictObject({ tag: tagSchema.describe('The contact gets this tag.') }),
+  ])
+  .meta({ id: 'ExitRule', example: { tag: 'purchased' } });
+export type ExitRule = z.infer<typeof exitRuleSchema>;
+
+export const exitWhenSchema = z
+  .array(exitRuleSchema)
+  .max(20, 'At most 20 exit rules')
+  .describe(
+    'The run is cancelled, with a reason, when the contact unsubscribes from a channel or gets a tag: checked when it ' +
+      'happens and again before every step. (A deleted contact\'s runs are deleted with it.)',
+  );
+
+export const sendingWindowSchema = z
+  .strictObject({
+    timeZone: timeZoneSchema,
+    useContactTimeZone: z
+      .boolean()
+      .optional()
+      .describe('Read times in the contact\'s own zone, `customFields.timeZone`, when that is a valid zone; `timeZone` otherwise.'),
+    weekdays: weekdaysSchema.optional(),
+    from: timeOfDay(false).optional().describe('Opens at, local time. Give `from` and `to`, or neither (the whole day).'),
+    to: timeOfDay(true).optional().describe('Closes at, local time (exclusive); after `from`.').meta({ example: '17:00' }),
+  })
+  .describe(
+    'Steps that act on the contact or the outside (tag, update, webhook) run only inside the window; one due outside it ' +
+      'waits for the next opening. Its zone is also the zone of `wait.until`.',
+  )
+  .meta({ id: 'SendingWindow' });
+export type SendingWindow = z.infer<typeof sendingWindowSchema>;

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../../db/database';
+import { parseJson, toDate } from '../../db/sql/rows';
+import { execute, select, skipLocked } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import type { ExitRule, SendingWindow } from '../../schemas/sequence-definition';
+import type { RunStatus, SequenceStatus } from '../../schemas/statuses';
+import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contact-row';
+
+// sequence_runs as the engine's queue (db/migrations/20261208000000-create-sequence-engine.js):
+// the claim, the read of what was claimed, and the hand-back. The loop (engine.ts) and the
+// recording of outcomes (record-batch.ts) hold no claim SQL of their own.
+//
+// The claim reads the sequence_runs_due index in due order and stops at `limit`: its cost is
+// the batch's, whatever the number of runs waiting (bench/engine.ts measures it at a million).
+// It names no account and joins nothing, so on a table sharded by account each shard answers
+// it alone (docs/architecture.md "Outgrowing one database"). The claim's lease is the run's
+// next due time: a worker that dies holding it leaves a run that is due again when the lease
+// ends, and another worker takes it; nothing else ever needs to find stuck runs.
+// - MySQL/MariaDB: SELECT ... FOR UPDATE SKIP LOCKED, then one UPDATE; concurrent workers
+//   pass over each other's rows instead of waiting for them.
+// - SQLite: one writer at a time; the claim is a single UPDATE whose subquery picks the rows,
+//   so even two processes on one file cannot both take a run.
+
+export interface Claim {
+  token: string;
+  // Each claimed run and the time it was due (for the lag histogram).
+  runs: Array<{ id: string; dueAt: Date }>;
+}
+
+export async function claimDueRuns(db: Database, now: Date, options: { limit: number; leaseMs: number }): Promise<Claim> {
+  const token = randomUUID();
+  const leaseEnd = new Date(now.getTime() + options.leaseMs);
+  const limit = Math.max(1, Math.floor(options.limit));
+  if (db.dialect === 'sqlite') {
+    return withTransaction(db, async (transaction) => {
+      const due = await select<{ id: string; due_at: unknown }>(
+        db,
+        `SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ${limit}`,
+        [now],
+        transaction,
+      );
+      if (due.length === 0) return { token, runs: [] };
+      await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = ? WHERE id IN (?)', [leaseEnd, token, due.map((row) => row.id)], transaction);
+      return { token, runs: due.map((row) => ({ id: row.id, dueAt: toDate(row.due_at) })) };
+    });
+  }
+  return withTransaction(db, async (transaction) => {
+    const due = await select<{ id: string; due_at: unknown }>(
+      db,
+      `SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ${limit}${skipLocked(db)}`,
+      [now],
+      transaction,
+    );
+    if (due.length === 0) return { token, runs: [] };
+    await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = ? WHERE id IN (?)', [leaseEnd, token, due.map((row) => row.id)], transaction);
+    return { token, runs: due.map((row) => ({ id: row.id, dueAt: toDate(row.due_at) })) };
+  });
+}
+
+// The text of the claim's SELECT, for the benchmark's EXPLAIN.
+export const CLAIM_SELECT = 'SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ?';
+
+// The earliest time anything is due, for the loop to sleep until (an index's first entry).
+export async function nextDueAt(db: Database): Promise<Date | null> {
+  const [row] = await select<{ due_at: unknown }>(db, 'SELECT MIN(due_at) AS due_at FROM sequence_runs WHERE due_at IS NOT NULL', []);
+  return row?.due_at ? toDate(row.due_at) : null;
+}
+
+export interface ClaimedRun {
+  id: string;
+  token: string;
+  accountId: string;
+  sequenceId: string;
+  contactId: string;
+  status: RunStatus;
+  version: number;
+  currentStepId: string;
+  visit: number;
+  attempt: number;
+  stepStartedAt: Date | null;
+  startedAt: Date;
+  createdAt: Date;
+  dueAt: Date;
+  sequenceStatus: SequenceStatus;
+  exitWhen: ExitRule[];
+  sendingWindow: SendingWindow | null;
+  contact: ContactRow;
+}
+
+// The claimed runs with their sequence's rules and their contact, in one statement (all three
+// rows belong to one account: a join a shard answers alone). A run whose claim was taken back
+// meanwhile (unenroll, pause, a move) is not among them.
+export async function loadClaimedRuns(db: Database, claim: Claim): Promise<ClaimedRun[]> {
+  if (claim.runs.length === 0) return [];
+  const dueAt = new Map(claim.runs.map((run) => [run.id, run.dueAt]));
+  const rows = await select<
+    {
+      run_id: string;
+      sequence_id: string;
+      contact_id: string;
+      run_status: RunStatus;
+      version: number | string;
+      current_step_id: string;
+      visit: number | string;
+      attempt: number | string;
+      step_started_at: unknown;
+      started_at: unknown;
+      run_created_at: unknown;
+      sequence_status: SequenceStatus;
+      exit_when: string | null;
+      sending_window: string | null;
+    } & ContactRow
+  >(
+    db,
+    `SELECT r.id AS run_id, r.sequence_id, r.contact_id, r.status AS run_status, r.version, r.current_step_id, r.visit, r.attempt,
+            r.step_started_at, r.started_at, r.created_at AS run_created_at,
+            s.status AS sequence_status, s.exit_when, s.sending_window,
+            ${CONTACT_COLUMNS.map((column) => `c.${column}`).join(', ')}
+     FROM sequence_runs r JOIN sequences s ON s.id = r.sequence_id JOIN contacts c ON c.id = r.contact_id
+     WHERE r.id IN (?) AND r.claim_token = ? AND r.current_step_id IS NOT NULL`,
+    [[...dueAt.keys()], claim.token],
+  );
+  return rows.map((row) => ({
+    id: row.run_id,
+    token: claim.token,
+    accountId: row.account_id,
+    sequenceId: row.sequence_id,
+    contactId: row.contact_id,
+    status: row.run_status,
+    version: Number(row.version),
+    currentStepId: row.current_step_id,
+    visit: Number(row.visit),
+    attempt: Number(row.attempt),
+    stepStartedAt: row.step_started_at ? toDate(row.step_started_at) : null,
+    startedAt: toDate(row.started_at),
+    createdAt: toDate(row.run_created_at),
+    dueAt: dueAt.get(row.run_id)!,
+    sequenceStatus: row.sequence_status,
+    exitWhen: row.exit_when ? parseJson<ExitRule[]>(row.exit_when) : [],
+    sendingWindow: row.sending_window ? parseJson<SendingWindow>(row.sending_window) : null,
+    contact: row,
+  }));
+}
+
+// A stopping engine gives back what it claimed and did not start: due again at once, for
+// another worker to take now rather than when the lease ends.
+export async function releaseRuns(db: Database, runIds: readonly string[], token: string, now: Date): Promise<void> {
+  if (runIds.length === 0) return;
+  await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = NULL WHERE id IN (?) AND claim_token = ?', [now, runIds, token]);
+}

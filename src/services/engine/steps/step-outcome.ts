@@ -1,0 +1,26 @@
+import type { ContactState } from '../../contacts/contact-state';
+import type { Step } from '../../../schemas/sequence-definition';
+
+// What a step handler answers: a plain value the scheduler records (src/services/engine/
+// record-batch.ts). Handlers read the run, the step and the contact, and write nothing.
+
+export interface StepInput<S extends Step = Step> {
+  step: S;
+  steps: readonly Step[];
+  contact: ContactState;
+  // Whether this step has already begun (a wait that is now over).
+  begun: boolean;
+  now: Date;
+  // The zone the run's local times are read in (docs/sequences.md "Time zones").
+  zone: string;
+}
+
+export type StepOutcome =
+  // Done: go on to `to` (a branch's target), or to the next step in the list.
+  | { kind: 'next'; to?: string; detail?: Record<string, unknown> }
+  // Done, and the run is complete.
+  | { kind: 'complete' }
+  // Begun: nothing more until `until` (a wait).
+  | { kind: 'sleep'; until: Date }
+  // A change to the contact, made with the run's move in one transaction; then the next step.
+  | { kind: 'change'; change: (contact: ContactState) => ContactState };

@@ -1,0 +1,74 @@
+import type { Transaction } from 'sequelize';
+import type { Database } from '../../db/database';
+import { parseJson } from '../../db/sql/rows';
+import { select } from '../../db/sql/statements';
+import { endRuns } from './end-runs';
+import type { NewEventOf } from '../../schemas/event';
+import type { ExitRule } from '../../schemas/sequence-definition';
+import { runStatusChangedEvent } from '../events/run-events';
+import type { RunStatus } from '../../schemas/statuses';
+import { toIso, toIsoOrNull } from '../../db/sql/rows';
+import { couldTriggerExit, exitReason, matchingExitRule, type ContactFacts } from './exit-rules';
+
+export interface ChangedContact {
+  id: string;
+  before: ContactFacts | null;
+  after: ContactFacts;
+}
+
+// Cancels, in the contact writer's transaction, the active runs whose sequence's exit rules the
+// written contacts now meet; answers their run.status_changed events, for the writer to record
+// with its own. The writer holds the contacts' locks, and runs are locked after their contact
+// (docs/idempotency.md "Concurrency and retries"). exceptRunIds: runs the caller is itself
+// moving (the engine's own step), which it checks itself.
+export async function cancelRunsOnExit(
+  db: Database,
+  contacts: readonly ChangedContact[],
+  transaction: Transaction,
+  exceptRunIds: ReadonlySet<string> = new Set(),
+): Promise<NewEventOf[]> {
+  const candidates = contacts.filter((contact) => couldTriggerExit(contact.before, contact.after));
+  if (candidates.length === 0) return [];
+  const byId = new Map(candidates.map((contact) => [contact.id, contact.after]));
+  const rows = await select<{
+    id: string;
+    sequence_id: string;
+    contact_id: string;
+    status: RunStatus;
+    started_at: unknown;
+    created_at: unknown;
+    version: number | string | null;
+    current_step_id: string | null;
+    exit_when: string;
+  }>(
+    db,
+    `SELECT r.id, r.sequence_id, r.contact_id, r.status, r.started_at, r.created_at, r.version, r.current_step_id, s.exit_when
+     FROM sequence_runs r JOIN sequences s ON s.id = r.sequence_id
+     WHERE r.contact_id IN (?) AND r.status IN ('pending', 'running', 'paused') AND s.exit_when IS NOT NULL`,
+    [[...byId.keys()]],
+    transaction,
+  );
+  const now = new Date();
+  const byReason = new Map<string, string[]>();
+  const events: NewEventOf[] = [];
+  for (const row of rows) {
+    if (exceptRunIds.has(row.id)) continue;
+    const rule = matchingExitRule(parseJson<ExitRule[]>(row.exit_when), byId.get(row.contact_id)!);
+    if (!rule) continue;
+    const reason = exitReason(rule);
+    byReason.set(reason, [...(byReason.get(reason) ?? []), row.id]);
+    const run = {
+      id: row.id,
+      status: 'cancelled' as const,
+      startedAt: toIso(row.started_at),
+      completedAt: toIsoOrNull(now),
+      createdAt: toIso(row.created_at),
+      version: row.version === null ? null : Number(row.version),
+      currentStepId: row.current_step_id,
+      reason,
+    };
+    events.push(runStatusChangedEvent(run, row.sequence_id, row.contact_id, row.status));
+  }
+  for (const [reason, ids] of byReason) await endRuns(db, ids, { status: 'cancelled', reason, at: now }, transaction);
+  return events;
+}

@@ -1,0 +1,27 @@
+import type { Transaction } from 'sequelize';
+import type { Database } from '../../db/database';
+import { execute } from '../../db/sql/statements';
+
+// Ends active runs in one statement: nothing is due for them any more, a claim on them is
+// void, and an execution left running (a wait) is recorded as skipped.
+export async function endRuns(
+  db: Database,
+  runIds: readonly string[],
+  end: { status: 'cancelled' | 'failed' | 'completed'; reason: string | null; at: Date },
+  transaction: Transaction,
+): Promise<void> {
+  if (runIds.length === 0) return;
+  await execute(
+    db,
+    `UPDATE run_step_executions SET status = 'skipped', reason = ?, finished_at = ? WHERE run_id IN (?) AND status = 'running'`,
+    [`run ${end.status}${end.reason ? `: ${end.reason}` : ''}`, end.at, runIds],
+    transaction,
+  );
+  await execute(
+    db,
+    `UPDATE sequence_runs SET status = ?, reason = ?, completed_at = ?, updated_at = ?, due_at = NULL, paused_due_at = NULL,
+       claim_token = NULL WHERE id IN (?)`,
+    [end.status, end.reason, end.at, end.at, runIds],
+    transaction,
+  );
+}

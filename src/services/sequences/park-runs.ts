@@ -1,0 +1,18 @@
+import type { Transaction } from 'sequelize';
+import type { Database } from '../../db/database';
+import { execute } from '../../db/sql/statements';
+
+// While its sequence is not active, a run does not act: the engine, finding it due, sets it
+// aside (due_at NULL, src/services/engine/run-queue.ts) instead of polling it. Setting the
+// sequence active again makes those runs due now, in one statement. A run of a sequence with
+// steps is never otherwise active with nothing due, so "active, with a step, due_at NULL" is
+// exactly the set-aside ones (a paused run is `paused`, with its due time kept apart).
+export async function unparkRuns(db: Database, sequenceId: string, transaction: Transaction): Promise<number> {
+  return execute(
+    db,
+    `UPDATE sequence_runs SET due_at = ? WHERE sequence_id = ? AND status IN ('pending', 'running')
+       AND current_step_id IS NOT NULL AND due_at IS NULL`,
+    [new Date(), sequenceId],
+    transaction,
+  );
+}
