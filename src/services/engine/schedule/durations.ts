@@ -14,14 +14,14 @@ const EXAMPLES = 'e.g. PT2H, P3D';
 
 export function checkDuration(text: string): { ok: true } | { ok: false; message: string } {
   if (typeof text !== 'string') return notIso(String(text));
-  if (text.includes('-')) {
-    return { ok: false, message: `${text} has a negative part: a wait can only go forward (${EXAMPLES})` };
-  }
   const duration = Duration.fromISO(text);
   // luxon accepts "P", "PT" and "P1DT", which ISO 8601 does not: a duration names at least one
   // part, and a T is followed by at least one time part.
   if (!duration.isValid || Object.keys(duration.toObject()).length === 0 || text.endsWith('T')) {
     return notIso(text);
+  }
+  if (text.includes('-')) {
+    return { ok: false, message: `${text} has a negative part: a wait can only go forward (${EXAMPLES})` };
   }
   const ms = duration.toMillis();
   if (!(ms >= MIN_WAIT_MS)) return { ok: false, message: `${text} is not a duration of at least 1 second` };

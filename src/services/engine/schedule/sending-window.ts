@@ -7,7 +7,7 @@ import { instantsAtLocalTime, isValidTimeZone, type ZoneRule } from './zones';
 // only while the local clock in the run's zone reads a time from `from` (inclusive) to `to`
 // (exclusive) on an allowed weekday; a step due outside it waits for the next opening. The hours
 // are wall-clock hours: 09:00 in Europe/Paris is 08:00Z in winter and 07:00Z in summer.
-// Windows do not run past midnight (a window is one span of one day; two days are two spans).
+// A window does not run past midnight, so each opening belongs to one day and its weekday.
 // Daylight saving follows from reading the clock: a window opening in a spring-forward gap opens
 // when the clock jumps past it (end of the gap), and a clock set back into a window reopens it.
 export interface WindowRule extends ZoneRule {
@@ -50,8 +50,10 @@ function fail(path: string, message: string): WindowCheck {
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
-// Two weeks covers a one-day window whose hours a spring-forward gap swallows that week.
-const SEARCH_DAYS = 15;
+const DAY_MS = 86_400_000;
+// A week and a day finds nearly every opening; two weeks covers a one-day window whose hours a
+// spring-forward gap swallows that week.
+const SEARCH_DAYS = [8, 15];
 
 interface OpenHours {
   days: Set<number>;
@@ -81,19 +83,21 @@ export function nextOpening(at: Date, rule: WindowRule, zone: string): Date {
   const hours = openHours(rule);
   const start = at.getTime();
   if (isOpen(start, hours, zone)) return at;
-  // The window can only open when the clock reaches `from`, or when it jumps (a change of offset)
-  // into the window's hours; the first such moment that is open is the next opening.
-  const candidates = [...fromReadings(at, hours, zone), ...offsetChanges(start, start + (SEARCH_DAYS + 1) * 24 * HOUR_MS, zone)];
-  const opening = candidates.filter((c) => c > start && isOpen(c, hours, zone)).sort((a, b) => a - b)[0];
-  if (opening === undefined) throw new Error(`the sending window in ${zone} does not open within ${SEARCH_DAYS} days of ${at.toISOString()}`);
-  return new Date(opening);
+  for (const days of SEARCH_DAYS) {
+    // The window can only open when the clock reaches `from`, or when it jumps (a change of
+    // offset) into the window's hours; the first such moment that is open is the next opening.
+    const candidates = [...fromReadings(at, hours, zone, days), ...offsetChanges(start, start + (days + 1) * DAY_MS, zone)];
+    const opening = candidates.filter((c) => c > start && isOpen(c, hours, zone)).sort((a, b) => a - b)[0];
+    if (opening !== undefined) return new Date(opening);
+  }
+  throw new Error(`the sending window in ${zone} does not open within ${SEARCH_DAYS.at(-1)} days of ${at.toISOString()}`);
 }
 
-function fromReadings(at: Date, hours: OpenHours, zone: string): number[] {
+function fromReadings(at: Date, hours: OpenHours, zone: string, days: number): number[] {
   const start = DateTime.fromJSDate(at, { zone });
   const minutes = hours.fromMs / MINUTE_MS;
   const readings: number[] = [];
-  for (let i = 0; i <= SEARCH_DAYS; i++) {
+  for (let i = 0; i <= days; i++) {
     const date = DateTime.utc(start.year, start.month, start.day).plus({ days: i });
     if (!hours.days.has(date.weekday)) continue;
     const local = { year: date.year, month: date.month, day: date.day, hour: Math.floor(minutes / 60), minute: minutes % 60 };
@@ -103,20 +107,25 @@ function fromReadings(at: Date, hours: OpenHours, zone: string): number[] {
 }
 
 // The instants in [from, to] at which the zone's offset changes. Zones change offset at most a
-// few times a year, never twice within hours, so sampling every 3 hours finds each change.
+// few times a year, never twice within hours, so sampling every 6 hours finds each change.
+const SAMPLE_MS = 6 * HOUR_MS;
+
 function offsetChanges(from: number, to: number, zone: string): number[] {
   const tz = IANAZone.create(zone);
   const changes: number[] = [];
-  for (let t = from; t < to; t += 3 * HOUR_MS) {
-    const next = t + 3 * HOUR_MS;
-    if (tz.offset(t) === tz.offset(next)) continue;
-    let [lo, hi] = [t, next];
-    while (hi - lo > 1) {
-      const mid = Math.floor((lo + hi) / 2);
-      if (tz.offset(mid) === tz.offset(t)) lo = mid;
-      else hi = mid;
+  let offset = tz.offset(from);
+  for (let t = from; t < to; t += SAMPLE_MS) {
+    const nextOffset = tz.offset(t + SAMPLE_MS);
+    if (nextOffset !== offset) {
+      let [lo, hi] = [t, t + SAMPLE_MS];
+      while (hi - lo > 1) {
+        const mid = Math.floor((lo + hi) / 2);
+        if (tz.offset(mid) === offset) lo = mid;
+        else hi = mid;
+      }
+      changes.push(hi);
     }
-    changes.push(hi);
+    offset = nextOffset;
   }
   return changes;
 }

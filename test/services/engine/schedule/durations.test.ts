@@ -19,7 +19,7 @@ describe('engine schedule: wait durations', () => {
 
     it('refuses text that is not an ISO 8601 duration, naming it', () => {
       expect(checkDuration('2 hours')).to.deep.equal({ ok: false, message: '"2 hours" is not an ISO 8601 duration (e.g. PT2H, P3D)' });
-      for (const text of ['', 'P', 'PT', 'P1DT', '2h', 'pt2h', ' PT2H', 'P1,5D']) {
+      for (const text of ['', 'P', 'PT', 'P1DT', '2h', 'pt2h', ' PT2H', 'P1,5D', '2-hours']) {
         const result = checkDuration(text);
         expect(result.ok, text).to.equal(false);
         if (!result.ok) expect(result.message).to.equal(`${JSON.stringify(text)} is not an ISO 8601 duration (e.g. PT2H, P3D)`);
