@@ -1,0 +1,45 @@
+import { IANAZone } from 'luxon';
+
+// Which zone a run's local times (wait.until, sending windows) are read in. A sequence names one
+// zone; it may instead ask for each contact's own, kept in a custom field, and falls back to the
+// sequence's zone when a contact has none or an unusable one, so a bad import never stops a run.
+// Only IANA names count: fixed offsets such as "UTC+1" do not follow a place's daylight saving.
+export const CONTACT_TIME_ZONE_FIELD = 'timeZone';
+
+export function isValidTimeZone(name: unknown): name is string {
+  return typeof name === 'string' && name !== '' && IANAZone.isValidZone(name);
+}
+
+export interface ZoneRule {
+  timeZone: string;
+  useContactTimeZone?: boolean;
+}
+
+export function runTimeZone(rule: ZoneRule | null | undefined, customFields: Record<string, unknown>): string {
+  if (!rule) return 'UTC';
+  const own = customFields?.[CONTACT_TIME_ZONE_FIELD];
+  return rule.useContactTimeZone && isValidTimeZone(own) ? own : rule.timeZone;
+}
+
+export interface LocalDateTime {
+  year: number;
+  month: number; // 1-12
+  day: number;
+  hour: number;
+  minute: number;
+}
+
+const DAY_MS = 86_400_000;
+
+// Every instant at which the clock in `zone` reads `local`, earliest first: one on most days,
+// two when the clock is set back and the hour repeats, none when it is set forward past it.
+// luxon alone picks one of the two repeated instants, and not always the first.
+export function instantsAtLocalTime(local: LocalDateTime, zone: string): Date[] {
+  const tz = IANAZone.create(zone);
+  const wall = Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute);
+  // The instant is within 14 hours of the wall reading taken as UTC, so with at most one change
+  // of offset in the surrounding two days, its offset is one of these.
+  const offsets = new Set([tz.offset(wall - DAY_MS), tz.offset(wall), tz.offset(wall + DAY_MS)]);
+  const instants = [...offsets].map((offset) => wall - offset * 60_000).filter((at) => wall - tz.offset(at) * 60_000 === at);
+  return [...new Set(instants)].sort((a, b) => a - b).map((at) => new Date(at));
+}

@@ -1,0 +1,75 @@
+import { expect } from 'chai';
+import {
+  CONTACT_TIME_ZONE_FIELD,
+  instantsAtLocalTime,
+  isValidTimeZone,
+  runTimeZone,
+} from '../../../../src/services/engine/schedule/zones';
+
+describe('engine schedule: time zones', () => {
+  describe('isValidTimeZone', () => {
+    it('accepts IANA zone names, UTC included', () => {
+      for (const name of ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata']) expect(isValidTimeZone(name), name).to.equal(true);
+    });
+
+    it('refuses fixed offsets, made-up places and values that are not strings', () => {
+      for (const name of ['', 'CET+1', 'UTC+1', '+01:00', 'Mars/Olympus', 'Europe/Paris ', 42, null, undefined, {}]) {
+        expect(isValidTimeZone(name), String(name)).to.equal(false);
+      }
+    });
+  });
+
+  describe('runTimeZone', () => {
+    const rule = { timeZone: 'Europe/Paris', useContactTimeZone: true };
+
+    it("reads a contact's own zone from the timeZone custom field when the rule asks for it", () => {
+      expect(CONTACT_TIME_ZONE_FIELD).to.equal('timeZone');
+      expect(runTimeZone(rule, { timeZone: 'America/New_York' })).to.equal('America/New_York');
+    });
+
+    it("falls back to the sequence's zone when the contact has none", () => {
+      expect(runTimeZone(rule, {})).to.equal('Europe/Paris');
+    });
+
+    it("falls back to the sequence's zone when the contact's is not a valid zone", () => {
+      expect(runTimeZone(rule, { timeZone: 'Mars/Olympus' })).to.equal('Europe/Paris');
+      expect(runTimeZone(rule, { timeZone: '' })).to.equal('Europe/Paris');
+      expect(runTimeZone(rule, { timeZone: 1 })).to.equal('Europe/Paris');
+      expect(runTimeZone(rule, { timeZone: { name: 'America/New_York' } })).to.equal('Europe/Paris');
+    });
+
+    it("ignores the contact's zone unless the rule asks for it", () => {
+      expect(runTimeZone({ timeZone: 'Europe/Paris', useContactTimeZone: false }, { timeZone: 'Asia/Kolkata' })).to.equal('Europe/Paris');
+      expect(runTimeZone({ timeZone: 'Europe/Paris' }, { timeZone: 'Asia/Kolkata' })).to.equal('Europe/Paris');
+    });
+
+    it('uses UTC when there is no rule at all', () => {
+      expect(runTimeZone(null, { timeZone: 'Asia/Kolkata' })).to.equal('UTC');
+      expect(runTimeZone(undefined, {})).to.equal('UTC');
+    });
+  });
+
+  describe('instantsAtLocalTime', () => {
+    const isos = (dates: Date[]) => dates.map((d) => d.toISOString());
+
+    it('finds the one instant of an ordinary local time', () => {
+      expect(isos(instantsAtLocalTime({ year: 2027, month: 1, day: 12, hour: 9, minute: 0 }, 'Europe/Paris'))).to.deep.equal([
+        '2027-01-12T08:00:00.000Z',
+      ]);
+      expect(isos(instantsAtLocalTime({ year: 2027, month: 1, day: 12, hour: 9, minute: 0 }, 'Asia/Kolkata'))).to.deep.equal([
+        '2027-01-12T03:30:00.000Z',
+      ]);
+    });
+
+    it('finds both instants, earliest first, of a time the fall-back change repeats', () => {
+      expect(isos(instantsAtLocalTime({ year: 2027, month: 11, day: 7, hour: 1, minute: 30 }, 'America/New_York'))).to.deep.equal([
+        '2027-11-07T05:30:00.000Z',
+        '2027-11-07T06:30:00.000Z',
+      ]);
+    });
+
+    it('finds none for a time the spring-forward change skips', () => {
+      expect(instantsAtLocalTime({ year: 2027, month: 3, day: 28, hour: 2, minute: 30 }, 'Europe/Paris')).to.deep.equal([]);
+    });
+  });
+});
