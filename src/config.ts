@@ -78,6 +78,8 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).default('false'),
   WEBHOOK_DISPATCHER: z.enum(['on', 'off']).default('on'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
+  // The sequence engine (docs/sequences.md "How runs move").
+  SEQUENCE_ENGINE: z.enum(['on', 'off']).default('on'),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -110,6 +112,8 @@ export interface Config {
   webhookDispatcher: boolean;
   // One delivery attempt, connect to end of response; a claim's lease is 3 times this.
   webhookTimeoutMs: number;
+  // The sequence engine runs in the service unless off (then `npm run worker` runs it).
+  sequenceEngine: boolean;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -147,5 +151,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowInsecure: values.WEBHOOK_ALLOW_INSECURE === 'true',
     webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
+    sequenceEngine: values.SEQUENCE_ENGINE === 'on',
   };
 }

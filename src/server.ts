@@ -16,6 +16,7 @@ import type * as MetricsModule from './metrics/metrics';
 import { DEFAULT_EVENT_RETENTION, EventRetention } from './services/events/event-retention';
 import { startProcess } from './startup/start-process';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
+import { startSequenceEngine } from './services/engine/start-engine';
 import { localBaseUrl, whereServing } from './startup/where-serving';
 
 // The old generation may grow by at most half between full collections, where V8's own factor
@@ -79,6 +80,8 @@ async function main() {
   eventRetention.start();
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
   const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs, logThrottle) : undefined;
+  // SEQUENCE_ENGINE=off: runs move only where a worker runs the engine.
+  const engine = config.sequenceEngine ? startSequenceEngine(db, config, logger, logThrottle, metrics?.engine) : undefined;
 
   const local = localBaseUrl(config.host, port);
   const publicBase = config.publicOrigin ? config.publicBaseUrl : local;
@@ -94,6 +97,7 @@ async function main() {
       metricsServer?.close();
       // Attempts in flight get 3 s to finish; the rest are released for another dispatcher.
       await dispatcher?.stop(3_000);
+      await engine?.stop(3_000);
       await eventRetention.stop();
       await db.close();
       await redis?.close();

@@ -1,21 +1,25 @@
 import { flushLogs } from './logging/logger';
 import { startProcess } from './startup/start-process';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
+import { startSequenceEngine } from './services/engine/start-engine';
 
-// `npm run worker`: the webhook dispatcher alone, for services run with WEBHOOK_DISPATCHER=off.
-// It does not migrate: the service does. SIGTERM/SIGINT: attempts in flight get up to
-// SHUTDOWN_TIMEOUT_SECONDS (at most 10 s, one attempt's timeout) to finish, the rest are
-// released for another dispatcher, then the process exits 0.
+// `npm run worker`: the webhook dispatcher and the sequence engine, without the API: for
+// services run with WEBHOOK_DISPATCHER=off or SEQUENCE_ENGINE=off, or beside them for more
+// throughput. It does not migrate: the service does. SIGTERM/SIGINT: requests in flight get up
+// to SHUTDOWN_TIMEOUT_SECONDS (at most 10 s, one attempt's timeout) to finish, the rest are
+// handed back for another process, then the process exits 0.
 async function main() {
   const { config, logger, db } = await startProcess();
   const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger, config.webhookTimeoutMs);
+  const engine = startSequenceEngine(db, config, logger);
   logger.info({ msg: 'worker running', pid: process.pid, database: db.dialect });
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
-    await dispatcher.stop(Math.min(config.shutdownTimeoutMs, 10_000));
+    const bound = Math.min(config.shutdownTimeoutMs, 10_000);
+    await Promise.all([dispatcher.stop(bound), engine.stop(bound)]);
     await db.close();
     logger.info('stopped');
     await flushLogs(logger);

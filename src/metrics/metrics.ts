@@ -1,6 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database';
+import { select } from '../db/sql/statements';
 import { transactionCounts } from '../db/sql/transaction';
+import { RUN_STATUSES } from '../schemas/statuses';
 
 // What GET /metrics reports (docs/operations.md "Metrics"). One registry per app, never prom-client's
 // global one: tests build many apps in one process, and each must count only its own requests.
@@ -9,12 +11,41 @@ export interface Metrics {
   requestDuration: Histogram<'method' | 'route' | 'status'>;
   rateLimited: Counter<'limiter'>;
   unavailable: Counter<'cause'>;
+  // The sequence engine's (src/services/engine/engine.ts): steps by type and outcome, and the
+  // lag from a run's due time to its claim.
+  engine: { steps: Counter<'type' | 'outcome'>; lagSeconds: Histogram };
 }
 
 // The label values known in advance start at 0, so that a rate() over them exists before the
 // first event.
 const LIMITERS = ['api-key', 'failed-auth'];
 const UNAVAILABLE_CAUSES = ['database', 'database_busy', 'redis', 'shutdown'];
+
+// Runs by status, counted over the whole table: read at most once a minute (a scrape every few
+// seconds must not scan a table of millions each time); between counts the last one is served.
+function runsByStatus(db: Database, registers: Registry[]): void {
+  let last: { at: number; counts: Array<{ status: string; runs: number | string }> } | undefined;
+  new Gauge({
+    name: 'sequence_runs',
+    help: 'Runs by status (counted at most once a minute)',
+    labelNames: ['status'] as const,
+    registers,
+    async collect() {
+      if (!last || Date.now() - last.at > 60_000) {
+        try {
+          const counts = await select<{ status: string; runs: number | string }>(db, 'SELECT status, COUNT(*) AS runs FROM sequence_runs GROUP BY status', []);
+          last = { at: Date.now(), counts };
+        } catch {
+          // The database is down: the scrape still answers, with the last count (or none).
+        }
+      }
+      this.reset();
+      if (!last) return;
+      for (const status of RUN_STATUSES) this.set({ status }, 0);
+      for (const row of last.counts) this.set({ status: row.status }, Number(row.runs));
+    },
+  });
+}
 
 interface PoolStats {
   size: number;
@@ -86,5 +117,19 @@ export function createMetrics(db: Database): Metrics {
     gauge('db_pool_waiting', 'Queries and transactions waiting for a pool connection', (stats) => stats.waiting);
   }
 
-  return { registry, requestDuration, rateLimited, unavailable };
+  const steps = new Counter({
+    name: 'sequence_steps_total',
+    help: 'Step executions recorded by this process\'s engine, by type and outcome (began: a wait started)',
+    labelNames: ['type', 'outcome'] as const,
+    registers,
+  });
+  const lagSeconds = new Histogram({
+    name: 'sequence_due_lag_seconds',
+    help: 'From the time a run was due to the time the engine claimed it',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers,
+  });
+  runsByStatus(db, registers);
+
+  return { registry, requestDuration, rateLimited, unavailable, engine: { steps, lagSeconds } };
 }

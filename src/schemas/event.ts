@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { contactSchema, subscriptionStatusSchema } from './contact';
-import { runSchema, runStatusSchema } from './sequence';
+import { executionSchema, runSchema, runStatusSchema } from './sequence';
 
 // The events the service records (docs/webhooks.md "The events feed"): the payload of each type, defined once.
 // The feed answers them; they are in the OpenAPI document as components.
@@ -12,6 +12,8 @@ export const EVENT_TYPES = [
   'contact.subscription_changed',
   'run.created',
   'run.status_changed',
+  'run.step_completed',
+  'run.step_failed',
   'webhook.test',
   'webhook.disabled',
 ] as const;
@@ -65,6 +67,21 @@ export const eventDataSchemas = {
   'run.status_changed': z
     .object({ run: eventRunSchema.describe('The run after the change.'), from: runStatusSchema, to: runStatusSchema })
     .meta({ id: 'RunStatusChangedData' }),
+  'run.step_completed': z
+    .object({
+      run: eventRunSchema.describe('The run after the step.'),
+      step: z.object({ id: z.string(), type: z.string() }).describe('The step, as its sequence version defines it (id and type).'),
+      execution: executionSchema,
+    })
+    .meta({ id: 'RunStepCompletedData' }),
+  'run.step_failed': z
+    .object({
+      run: eventRunSchema.describe('The run after the attempt.'),
+      step: z.object({ id: z.string(), type: z.string() }),
+      execution: executionSchema,
+      retryAt: z.string().nullable().describe('When the step is tried again; null when it has failed for good (the run has failed).'),
+    })
+    .meta({ id: 'RunStepFailedData' }),
   'webhook.test': z
     .object({ webhookId: z.string().describe('UUID of the endpoint the test was sent to.').meta({ example: '5c4b3a29-1e0d-4f8c-9b7a-6d5e4f3a2b1c' }) })
     .meta({ id: 'WebhookTestData' }),
@@ -89,7 +106,9 @@ const DESCRIPTIONS: Record<EventType, string> = {
   'contact.deleted': 'A contact was deleted. Its runs went with it; no run event is sent for them.',
   'contact.subscription_changed': 'A subscription status changed, one event per channel; sent beside contact.updated.',
   'run.created': 'A run was started (enroll, trigger, enroll-by-email).',
-  'run.status_changed': 'A run moved: runs.transition, or cancelled by unenroll.',
+  'run.status_changed': 'A run moved: by the engine (started, completed, failed), an exit rule, pause or resume, runs.transition, or unenroll.',
+  'run.step_completed': 'A step of a run succeeded (a wait when it ends; a branch says which way it went).',
+  'run.step_failed': 'An attempt at a step failed; `retryAt` says when it is tried again, or null when the run has failed.',
   'webhook.test': 'Asked for with POST /webhooks/{id}/test; delivered to that endpoint only.',
   'webhook.disabled': 'An endpoint was disabled after 3 days of failed attempts; sent to the account\'s other endpoints.',
 };
@@ -119,6 +138,8 @@ export const eventSchema = z
     eventSchemaFor('contact.subscription_changed'),
     eventSchemaFor('run.created'),
     eventSchemaFor('run.status_changed'),
+    eventSchemaFor('run.step_completed'),
+    eventSchemaFor('run.step_failed'),
     eventSchemaFor('webhook.test'),
     eventSchemaFor('webhook.disabled'),
   ])

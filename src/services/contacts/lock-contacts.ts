@@ -28,6 +28,16 @@ export async function lockContactsById(
   return new Set(rows.map((row) => row.id));
 }
 
+// Locks the account's contacts among `ids`; returns their rows.
+export function lockContactRows(
+  db: Database,
+  accountId: string,
+  ids: readonly string[],
+  transaction: Transaction,
+): Promise<ContactRow[]> {
+  return lockThroughEmailIndex<ContactRow>(db, CONTACT_SELECT, accountId, ids, transaction);
+}
+
 // Locks one contact of the account and returns its row, or undefined when there is none.
 export async function lockContactRow(
   db: Database,

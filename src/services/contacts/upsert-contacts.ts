@@ -21,7 +21,7 @@ export interface UpsertOutcome {
   events: NewEventOf[];
 }
 
-const UPDATED_ON_UPSERT = [
+export const UPDATED_ON_UPSERT = [
   'phone',
   'first_name',
   'last_name',

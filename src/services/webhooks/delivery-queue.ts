@@ -5,6 +5,7 @@ import { parseJson, toDate, toIso } from '../../db/sql/rows';
 import { execute, forUpdate, insertRows, select, skipLocked } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { recordEvents } from '../events/record-events';
+import { currentSecrets } from './endpoint-secrets';
 import { DISABLE_AFTER_MS } from './retry-schedule';
 import type { SendOutcome } from './send-request';
 
@@ -99,10 +100,7 @@ export async function claimDueDeliveries(db: Database, now: Date, limits: ClaimL
     token: claimed.token,
     attempts: Number(row.attempts),
     url: row.url,
-    secrets:
-      row.previous_secret && row.previous_secret_expires_at && toDate(row.previous_secret_expires_at) > now
-        ? [row.secret, row.previous_secret]
-        : [row.secret],
+    secrets: currentSecrets(row, now),
     accountId: row.account_id,
     event: { id: row.event_id, type: row.type, createdAt: toIso(row.created_at), accountId: row.account_id, data: parseJson(row.data) },
   }));

@@ -1,7 +1,8 @@
 // Weekdays as a sequence definition names them, and luxon's numbering of them (ISO 8601:
 // 1 = Monday ... 7 = Sunday), which is what a DateTime's `weekday` reads in any zone.
-export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
+import { WEEKDAYS, type Weekday } from '../../../schemas/sequence-definition';
+
+export { WEEKDAYS, type Weekday };
 
 export function isWeekday(value: unknown): value is Weekday {
   return typeof value === 'string' && (WEEKDAYS as readonly string[]).includes(value);
