@@ -14,11 +14,22 @@ import {
   sequenceListInputSchema,
   sequenceListOutputSchema,
 } from '../schemas/list-queries';
-import { sequenceSchema } from '../schemas/sequence';
+import { definitionInputSchema, moveRunsSchema, runDetailSchema, sequenceSchema } from '../schemas/sequence';
+import { SEQUENCE_STATUSES } from '../schemas/statuses';
+import { text } from '../schemas/text';
+import { getRunDetail } from '../services/sequences/run-detail';
+import { pauseRun, resumeRun } from '../services/sequences/run-transitions';
+import { createSequence, updateSequence } from '../services/sequences/sequence-admin';
 import { accountProcedure, router } from '../trpc/init';
 
 const TAGS = ['Sequences'];
 const sequenceParam = z.object({ id: z.string().describe('The sequence id (UUID).') });
+const runParams = sequenceParam.extend({ runId: z.string().describe('The run id (UUID).') });
+const name = text().trim().min(1, 'Name must not be empty').max(255, 'Name must be at most 255 characters').meta({ example: 'Welcome series' });
+const status = z.enum(SEQUENCE_STATUSES);
+const DEFINITION_ERRORS =
+  'A bad definition is a 400 naming the step and the problem (unknown or duplicate step id, a cycle without a wait, a ' +
+  'duration out of range, a bad time zone, an endpointId that is not a webhook endpoint of the account); nothing is stored.';
 
 export const sequencesRouter = router({
   list: accountProcedure
@@ -48,7 +59,7 @@ export const sequencesRouter = router({
         path: '/sequences/{id}',
         tags: TAGS,
         summary: 'Get a sequence',
-        description: 'The sequence, its status and its number of active runs (pending, running or paused).',
+        description: 'The sequence: its status, its number of active runs (pending, running or paused), its current version and steps, its exit rules and sending window.',
         protect: true,
         errorResponses: { 404: 'Sequence not found' },
       },
@@ -56,6 +67,102 @@ export const sequencesRouter = router({
     .input(sequenceParam)
     .output(z.object({ sequence: sequenceSchema }))
     .query(async ({ ctx, input }) => ({ sequence: await getSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  create: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/sequences',
+        tags: TAGS,
+        summary: 'Create a sequence',
+        description:
+          'A sequence with its steps (version 1 when there are any), exit rules and sending window. `status` defaults ' +
+          `to \`draft\`; only an \`active\` sequence accepts enrollments and moves its runs. ${DEFINITION_ERRORS}`,
+        protect: true,
+      },
+      successStatus: 201,
+    })
+    .input(z.object({ name, status: status.optional().describe('Default `draft`.') }).extend(definitionInputSchema.shape))
+    .output(z.object({ sequence: sequenceSchema }))
+    .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  update: accountProcedure
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/sequences/{id}',
+        tags: TAGS,
+        summary: 'Change a sequence',
+        description:
+          'Any of name, status, steps, exitWhen, sendingWindow. New steps make a new version; runs keep the version ' +
+          'they started on unless `moveRuns` moves the active runs of older versions, each by `stepMap` or to the ' +
+          'step with the same id (a run at a step neither places is a 400, and nothing changes). Exit rules and the ' +
+          `sending window apply to every run at once. Setting status \`active\` again lets set-aside runs carry on. ${DEFINITION_ERRORS}`,
+        protect: true,
+        errorResponses: { 404: 'Sequence not found' },
+      },
+    })
+    .input(
+      sequenceParam
+        .extend({ name: name.optional(), status: status.optional(), moveRuns: moveRunsSchema.optional() })
+        .extend(definitionInputSchema.shape),
+    )
+    .output(z.object({ sequence: sequenceSchema }))
+    .mutation(async ({ ctx, input }) => ({ sequence: await updateSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  run: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/sequences/{id}/runs/{runId}',
+        tags: TAGS,
+        summary: 'A run and its timeline',
+        description:
+          'The run with its version, its current step and every step execution, oldest first: step, attempt, ' +
+          'status (running, succeeded, failed, skipped), reason, start and end.',
+        protect: true,
+        errorResponses: { 404: 'Sequence not found, or Run not found' },
+      },
+    })
+    .input(runParams)
+    .output(z.object({ run: runDetailSchema }))
+    .query(async ({ ctx, input }) => ({
+      run: await getRunDetail(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, runId: input.runId }),
+    })),
+
+  pauseRun: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/sequences/{id}/runs/{runId}/pause',
+        tags: TAGS,
+        summary: 'Pause a run',
+        description: 'A pending or running run stops acting; resume carries on where it stopped. 409 for a run in any other status.',
+        protect: true,
+        errorResponses: { 404: 'Sequence not found, or Run not found', 409: 'The run\'s status does not allow it' },
+      },
+    })
+    .input(runParams)
+    .output(z.object({ run: runSchema }))
+    .mutation(async ({ ctx, input }) => ({ run: await pauseRun(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, runId: input.runId }) })),
+
+  resumeRun: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/sequences/{id}/runs/{runId}/resume',
+        tags: TAGS,
+        summary: 'Resume a paused run',
+        description:
+          'The run goes back to the status it was paused from and carries on: a wait still under way keeps its end, ' +
+          'anything already due happens now. 409 unless the run is paused.',
+        protect: true,
+        errorResponses: { 404: 'Sequence not found, or Run not found', 409: 'The run\'s status does not allow it' },
+      },
+    })
+    .input(runParams)
+    .output(z.object({ run: runSchema }))
+    .mutation(async ({ ctx, input }) => ({ run: await resumeRun(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, runId: input.runId }) })),
 
   runs: accountProcedure
     .meta({

@@ -40,5 +40,9 @@ export function manualTimers(start = 1_800_000_000_000) {
       now = Math.max(now, timer.at);
       timer.fn();
     },
+    // Moves the clock without running any timer: a loop driven by hand (runOnce) sees the time.
+    advance(ms: number): void {
+      now += ms;
+    },
   };
 }

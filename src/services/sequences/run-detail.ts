@@ -1,0 +1,52 @@
+import type { Database } from '../../db/database';
+import { parseJson, toIso, toIsoOrNull } from '../../db/sql/rows';
+import { select } from '../../db/sql/statements';
+import { NotFoundError } from '../../errors/app-errors';
+import type { ExecutionDto, RunDetailDto } from '../../schemas/sequence';
+import { normalizeId } from '../ids';
+import { requireSequence } from './find-sequence';
+import { RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
+
+// GET /sequences/{id}/runs/{runId}: the run, where it is, and every step execution, oldest
+// first (by visit, then attempt).
+export async function getRunDetail(db: Database, input: { accountId: string; sequenceId: string; runId: string }): Promise<RunDetailDto> {
+  const sequenceId = await requireSequence(db, { accountId: input.accountId, sequenceId: input.sequenceId, mustBeActive: false });
+  const id = normalizeId(input.runId);
+  const [run] = id
+    ? await select<RunRow>(db, `SELECT ${RUN_COLUMNS_READ} FROM sequence_runs WHERE id = ? AND sequence_id = ? AND account_id = ?`, [
+        id,
+        sequenceId,
+        input.accountId,
+      ])
+    : [];
+  if (!run) throw new NotFoundError('Run');
+  const executions = await select<{
+    step_id: string;
+    type: string;
+    attempt: number | string;
+    status: ExecutionDto['status'];
+    reason: string | null;
+    detail: string | null;
+    started_at: unknown;
+    finished_at: unknown;
+  }>(
+    db,
+    'SELECT step_id, type, attempt, status, reason, detail, started_at, finished_at FROM run_step_executions WHERE run_id = ? ORDER BY visit, attempt',
+    [run.id],
+  );
+  return {
+    ...runFromRow(run),
+    sequenceId,
+    contactId: run.contact_id,
+    executions: executions.map((row) => ({
+      stepId: row.step_id,
+      type: row.type,
+      attempt: Number(row.attempt),
+      status: row.status,
+      reason: row.reason,
+      detail: row.detail ? parseJson<Record<string, unknown>>(row.detail) : null,
+      startedAt: toIso(row.started_at),
+      finishedAt: toIsoOrNull(row.finished_at),
+    })),
+  };
+}
