@@ -160,8 +160,8 @@ export type ExecutionDto = z.infer<typeof executionSchema>;
 
 export const runDetailSchema = runSchema
   .extend({
-    sequenceId: z.string(),
-    contactId: z.string(),
+    sequenceId: z.string().describe('UUID of the run\'s sequence.').meta({ example: '7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b' }),
+    contactId: z.string().describe('UUID of the run\'s contact.').meta({ example: '3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f' }),
     executions: z.array(executionSchema).describe('Every step execution, oldest first.'),
   })
   .meta({ id: 'SequenceRunDetail' });
