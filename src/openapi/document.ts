@@ -111,6 +111,8 @@ const NOT_JSON = shared('UnsupportedMediaType');
 const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
   'A contact with this email already exists': 'contact_exists',
   'Sequence is not active': 'sequence_not_active',
+  'A completed run cannot be paused': 'invalid_run_transition',
+  'A pending run cannot be resumed: only a paused one': 'invalid_run_transition',
 };
 
 // What the body parser can answer, by method. A GET's body is never read, and its input is path

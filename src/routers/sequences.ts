@@ -139,7 +139,7 @@ export const sequencesRouter = router({
         summary: 'Pause a run',
         description: 'A pending or running run stops acting; resume carries on where it stopped. 409 for a run in any other status.',
         protect: true,
-        errorResponses: { 404: 'Sequence not found, or Run not found', 409: 'The run\'s status does not allow it' },
+        errorResponses: { 404: 'Sequence not found, or Run not found', 409: 'A completed run cannot be paused' },
       },
     })
     .input(runParams)
@@ -157,7 +157,7 @@ export const sequencesRouter = router({
           'The run goes back to the status it was paused from and carries on: a wait still under way keeps its end, ' +
           'anything already due happens now. 409 unless the run is paused.',
         protect: true,
-        errorResponses: { 404: 'Sequence not found, or Run not found', 409: 'The run\'s status does not allow it' },
+        errorResponses: { 404: 'Sequence not found, or Run not found', 409: 'A pending run cannot be resumed: only a paused one' },
       },
     })
     .input(runParams)

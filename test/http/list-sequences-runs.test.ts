@@ -46,7 +46,7 @@ describe('GET /sequences', () => {
     expect(first.status, first.text).to.equal(200);
     expect(first.body.sequences.map((s: { id: string }) => s.id)).to.deep.equal([paused.id, active.id]);
     expect(first.body.sequences[1]).to.deep.include({ name: active.name, status: 'active', activeRuns: 1 });
-    expect(Object.keys(first.body.sequences[1]).sort()).to.deep.equal(['activeRuns', 'createdAt', 'id', 'name', 'status', 'updatedAt']);
+    expect(Object.keys(first.body.sequences[1]).sort()).to.deep.equal(['activeRuns', 'createdAt', 'exitWhen', 'id', 'name', 'sendingWindow', 'status', 'steps', 'updatedAt', 'version']);
     expect(first.body.sequences[0].activeRuns).to.equal(0);
     const last = await api(key).get('/sequences').query({ limit: 2, cursor: first.body.nextCursor });
     expect(last.body).to.deep.equal({
@@ -104,6 +104,10 @@ describe('GET /sequences/{id}', () => {
       name: sequence.name,
       status: 'paused',
       activeRuns: 0,
+      version: null,
+      steps: [],
+      exitWhen: [],
+      sendingWindow: null,
       createdAt: sequence.createdAt,
       updatedAt: sequence.updatedAt,
     });
@@ -148,7 +152,7 @@ describe('run lists', () => {
     expect(all.body.nextCursor).to.equal(null);
     expect(all.body.runs[2]).to.deep.include({ id: f.b.runId, sequenceId: f.s1, contactId: f.b.contactId, status: 'running', completedAt: null });
     expect(Object.keys(all.body.runs[0]).sort()).to.deep.equal(
-      ['completedAt', 'contactId', 'createdAt', 'id', 'sequenceId', 'startedAt', 'status'],
+      ['completedAt', 'contactId', 'createdAt', 'currentStepId', 'id', 'reason', 'sequenceId', 'startedAt', 'status', 'version'],
     );
 
     expect(runIds((await api(f.key).get(`/sequences/${f.s1}/runs`).query({ active: 'true' })).body)).to.deep.equal([

@@ -52,6 +52,11 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'GET /contacts/{id}/runs': ['200'],
   'GET /sequences': ['200'],
   'GET /sequences/{id}': ['200'],
+  'POST /sequences': ['201'],
+  'PATCH /sequences/{id}': ['200'],
+  'GET /sequences/{id}/runs/{runId}': ['200'],
+  'POST /sequences/{id}/runs/{runId}/pause': ['200'],
+  'POST /sequences/{id}/runs/{runId}/resume': ['200'],
   'GET /sequences/{id}/runs': ['200'],
   'GET /events': ['200'],
   'POST /webhooks': ['201'],
@@ -308,6 +313,55 @@ const CASES: Record<string, Case[]> = {
   'GET /sequences/{id}': [
     { status: 200, when: 'the sequence exists', send: (f) => rest(f.key).get(`/sequences/${f.paused.id}`) },
     { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).get(`/sequences/${unknownId()}`) },
+  ],
+  'POST /sequences': [
+    { status: 201, when: 'the definition is good', send: (f) => rest(f.key).post('/sequences').send({ name: 'New', steps: [{ type: 'exit' }] }) },
+    { status: 400, when: 'a step has an unknown type', send: (f) => rest(f.key).post('/sequences').send({ name: 'New', steps: [{ type: 'teleport' }] }) },
+  ],
+  'PATCH /sequences/{id}': [
+    { status: 200, when: 'the sequence exists', send: (f) => rest(f.key).patch(`/sequences/${f.paused.id}`).send({ name: 'Renamed' }) },
+    { status: 400, when: 'a wait is out of range', send: (f) => rest(f.key).patch(`/sequences/${f.paused.id}`).send({ steps: [{ type: 'wait', duration: 'PT0S' }] }) },
+    { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).patch(`/sequences/${unknownId()}`).send({ name: 'Renamed' }) },
+  ],
+  'GET /sequences/{id}/runs/{runId}': [
+    {
+      status: 200,
+      when: 'the run exists',
+      send: async (f) => rest(f.key).get(`/sequences/${f.active.id}/runs/${(await enrolled(f)).runId}`),
+    },
+    { status: 404, when: 'the run is unknown', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/runs/${unknownId()}`) },
+  ],
+  'POST /sequences/{id}/runs/{runId}/pause': [
+    {
+      status: 200,
+      when: 'the run is pending',
+      send: async (f) => rest(f.key).post(`/sequences/${f.active.id}/runs/${(await enrolled(f)).runId}/pause`),
+    },
+    {
+      status: 409,
+      when: 'the run is already paused',
+      send: async (f) => {
+        const { runId } = await enrolled(f);
+        await rest(f.key).post(`/sequences/${f.active.id}/runs/${runId}/pause`);
+        return rest(f.key).post(`/sequences/${f.active.id}/runs/${runId}/pause`);
+      },
+    },
+    { status: 404, when: 'the run is unknown', send: (f) => rest(f.key).post(`/sequences/${f.active.id}/runs/${unknownId()}/pause`) },
+    { status: 415, when: 'the body is not JSON', send: (f) => rest(f.key).post(`/sequences/${f.active.id}/runs/${unknownId()}/pause`).type('text/plain').send('x') },
+  ],
+  'POST /sequences/{id}/runs/{runId}/resume': [
+    {
+      status: 200,
+      when: 'the run is paused',
+      send: async (f) => {
+        const { runId } = await enrolled(f);
+        await rest(f.key).post(`/sequences/${f.active.id}/runs/${runId}/pause`);
+        return rest(f.key).post(`/sequences/${f.active.id}/runs/${runId}/resume`);
+      },
+    },
+    { status: 409, when: 'the run is pending', send: async (f) => rest(f.key).post(`/sequences/${f.active.id}/runs/${(await enrolled(f)).runId}/resume`) },
+    { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).post(`/sequences/${unknownId()}/runs/${unknownId()}/resume`) },
+    { status: 415, when: 'the body is not JSON', send: (f) => rest(f.key).post(`/sequences/${f.active.id}/runs/${unknownId()}/resume`).type('text/plain').send('x') },
   ],
   'GET /sequences/{id}/runs': [
     {

@@ -96,6 +96,9 @@ describe('Sequences API (REST)', () => {
           startedAt: runs[0].createdAt,
           completedAt: null,
           createdAt: runs[0].createdAt,
+          version: null,
+          currentStepId: null,
+          reason: null,
         },
       });
     });
@@ -315,7 +318,7 @@ describe('Sequences API (REST)', () => {
 
       expect(res.status).to.equal(200);
       expect(res.body.enrolled).to.equal(true);
-      expect(res.body.run).to.have.all.keys('id', 'status', 'startedAt', 'completedAt', 'createdAt');
+      expect(res.body.run).to.have.all.keys('id', 'status', 'startedAt', 'completedAt', 'createdAt', 'version', 'currentStepId', 'reason');
       expect(res.body.run.createdAt).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       expect(res.body.run.startedAt).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       const [stored] = await storedRuns({ contactId: body.contactId });
@@ -325,6 +328,9 @@ describe('Sequences API (REST)', () => {
         startedAt: stored.startedAt,
         completedAt: null,
         createdAt: stored.createdAt,
+        version: null,
+        currentStepId: null,
+        reason: null,
       });
     });
 

@@ -578,7 +578,16 @@ describe('sequences procedures', () => {
       const [stored] = await storedRuns({ contactId: outcome.contactId });
       expect(current).to.deep.equal({
         enrolled: false,
-        run: { id: outcome.runId, status: 'cancelled', startedAt: stored.startedAt, completedAt: stored.completedAt, createdAt: stored.createdAt },
+        run: {
+          id: outcome.runId,
+          status: 'cancelled',
+          startedAt: stored.startedAt,
+          completedAt: stored.completedAt,
+          createdAt: stored.createdAt,
+          version: null,
+          currentStepId: null,
+          reason: 'unenrolled',
+        },
       });
       expect(stored.completedAt).to.be.a('string');
     });
@@ -622,6 +631,9 @@ describe('sequences procedures', () => {
           startedAt: '2026-03-01T10:00:00.002Z',
           completedAt: '2026-03-01T10:05:00.000Z',
           createdAt: '2026-03-01T10:00:00.002Z',
+          version: null,
+          currentStepId: null,
+          reason: null,
         },
       });
     });
@@ -739,7 +751,16 @@ describe('sequences procedures', () => {
       const [stored] = await storedRuns({ accountId });
       expect(current).to.deep.equal({
         enrolled: true,
-        run: { id: outcome.runId, status: 'pending', startedAt: stored.startedAt, completedAt: null, createdAt: stored.createdAt },
+        run: {
+          id: outcome.runId,
+          status: 'pending',
+          startedAt: stored.startedAt,
+          completedAt: null,
+          createdAt: stored.createdAt,
+          version: null,
+          currentStepId: null,
+          reason: null,
+        },
       });
     });
 

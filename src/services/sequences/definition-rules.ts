@@ -26,7 +26,9 @@ export function checkSteps(steps: readonly StepInput[]): Step[] {
   const stored = steps.map((step) => ({ ...step, id: step.id ?? generatedId(seen) }) as Step);
 
   stored.forEach((step, index) => {
-    const at = (field: string, message: string) => problems.push(issue(index, field, `Step "${step.id}": ${message}`));
+    // A step is named as the caller knows it: by its id if it gave one, else by its place.
+    const name = steps[index]!.id === undefined ? `Step ${index + 1}` : `Step "${step.id}"`;
+    const at = (field: string, message: string) => problems.push(issue(index, field, `${name}: ${message}`));
     switch (step.type) {
       case 'wait':
         if ((step.duration === undefined) === (step.until === undefined)) at('duration', 'give exactly one of duration and until');
@@ -75,7 +77,7 @@ export async function checkWebhookEndpoints(
   const known = new Set(found.map((row) => row.id));
   const problems = webhooks
     .filter(({ step }) => !known.has(normalizeId(step.endpointId)!))
-    .map(({ step, index }) => issue(index, 'endpointId', `Step "${step.id}": "${step.endpointId}" is not a webhook endpoint of the account`));
+    .map(({ step, index }) => issue(index, 'endpointId', `Step ${index + 1} ("${step.id}"): "${step.endpointId}" is not a webhook endpoint of the account`));
   if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
 }
 
