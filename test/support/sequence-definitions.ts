@@ -64,6 +64,11 @@ export async function badDefinitions(): Promise<BadDefinition[]> {
     { what: '101 steps', body: { steps: Array.from({ length: 101 }, () => ({ type: 'exit' })) }, path: 'steps', message: /At most 100 steps/ },
     { what: 'an unknown field in a step', body: { steps: [{ type: 'exit', colour: 'red' }] }, path: 'steps.0', message: /Unrecognized key: "colour"/ },
     { what: 'an unknown field in the sending window', body: { sendingWindow: { timeZone: 'UTC', zone: 'UTC' } }, path: 'sendingWindow', message: /Unrecognized key: "zone"/ },
+    { what: 'a webhook payload over 16 KiB', body: { steps: [{ type: 'webhook', endpointId: randomUUID(), payload: { blob: 'x'.repeat(17_000) } }] }, path: 'steps.0.payload', message: /at most 16 KiB/ },
+    { what: 'a wait until on no weekday', body: { steps: [{ type: 'wait', until: { time: '09:00', weekdays: [] } }] }, path: 'steps.0.until.weekdays', message: /at least one weekday/ },
+    { what: 'a branch on an unknown condition', body: { steps: [{ id: 'b', type: 'branch', if: { colour: 'red' }, then: 'b2', else: 'b2' }, { id: 'b2', type: 'exit' }] }, path: 'steps.0.if', message: /./ },
+    { what: 'an unknown exit rule', body: { exitWhen: [{ bounced: 'email' }] }, path: 'exitWhen.0', message: /./ },
+    { what: 'a step id with a space', body: { steps: [{ id: 'my step', type: 'exit' }] }, path: 'steps.0.id', message: /letters, digits/ },
     { what: 'steps that are not an array', body: { steps: { type: 'exit' } }, path: 'steps', message: /expected array/ },
     { what: 'a step that is not an object', body: { steps: ['exit'] }, path: 'steps.0', message: /./ },
   ];
