@@ -1,5 +1,8 @@
+import fs from 'node:fs';
 import { z } from 'zod';
 import type { Database } from '../db/database';
+import { ValidationError } from '../errors/app-errors';
+import { definitionInputSchema } from '../schemas/sequence';
 import { API_KEY_KINDS } from '../schemas/statuses';
 import { SEQUENCE_STATUSES } from '../schemas/statuses';
 import { isEmailAddress, text } from '../schemas/text';
@@ -16,6 +19,48 @@ import { WEBHOOK_COMMANDS } from './webhook-commands';
 const uuid = z.uuid('must be a UUID');
 const name = text().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
 const limit = z.string().regex(/^\d{1,9}$/, 'must be a whole number').transform(Number);
+
+// --steps FILE: JSON holding the steps array alone, or { steps, exitWhen, sendingWindow } as
+// POST /api/v1/sequences takes them. Its shape is checked here, before the database is opened;
+// a problem is named by its path in the definition, as the API's 400 names it.
+const definitionFile = z.string().transform((file, ctx) => {
+  const refuse = (message: string) => {
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  };
+  let content: string;
+  try {
+    content = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    return refuse(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(content);
+  } catch (error) {
+    return refuse(`${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (typeof json !== 'object' || json === null) return refuse(`${file} must hold the steps array or an object { steps, exitWhen, sendingWindow }`);
+  const parsed = z.strictObject(definitionInputSchema.shape).safeParse(Array.isArray(json) ? { steps: json } : json);
+  if (!parsed.success) {
+    const [issue] = parsed.error.issues;
+    const at = issue!.path.map(String).join('.');
+    return refuse(`${file}: ${at ? `${at}: ` : ''}${issue!.message}`);
+  }
+  return { file, definition: parsed.data };
+});
+
+// The service checks what reads across fields (step ids, cycles, durations, zones, endpoints);
+// its refusal names the file and the field, as the API's 400 does in its details.
+async function withDefinitionFile<T>(file: string | undefined, create: () => Promise<T>): Promise<T> {
+  try {
+    return await create();
+  } catch (error) {
+    if (file === undefined || !(error instanceof ValidationError) || error.details.length === 0) throw error;
+    const [first] = error.details;
+    throw new ValidationError(`${file}: ${first!.path}: ${first!.message}`, error.details);
+  }
+}
 
 
 interface Command<S extends z.ZodType> {
@@ -83,9 +128,12 @@ export const COMMANDS = {
     run: (db, f) => listApiKeys(db, { accountId: f.account }),
   }),
   'sequence:create': command({
-    usage: `--account ID --name NAME [--status ${SEQUENCE_STATUSES.join('|')}]`,
-    flags: z.object({ account: uuid, name, status: z.enum(SEQUENCE_STATUSES).optional() }),
-    run: (db, f) => createSequence(db, { accountId: f.account, name: f.name, status: f.status }),
+    usage: `--account ID --name NAME [--status ${SEQUENCE_STATUSES.join('|')}] [--steps FILE]   (FILE: JSON, the steps array or { steps, exitWhen, sendingWindow })`,
+    flags: z.object({ account: uuid, name, status: z.enum(SEQUENCE_STATUSES).optional(), steps: definitionFile.optional() }),
+    run: (db, f) =>
+      withDefinitionFile(f.steps?.file, () =>
+        createSequence(db, { accountId: f.account, name: f.name, status: f.status, ...f.steps?.definition }),
+      ),
   }),
   'sequence:set-status': command({
     usage: `--id ID --status ${SEQUENCE_STATUSES.join('|')}`,

@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { select } from '../../src/db/sql/statements';
+import { SequenceEngine } from '../../src/services/engine/engine';
+import { createWebhook } from '../../src/services/webhooks/endpoints';
+import { silentLogger } from './app';
+import { testDb } from './db';
+import { buildAccount } from './factories';
+import { manualTimers } from './manual-timers';
+
+// What the sequence-definition suites share (test/procedures/sequence-definitions.test.ts over
+// createCaller, test/http/sequence-definitions.test.ts over REST): the bad definitions and the
+// path each must be refused at, row counts, and an engine on a clock the test moves.
+
+export interface BadDefinition {
+  what: string;
+  // The definition fields (steps, sendingWindow, ...), without the name.
+  body: Record<string, unknown>;
+  // The path of the first detail of the 400, and what its message must say.
+  path: string;
+  message: RegExp;
+}
+
+const exit = { id: 'end', type: 'exit' };
+const branch = (then: string, otherwise: string, id = 'b') => ({ id, type: 'branch', if: { tag: 'vip' }, then, else: otherwise });
+const wait = (duration: string) => ({ body: { steps: [{ id: 'mark', type: 'tag', add: ['x'] }, { id: 'w', type: 'wait', duration }] }, path: 'steps.1.duration' });
+
+// Endpoints the webhook cases name: one of another account, made per test (the database is
+// emptied before each).
+export async function badDefinitions(): Promise<BadDefinition[]> {
+  const other = await buildAccount();
+  const { webhook } = await createWebhook(
+    testDb(),
+    { accountId: other.id, url: 'http://127.0.0.1:9/hook' },
+    { allowInsecure: true, now: () => new Date() },
+  );
+  const hook = (endpointId: string) => ({ steps: [{ id: 'h', type: 'webhook', endpointId }] });
+  return [
+    { what: 'an unknown step type', body: { steps: [{ type: 'email' }] }, path: 'steps.0.type', message: /Invalid discriminator value/ },
+    { what: 'a duplicate step id', body: { steps: [{ id: 'a', type: 'tag', add: ['x'] }, { id: 'a', type: 'exit' }] }, path: 'steps.1.id', message: /"a" is used by step 1 too/ },
+    { what: 'a branch then to an unknown id', body: { steps: [branch('nowhere', 'end'), exit] }, path: 'steps.0.then', message: /"nowhere" is not a step of this sequence/ },
+    { what: 'a branch else to an unknown id', body: { steps: [branch('end', 'nowhere'), exit] }, path: 'steps.0.else', message: /"nowhere" is not a step of this sequence/ },
+    { what: 'a branch back to itself (a cycle with no wait)', body: { steps: [branch('b', 'end'), exit] }, path: 'steps.0.type', message: /the cycle b -> b has no wait step on it/ },
+    {
+      what: 'a -> b -> a with no wait',
+      body: { steps: [{ id: 'a', type: 'tag', add: ['x'] }, branch('a', 'end'), exit] },
+      path: 'steps.0.type',
+      message: /the cycle a -> b -> a has no wait step on it/,
+    },
+    { what: 'a duration of PT0S', ...wait('PT0S'), message: /at least 1 second/ },
+    { what: 'a duration of P2Y', ...wait('P2Y'), message: /more than 366 days/ },
+    { what: 'a duration of PT-1H', ...wait('PT-1H'), message: /negative/ },
+    { what: 'a duration of "2 hours"', ...wait('2 hours'), message: /not an ISO 8601 duration/ },
+    { what: 'a wait with both duration and until', body: { steps: [{ type: 'wait', duration: 'PT1H', until: { time: '09:00' } }] }, path: 'steps.0.duration', message: /exactly one of duration and until/ },
+    { what: 'a wait with neither duration nor until', body: { steps: [{ type: 'wait' }] }, path: 'steps.0.duration', message: /exactly one of duration and until/ },
+    { what: 'a wait until 25:00', body: { steps: [{ type: 'wait', until: { time: '25:00' } }] }, path: 'steps.0.until.time', message: /HH:MM/ },
+    { what: 'a sending window in Mars/Olympus', body: { sendingWindow: { timeZone: 'Mars/Olympus' } }, path: 'sendingWindow.timeZone', message: /"Mars\/Olympus" is not an IANA time zone/ },
+    { what: 'a sending window from 17:00 to 09:00', body: { sendingWindow: { timeZone: 'UTC', from: '17:00', to: '09:00' } }, path: 'sendingWindow.to', message: /must be later than from/ },
+    { what: 'a sending window from 09:00 to 09:00', body: { sendingWindow: { timeZone: 'UTC', from: '09:00', to: '09:00' } }, path: 'sendingWindow.to', message: /must be later than from/ },
+    { what: 'a tag step with no tags', body: { steps: [{ id: 't', type: 'tag' }] }, path: 'steps.0.add', message: /at least one tag/ },
+    { what: 'a tag step with empty add and remove', body: { steps: [{ id: 't', type: 'tag', add: [], remove: [] }] }, path: 'steps.0.add', message: /at least one tag/ },
+    { what: 'a webhook endpointId that is not a UUID', body: hook('not-a-uuid'), path: 'steps.0.endpointId', message: /"not-a-uuid" is not a webhook endpoint of the account/ },
+    { what: 'a webhook endpointId that does not exist', body: hook(randomUUID()), path: 'steps.0.endpointId', message: /is not a webhook endpoint of the account/ },
+    { what: 'a webhook endpointId of another account', body: hook(webhook.id), path: 'steps.0.endpointId', message: /is not a webhook endpoint of the account/ },
+    { what: '101 steps', body: { steps: Array.from({ length: 101 }, () => ({ type: 'exit' })) }, path: 'steps', message: /At most 100 steps/ },
+    { what: 'an unknown field in a step', body: { steps: [{ type: 'exit', colour: 'red' }] }, path: 'steps.0', message: /Unrecognized key: "colour"/ },
+    { what: 'an unknown field in the sending window', body: { sendingWindow: { timeZone: 'UTC', zone: 'UTC' } }, path: 'sendingWindow', message: /Unrecognized key: "zone"/ },
+    { what: 'a webhook payload over 16 KiB', body: { steps: [{ type: 'webhook', endpointId: randomUUID(), payload: { blob: 'x'.repeat(17_000) } }] }, path: 'steps.0.payload', message: /at most 16 KiB/ },
+    { what: 'a wait until on no weekday', body: { steps: [{ type: 'wait', until: { time: '09:00', weekdays: [] } }] }, path: 'steps.0.until.weekdays', message: /at least one weekday/ },
+    { what: 'a branch on an unknown condition', body: { steps: [{ id: 'b', type: 'branch', if: { colour: 'red' }, then: 'b2', else: 'b2' }, { id: 'b2', type: 'exit' }] }, path: 'steps.0.if', message: /./ },
+    { what: 'an unknown exit rule', body: { exitWhen: [{ bounced: 'email' }] }, path: 'exitWhen.0', message: /./ },
+    { what: 'a step id with a space', body: { steps: [{ id: 'my step', type: 'exit' }] }, path: 'steps.0.id', message: /letters, digits/ },
+    { what: 'steps that are not an array', body: { steps: { type: 'exit' } }, path: 'steps', message: /expected array/ },
+    { what: 'a step that is not an object', body: { steps: ['exit'] }, path: 'steps.0', message: /./ },
+  ];
+}
+
+export interface DefinitionRows {
+  sequences: number;
+  versions: number;
+}
+
+export async function definitionRows(): Promise<DefinitionRows> {
+  const count = async (table: string) => Number((await select<{ n: number | string }>(testDb(), `SELECT COUNT(*) AS n FROM ${table}`, []))[0]!.n);
+  return { sequences: await count('sequences'), versions: await count('sequence_versions') };
+}
+
+// The stored versions of a sequence, oldest first.
+export async function storedVersions(sequenceId: string): Promise<Array<{ version: number; steps: unknown }>> {
+  const rows = await select<{ version: number | string; steps: string }>(
+    testDb(),
+    'SELECT version, steps FROM sequence_versions WHERE sequence_id = ? ORDER BY version',
+    [sequenceId],
+  );
+  return rows.map((row) => ({ version: Number(row.version), steps: JSON.parse(row.steps) }));
+}
+
+// An engine on a clock the test moves, a moment after now (runs enrolled now are due).
+export function engineNow() {
+  const clock = manualTimers(Date.now() + 1);
+  const engine = new SequenceEngine(testDb(), {
+    logger: silentLogger,
+    timers: clock.timers,
+    webhook: { timeoutMs: 2_000, allowInsecure: true, random: () => 0.5 },
+  });
+  return { engine, advance: (ms: number) => clock.advance(ms) };
+}
