@@ -77,7 +77,7 @@ export async function checkWebhookEndpoints(
   const known = new Set(found.map((row) => row.id));
   const problems = webhooks
     .filter(({ step }) => !known.has(normalizeId(step.endpointId)!))
-    .map(({ step, index }) => issue(index, 'endpointId', `Step ${index + 1} ("${step.id}"): "${step.endpointId}" is not a webhook endpoint of the account`));
+    .map(({ step, index }) => issue(index, 'endpointId', `Step "${step.id}": "${step.endpointId}" is not a webhook endpoint of the account`));
   if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
 }
 
