@@ -11,6 +11,8 @@ import { silentLogger } from './support/app';
 import { testDb } from './support/db';
 import { buildApiKey, buildSequence, buildTenant } from './support/factories';
 import { closeServer, listenOnLoopback } from './support/listen';
+import { startReceiver } from './support/webhook-receiver';
+import { SequenceEngine } from '../src/services/engine/engine';
 
 // The examples of the README and of the manual it links to (docs/*.md) run as pasted: their
 // shell blocks with curl, in order, in one bash (so an id one block takes from an answer is
@@ -73,6 +75,10 @@ describe('README and docs/ examples, run as pasted', function () {
   this.timeout(60_000);
   let server: Server;
   let base: string;
+  // The README's sequence runs for real: an engine on the real clock, and a receiver for its
+  // webhook step (the README's $HOOK).
+  let engine: SequenceEngine;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   before(async () => {
     for (const tool of ['bash', 'curl', 'jq']) {
@@ -80,10 +86,20 @@ describe('README and docs/ examples, run as pasted', function () {
         throw new Error(`${tool} is missing: the README's examples need it (.ci/run installs it from Debian's packages)`);
       });
     }
-    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger });
+    const app = createApp({
+      db: testDb(),
+      config: { rateLimitPerMinute: 1_000_000 },
+      logger: silentLogger,
+      webhooks: { allowInsecure: true, now: () => new Date() },
+    });
     ({ server, base } = await listenOnLoopback(app));
+    receiver = await startReceiver(() => 204);
+    engine = new SequenceEngine(testDb(), { logger: silentLogger, idlePollMs: 100, webhook: { timeoutMs: 2_000, allowInsecure: true } });
+    engine.start();
   });
   after(async () => {
+    await engine.stop(1_000);
+    await receiver.close();
     await closeServer(server);
   });
 
@@ -113,7 +129,7 @@ describe('README and docs/ examples, run as pasted', function () {
     expect(blocks.filter((b) => b.lang === 'ts' && !b.skipped).length).to.equal(2);
     expect(blocks.filter((b) => b.skipped).length).to.be.at.most(6);
     // The README's own taste runs too.
-    expect(blocks.filter((b) => b.file === 'README.md' && b.lang === 'sh' && b.code.includes('curl') && !b.skipped)).to.have.length(1);
+    expect(blocks.filter((b) => b.file === 'README.md' && b.lang === 'sh' && b.code.includes('curl') && !b.skipped)).to.have.length(2);
   });
 
   it('runs the curl examples in order in one shell, every request answered with success', async () => {
@@ -125,18 +141,20 @@ describe('README and docs/ examples, run as pasted', function () {
       'curl() { command curl --fail-with-body --max-time 10 "$@"; }',
       ...examples.map((b) => `echo "--- ${b.file} line ${b.line}" >&2\n${b.code}\necho`),
     ].join('\n');
-    const result = await run('bash', ['-c', script], { env: { PATH: process.env.PATH, B: `${base}/api/v1`, KEY: key }, maxBuffer: 8 << 20 }).catch(
+    const result = await run('bash', ['-c', script], { env: { PATH: process.env.PATH, B: `${base}/api/v1`, KEY: key, HOOK: receiver.url }, maxBuffer: 8 << 20 }).catch(
       (error: { code: number; stdout: string; stderr: string }) => error,
     );
     expect('code' in result ? result.code : 0, `${result.stderr}\n${result.stdout.slice(-2000)}`).to.equal(0);
 
-    // What the examples did is stored: grace from the README's taste, ada (deleted by the
-    // contacts example, made again by the trigger, tagged by enroll-by-email), a and b from the
-    // batch, the trigger's run cancelled.
-    const contacts = await select<{ email: string }>(testDb(), 'SELECT email FROM contacts WHERE account_id = ? ORDER BY email', [accountId]);
-    expect(contacts.map((c) => c.email)).to.deep.equal(['a@example.com', 'ada@example.com', 'b@example.com', 'grace@example.com']);
-    const runs = await select<{ status: string }>(testDb(), 'SELECT status FROM sequence_runs WHERE account_id = ?', [accountId]);
-    expect(runs.map((r) => r.status)).to.deep.equal(['cancelled']);
+    // What the examples did is stored: grace from the README's taste, lin and her completed run
+    // from its sequence, ada (deleted by the contacts example, made again by the trigger, tagged
+    // by enroll-by-email), a and b from the batch, the trigger's run cancelled.
+    const contacts = await select<{ email: string; tags: string }>(testDb(), 'SELECT email, tags FROM contacts WHERE account_id = ? ORDER BY email', [accountId]);
+    expect(contacts.map((c) => c.email)).to.deep.equal(['a@example.com', 'ada@example.com', 'b@example.com', 'grace@example.com', 'lin@example.com']);
+    expect(JSON.parse(contacts[4]!.tags)).to.deep.equal(['welcomed']);
+    const runs = await select<{ status: string }>(testDb(), 'SELECT status FROM sequence_runs WHERE account_id = ? ORDER BY status', [accountId]);
+    expect(runs.map((r) => r.status)).to.deep.equal(['cancelled', 'completed']);
+    expect(receiver.received.map((r) => JSON.parse(r.body).type)).to.deep.equal(['run.step']);
   });
 
   it('runs the TypeScript examples with tsx, as their first line says', async () => {

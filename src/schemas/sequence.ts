@@ -27,7 +27,7 @@ export const runSchema = z
     currentStepId: z
       .string()
       .nullable()
-      .describe('The step the run is at (waiting in, about to start, or failed at); null before steps exist, and once it has ended otherwise.')
+      .describe('The step the run is at (waiting in, or about to start); for a failed or cancelled run, the step it stopped at. Null once completed, and for a sequence without steps.')
       .meta({ example: 'welcome-wait' }),
     reason: z
       .string()
