@@ -6,6 +6,7 @@ import { text } from '../../schemas/text';
 import { enrollByIds } from '../../services/sequences/enroll-by-ids';
 import { getSequence, listSequences } from '../../services/sequences/list-sequences';
 import { listSequenceRuns } from '../../services/sequences/list-runs';
+import { countRunPositions } from '../../services/sequences/run-positions';
 import { createSequence, setSequenceStatus } from '../../services/sequences/sequence-admin';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
@@ -31,6 +32,11 @@ export const dashboardSequencesRouter = router({
     const page = await listSequenceRuns(ctx.db, { ...runFilters(input), accountId: ctx.accountId, sequenceId: input.id });
     return { runs: page.items, nextCursor: page.nextCursor };
   }),
+
+  // The sequence page's counts of active runs at each step, older versions included.
+  positions: sessionProcedure.input(sequenceParam).query(async ({ ctx, input }) => ({
+    positions: await countRunPositions(ctx.db, { accountId: ctx.accountId, sequenceId: input.id }),
+  })),
 
   // "Enroll" from a contact or the selected contacts of the list: the API's enroll by ids.
   enroll: sessionProcedure

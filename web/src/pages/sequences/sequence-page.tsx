@@ -2,6 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState, type FormEvent } from 'react';
 import { ErrorBanner } from '../../components/error-banner';
 import { ItemPage } from '../../components/item-page';
+import { None } from '../../components/none';
 import { Pager } from '../../components/pager';
 import { QueryState } from '../../components/query-state';
 import { SelectField } from '../../components/select-field';
@@ -13,6 +14,7 @@ import { fieldErrors, trpc } from '../../trpc';
 import { RunCells } from './run-cells';
 import { RunStatus } from './run-status';
 import { SEQUENCE_STATUSES, type SequenceStatus } from './sequences-list';
+import { StepsPanel } from './steps-panel';
 
 type Sequence = NonNullable<ReturnType<typeof useSequence>['data']>['sequence'];
 
@@ -26,7 +28,7 @@ const RUN_FILTER = [
   ['cancelled', 'Cancelled'],
 ] as const;
 type RunFilter = (typeof RUN_FILTER)[number][0];
-const RUN_COLUMNS = ['Contact', 'Status', 'Started', 'Ended'];
+const RUN_COLUMNS = ['Contact', 'Status', 'Started', 'Ended', 'Step'];
 
 function useSequence(id: string) {
   return useQuery(trpc.dashboard.sequences.get.queryOptions({ id }));
@@ -43,6 +45,7 @@ export function SequencePage({ id }: { id: string }) {
             <Facts sequence={sequence} />
             <StatusPanel sequence={sequence} key={sequence.status} />
           </div>
+          <StepsPanel sequence={sequence} />
           <RunsPanel sequence={sequence} />
         </>
       )}
@@ -128,6 +131,7 @@ function RunsPanel({ sequence }: { sequence: Sequence }) {
                     <Link to={`/contacts/${run.contactId}`}>{emails.data?.emails[run.contactId] ?? `Contact ${run.contactId.slice(0, 8)}…`}</Link>
                   </th>
                   <RunCells run={run} />
+                  <StepCell run={run} currentVersion={sequence.version} />
                 </tr>
               ))}
             </Table>
@@ -136,5 +140,22 @@ function RunsPanel({ sequence }: { sequence: Sequence }) {
         )}
       </QueryState>
     </section>
+  );
+}
+
+type ListedRun = { status: string; version: number | null; currentStepId: string | null; reason: string | null };
+
+// Where the run is (its version too when it is not the current one); for a run the service
+// ended, the step it stopped at and why.
+function StepCell({ run, currentVersion }: { run: ListedRun; currentVersion: number | null }) {
+  const ended = run.status === 'failed' || run.status === 'cancelled';
+  const step = run.currentStepId && <code>{run.currentStepId}</code>;
+  return (
+    <td className="step-cell">
+      {step && (ended ? <span className="sub">Stopped at {step}</span> : step)}
+      {step && run.version !== null && run.version !== currentVersion && <span className="sub">version {run.version}</span>}
+      {ended && run.reason && <span className={`sub reason ${run.status}`}>{run.reason}</span>}
+      {!step && !(ended && run.reason) && <None />}
+    </td>
   );
 }
