@@ -1,7 +1,8 @@
 'use strict';
 
 // The demo data a first `npm start` creates on an empty database: an account, an API key and
-// an active sequence. Also runnable with `npx sequelize-cli db:seed:all`.
+// an active sequence with steps (it waits 30 s, then tags the contact "welcomed"), so that the
+// first run a newcomer triggers is seen to move. Also runnable with `npx sequelize-cli db:seed:all`.
 // Keys follow the service's format (src/services/api-keys.ts): "svc_" + 40 lower-case hex from
 // a CSPRNG; only the SHA-256 and the first 8 characters are stored.
 
@@ -32,7 +33,14 @@ module.exports = {
       },
     ]);
     await queryInterface.bulkInsert('sequences', [
-      { id: sequenceId, account_id: accountId, name: 'Welcome series', status: 'active', created_at: now, updated_at: now },
+      { id: sequenceId, account_id: accountId, name: 'Welcome series', status: 'active', version: 1, created_at: now, updated_at: now },
+    ]);
+    const steps = [
+      { id: 'welcome-wait', type: 'wait', duration: 'PT30S' },
+      { id: 'welcomed', type: 'tag', add: ['welcomed'] },
+    ];
+    await queryInterface.bulkInsert('sequence_versions', [
+      { id: randomUUID(), account_id: accountId, sequence_id: sequenceId, version: 1, steps: JSON.stringify(steps), created_at: now },
     ]);
     if (!options.quiet) {
       // The key is printed, as it is never shown again.

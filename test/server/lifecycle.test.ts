@@ -39,7 +39,16 @@ describe('the server process', function () {
         body: JSON.stringify({ contact: { email: 'first@example.com' } }),
       });
       expect(trigger.status).to.equal(202);
-      expect((await trigger.json()).enrolled).to.equal(true);
+      const { enrolled, runId } = await trigger.json();
+      expect(enrolled).to.equal(true);
+      // The engine is on: the demo sequence's run starts its wait at once, unprompted.
+      let run: { status: string; currentStepId: string; executions: Array<{ stepId: string; status: string }> } | undefined;
+      for (const started = Date.now(); Date.now() - started < 15_000; await new Promise((resolve) => setTimeout(resolve, 100))) {
+        run = (await (await fetch(`${base}/sequences/${sequence}/runs/${runId}`, { headers })).json()).run;
+        if (run?.status === 'running') break;
+      }
+      expect(run).to.deep.include({ status: 'running', currentStepId: 'welcome-wait' });
+      expect(run!.executions).to.deep.equal([{ ...run!.executions[0], stepId: 'welcome-wait', status: 'running' }]);
     } finally {
       first.child.kill('SIGTERM');
       await first.exited;
