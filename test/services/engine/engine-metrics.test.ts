@@ -1,0 +1,28 @@
+import { expect } from 'chai';
+import { createMetrics } from '../../../src/metrics/metrics';
+import { testDb } from '../../support/db';
+import { engineAt, enrolledRun } from './support';
+
+// What the engine reports at GET /metrics (docs/operations.md "Metrics").
+
+describe('sequence engine metrics', () => {
+  it('counts steps by type and outcome, measures the due lag, and counts runs by status', async () => {
+    const metrics = createMetrics(testDb());
+    const run = await enrolledRun([{ id: 'w', type: 'wait', duration: 'PT1M' }, { id: 'mark', type: 'tag', add: ['x'] }]);
+    const { engine, advance } = engineAt(Date.now() + 1, { metrics: metrics.engine });
+    await engine.runOnce();
+    advance(60_000 + 2_500);
+    await engine.runUntilIdle();
+    expect((await run.timeline()).status).to.equal('completed');
+    const text = await metrics.registry.metrics();
+    expect(text).to.include('sequence_steps_total{type="wait",outcome="began"} 1');
+    expect(text).to.include('sequence_steps_total{type="wait",outcome="succeeded"} 1');
+    expect(text).to.include('sequence_steps_total{type="tag",outcome="succeeded"} 1');
+    // Three claims: the start (lag 0), the end of the wait (2.5 s late by the test's clock),
+    // and the tag right after it (due at once).
+    expect(text).to.include('sequence_due_lag_seconds_count 3');
+    expect(text).to.match(/sequence_due_lag_seconds_bucket\{le="1"\} 2\n/);
+    expect(text).to.include('sequence_runs{status="completed"} 1');
+    expect(text).to.include('sequence_runs{status="pending"} 0');
+  });
+});

@@ -1,0 +1,92 @@
+import { expect } from 'chai';
+import { ConnectionRefusedError } from 'sequelize';
+import { LogThrottle } from '../../../src/logging/log-throttle';
+import { SequenceEngine } from '../../../src/services/engine/engine';
+import { WebhookDispatcher } from '../../../src/services/webhooks/dispatcher';
+import { withFailingStatements } from '../../support/db';
+import { bufferLogger } from '../../support/log-buffer';
+import { manualTimers } from '../../support/manual-timers';
+import { testDb } from '../../support/db';
+import { enrolledRun } from './support';
+
+// The engine while its database is down (docs/sequences.md "How runs move"): its passes back
+// off (500 ms doubling to 15 s), the failures are logged at most once per cause per 10 s
+// through the process's throttle (the one the webhook dispatcher and requests use), and the
+// first pass after the database is back moves the runs that waited. Time is the test's.
+
+const refused = () => new ConnectionRefusedError(new Error('connect ECONNREFUSED 10.0.0.1:3306'));
+const OUTAGE_MS = 60_000;
+
+async function until(check: () => Promise<boolean> | boolean, ms = 5_000) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('sequence engine while the database is down', () => {
+  it('backs off to 15 s, logs one line per 10 s, and moves the waiting run once the database is back', async () => {
+    const run = await enrolledRun([{ id: 'mark', type: 'tag', add: ['x'] }]);
+    const clock = manualTimers(Date.now() + 1);
+    const log = bufferLogger('info');
+    const engine = new SequenceEngine(testDb(), { logger: log.logger, timers: clock.timers, webhook: { timeoutMs: 1_000, allowInsecure: true } });
+    const start = clock.now();
+    const passesAt: number[] = [];
+    const waits: number[] = [];
+    try {
+      await withFailingStatements({ scope: 'all', failure: refused }, async () => {
+        engine.start();
+        for (;;) {
+          passesAt.push(clock.now() - start);
+          const wait = await clock.nextWait();
+          waits.push(wait);
+          if (clock.now() - start + wait > OUTAGE_MS) break;
+          clock.fire();
+        }
+      });
+      expect(passesAt).to.deep.equal([0, 500, 1_500, 3_500, 7_500, 15_500, 30_500, 45_500]);
+      expect(waits).to.deep.equal([500, 1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000]);
+      const failures = log.records().filter((r) => r.msg === 'sequence engine pass failed');
+      expect(failures.map((r) => [r.cause, r.failedPasses, r.suppressed])).to.deep.equal([
+        ['database', 1, undefined],
+        ['database', 6, 4],
+        ['database', 7, undefined],
+        ['database', 8, undefined],
+      ]);
+      expect((await run.timeline()).status).to.equal('pending');
+
+      clock.fire();
+      await until(async () => (await run.timeline()).status === 'completed');
+      expect(log.records().filter((r) => r.msg === 'sequence engine resumed').map((r) => r.failedPasses)).to.deep.equal([8]);
+    } finally {
+      await engine.stop(100);
+    }
+  });
+
+  it('shares the process\'s throttle with the webhook dispatcher: one database line per 10 s between them', async () => {
+    const clock = manualTimers(Date.now() + 1);
+    const log = bufferLogger('info');
+    const throttle = new LogThrottle(10_000, clock.now);
+    const engine = new SequenceEngine(testDb(), { logger: log.logger, timers: clock.timers, logThrottle: throttle, webhook: { timeoutMs: 1_000, allowInsecure: true } });
+    const settings = { allowInsecure: true, now: () => new Date(clock.now()) };
+    const dispatcher = new WebhookDispatcher(testDb(), { settings, logger: log.logger, timers: clock.timers, logThrottle: throttle });
+    try {
+      await withFailingStatements({ scope: 'all', failure: refused }, async () => {
+        engine.start();
+        dispatcher.start();
+        // Both loops' first passes (at 0), then the next two of each (0.5 s and 1.5 s).
+        for (let fired = 0; fired < 4; fired += 1) {
+          await clock.nextWait();
+          clock.fire();
+        }
+        await clock.nextWait();
+      });
+      const lines = log.records().filter((r) => r.cause === 'database');
+      expect(lines).to.have.length(1);
+    } finally {
+      await engine.stop(100);
+      await dispatcher.stop(100);
+    }
+  });
+});
