@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { ConnectionRefusedError } from 'sequelize';
 import { LogThrottle } from '../../../src/logging/log-throttle';
 import { SequenceEngine } from '../../../src/services/engine/engine';
 import { WebhookDispatcher } from '../../../src/services/webhooks/dispatcher';
 import { withFailingStatements } from '../../support/db';
 import { bufferLogger } from '../../support/log-buffer';
 import { manualTimers } from '../../support/manual-timers';
+import { refused, until } from '../../support/outage';
 import { testDb } from '../../support/db';
 import { enrolledRun } from './support';
 
@@ -14,16 +14,8 @@ import { enrolledRun } from './support';
 // through the process's throttle (the one the webhook dispatcher and requests use), and the
 // first pass after the database is back moves the runs that waited. Time is the test's.
 
-const refused = () => new ConnectionRefusedError(new Error('connect ECONNREFUSED 10.0.0.1:3306'));
 const OUTAGE_MS = 60_000;
 
-async function until(check: () => Promise<boolean> | boolean, ms = 5_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('sequence engine while the database is down', () => {
   it('backs off to 15 s, logs one line per 10 s, and moves the waiting run once the database is back', async () => {

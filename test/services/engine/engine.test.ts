@@ -1,29 +1,17 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { select } from '../../../src/db/sql/statements';
-import { SequenceEngine } from '../../../src/services/engine/engine';
 import { getContact } from '../../../src/services/contacts/find-contact';
 import { listEvents } from '../../../src/services/events/list-events';
 import { createWebhook } from '../../../src/services/webhooks/endpoints';
-import { caller, silentLogger } from '../../support/app';
+import { caller } from '../../support/app';
 import { testDb } from '../../support/db';
 import { buildContact, buildTenant } from '../../support/factories';
-import { manualTimers } from '../../support/manual-timers';
 import { startReceiver } from '../../support/webhook-receiver';
+import { engineAt } from './support';
 
 // The engine moving runs by itself (docs/sequences.md "How runs move"), on the engine's clock:
 // the test moves it, nothing waits for real.
-
-function engineAt(start: number, extra: Partial<ConstructorParameters<typeof SequenceEngine>[1]> = {}) {
-  const clock = manualTimers(start);
-  const engine = new SequenceEngine(testDb(), {
-    logger: silentLogger,
-    timers: clock.timers,
-    webhook: { timeoutMs: 2_000, allowInsecure: true, random: () => 0.5 },
-    ...extra,
-  });
-  return { clock, engine, advance: (ms: number) => clock.advance(ms) };
-}
 
 async function timeline(key: string, sequenceId: string, runId: string) {
   return (await caller(key).sequences.run({ id: sequenceId, runId })).run;

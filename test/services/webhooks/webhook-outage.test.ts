@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { ConnectionRefusedError } from 'sequelize';
 import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { select } from '../../../src/db/sql/statements';
@@ -12,6 +11,7 @@ import { testDb, withFailingStatements } from '../../support/db';
 import { buildAccount, buildTenant } from '../../support/factories';
 import { bufferLogger } from '../../support/log-buffer';
 import { manualTimers } from '../../support/manual-timers';
+import { refused, until } from '../../support/outage';
 import { startReceiver } from '../../support/webhook-receiver';
 
 // The dispatcher while its database is down. Before: a pass every 250 ms, each one an error
@@ -19,16 +19,8 @@ import { startReceiver } from '../../support/webhook-receiver';
 // to 15 s), the failures are logged at most once per cause per 10 s, and the first pass after
 // the database is back delivers what waited. Time is the test's (manual timers).
 
-const refused = () => new ConnectionRefusedError(new Error('connect ECONNREFUSED 10.0.0.1:3306'));
 const OUTAGE_MS = 60_000;
 
-async function until(check: () => Promise<boolean> | boolean, ms = 5_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('webhook dispatcher while the database is down', () => {
   const cleanups: Array<() => Promise<void>> = [];
