@@ -3,11 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { REPO, serverEnv, sendTestEvent, startServer, type StartedServer } from '../support/server-process';
+import { demoKey, REPO, serverEnv, sendTestEvent, startServer, type StartedServer } from '../support/server-process';
 import { startReceiver } from '../support/webhook-receiver';
 
 // `npm run worker` (dist/worker.js): the background work of a service started with
-// WEBHOOK_DISPATCHER=off, in a process of its own on the same database.
+// WEBHOOK_DISPATCHER=off or SEQUENCE_ENGINE=off, in a process of its own on the same database.
 describe('the worker process', function () {
   this.timeout(90_000);
   let dir: string;
@@ -52,6 +52,46 @@ describe('the worker process', function () {
       expect(receiver.received).to.have.length(1);
     } finally {
       await receiver.close();
+    }
+  });
+
+  it('moves the runs a service with SEQUENCE_ENGINE=off leaves to it', async () => {
+    const url = `sqlite:${path.join(dir, 'engine.sqlite')}`;
+    const env = { SEQUENCE_ENGINE: 'off' };
+    const service = await startServer(url, env);
+    try {
+      const { key, sequenceId } = demoKey(service);
+      const base = `http://127.0.0.1:${service.port}/api/v1`;
+      const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+      const trigger = await fetch(`${base}/sequences/${sequenceId}/trigger`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ contact: { email: 'worker@example.com' } }),
+      });
+      const { runId } = (await trigger.json()) as { runId: string };
+      const runStatus = async () => ((await (await fetch(`${base}/sequences/${sequenceId}/runs/${runId}`, { headers })).json()) as { run: { status: string } }).run.status;
+      expect(service.stderr()).not.to.include('sequence engine started');
+      expect(await runStatus()).to.equal('pending');
+
+      const worker = spawn(process.execPath, [path.join(REPO, 'dist', 'worker.js')], { cwd: REPO, env: serverEnv(url, env), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      worker.stderr!.on('data', (chunk) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+      try {
+        let status = 'pending';
+        for (const started = Date.now(); status === 'pending' && Date.now() - started < 20_000; await new Promise((r) => setTimeout(r, 50))) {
+          status = await runStatus();
+        }
+        // The demo sequence's first step is a 30 s wait: the worker's engine has begun it.
+        expect(status, stderr).to.equal('running');
+      } finally {
+        worker.kill('SIGTERM');
+      }
+      expect(await exited, stderr).to.equal(0);
+      expect(stderr).to.include('sequence engine started');
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
     }
   });
 });
