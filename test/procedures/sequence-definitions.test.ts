@@ -168,6 +168,20 @@ describe('sequence definitions (procedures)', () => {
       expect((await caller(key).sequences.get({ id: sequence.id })).sequence).to.deep.equal(changed);
     });
 
+    it('takes the same steps sent again without their ids as the same steps: no new version, the ids kept', async () => {
+      const { key } = await buildTenant();
+      const idless = [{ type: 'wait' as const, duration: 'P1D' }, { type: 'tag' as const, add: ['x'] }];
+      const sequence = await create(key, { steps: idless });
+      const again = (await caller(key).sequences.update({ id: sequence.id, steps: idless })).sequence;
+      expect(again.version).to.equal(1);
+      expect(again.steps.map((step) => step.id)).to.deep.equal(sequence.steps.map((step) => step.id));
+      // A changed step gets a new id; the unchanged one keeps its own.
+      const changed = (await caller(key).sequences.update({ id: sequence.id, steps: [idless[0]!, { type: 'tag' as const, add: ['y'] }] })).sequence;
+      expect(changed.version).to.equal(2);
+      expect(changed.steps[0]!.id).to.equal(sequence.steps[0]!.id);
+      expect(changed.steps[1]!.id).to.not.equal(sequence.steps[1]!.id);
+    });
+
     it('gives a sequence without steps its version 1', async () => {
       const { key } = await buildTenant();
       const sequence = await create(key, {});

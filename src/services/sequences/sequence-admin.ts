@@ -89,7 +89,7 @@ export async function updateSequence(
     moveRuns?: { stepMap: Record<string, string> };
   } & SequenceDefinitionInput,
 ): Promise<SequenceDto & { accountId: string }> {
-  const { steps } = checkDefinition(input);
+  checkDefinition(input);
   const id = normalizeId(input.id);
   if (!id) throw new NotFoundError('Sequence');
   const outcome = await withTransaction(db, async (transaction) => {
@@ -111,9 +111,12 @@ export async function updateSequence(
       changes.push(['sending_window', windowText(input.sendingWindow)]);
     }
     let version = currentVersion;
-    if (steps) {
-      await checkWebhookEndpoints(db, accountId, steps, transaction);
+    if (input.steps) {
       const current = await readSteps(db, id, currentVersion, transaction);
+      // Checked again with the ids the current version gave: the same steps sent again without
+      // their ids are the same steps, not a new version.
+      const steps = checkSteps(keepIds(input.steps, current));
+      await checkWebhookEndpoints(db, accountId, steps, transaction);
       if (JSON.stringify(current) !== JSON.stringify(steps) && !(currentVersion === null && steps.length === 0)) {
         version = (currentVersion ?? 0) + 1;
         await writeVersion(db, { accountId, sequenceId: id, version, steps }, transaction);
@@ -158,6 +161,18 @@ export async function listSequences(db: Database, input: { accountId: string }):
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   }));
+}
+
+// A step sent without an id, at the place of a current step that is the same but for its id,
+// keeps that step's id (unless the request gives the id to another step).
+function keepIds(steps: readonly StepInput[], current: readonly Step[]): StepInput[] {
+  const given = new Set(steps.flatMap((step) => (step.id === undefined ? [] : [step.id])));
+  return steps.map((step, index) => {
+    const old = current[index];
+    if (step.id !== undefined || !old || given.has(old.id)) return step;
+    const { id: _id, ...rest } = old;
+    return JSON.stringify(rest) === JSON.stringify(step) ? { ...step, id: old.id } : step;
+  });
 }
 
 function rulesText(rules: readonly ExitRule[] | undefined): string | null {
