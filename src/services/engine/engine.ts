@@ -10,7 +10,7 @@ import { onDueWork } from './due-work';
 import { isWebhookWork, planRun } from './plan-run';
 import { recordBatch, type RunResult, type StepCount } from './record-batch';
 import { claimDueRuns, loadClaimedRuns, nextDueAt, releaseRuns, type Claim } from './run-queue';
-import { beginWebhookAttempts, sendWebhookAttempts, type WebhookWork } from './webhook-step';
+import { beginWebhookAttempts, INTERRUPTED, sendWebhookAttempts, type WebhookWork } from './webhook-step';
 
 // What the engine reports, if given (src/metrics/metrics.ts registers them).
 export interface EngineMetrics {
@@ -171,10 +171,8 @@ export class SequenceEngine {
 
   private async pass(): Promise<number> {
     const maxInFlight = this.options.webhook.maxInFlight ?? 256;
-    const limit = Math.min(this.batchSize, maxInFlight - this.inFlightRuns);
-    if (limit <= 0) return 0;
     const now = new Date(this.timers.now());
-    const claim = await claimDueRuns(this.db, now, { limit, leaseMs: this.leaseMs });
+    const claim = await claimDueRuns(this.db, now, { limit: this.batchSize, leaseMs: this.leaseMs });
     if (claim.runs.length === 0) return 0;
     for (const { dueAt } of claim.runs) this.options.metrics?.lagSeconds.observe(Math.max(0, now.getTime() - dueAt.getTime()) / 1000);
     const runs = await loadClaimedRuns(this.db, claim);
@@ -188,8 +186,36 @@ export class SequenceEngine {
       else local.push(planned);
     }
     this.count(await recordBatch(this.db, local, now));
-    if (webhooks.length > 0) this.launch(await beginWebhookAttempts(this.db, webhooks, now));
+    // Webhook steps beyond the free request slots are handed back, due at the next look: the
+    // slots bound this process's requests, never the other runs' steps.
+    const over = webhooks.splice(Math.max(0, maxInFlight - this.inFlightRuns));
+    await releaseRuns(this.db, over.map(({ run }) => run.id), claim.token, new Date(now.getTime() + this.idlePollMs));
+    if (webhooks.length > 0) await this.beginWebhooks(webhooks, now);
     return claim.runs.length;
+  }
+
+  // Begins the attempts and launches their requests. A run whose last attempt was cut short by
+  // a dead worker, and was its last allowed one, fails its step instead (recorded at once).
+  private async beginWebhooks(webhooks: WebhookWork[], now: Date): Promise<void> {
+    const { begun, exhausted, counts } = await beginWebhookAttempts(this.db, webhooks, now);
+    this.count(counts);
+    if (exhausted.length > 0) {
+      const versions = await readVersions(this.db, exhausted.map(({ run }) => ({ sequenceId: run.sequenceId, version: run.version })));
+      this.count(
+        await recordBatch(
+          this.db,
+          exhausted.map(({ run, step }) => ({
+            run,
+            kind: 'webhook' as const,
+            step,
+            steps: versions.get(versionKey(run.sequenceId, run.version)) ?? [],
+            attempt: { succeeded: false, reason: INTERRUPTED, detail: {}, retryAt: null, startedAt: now },
+          })),
+          now,
+        ),
+      );
+    }
+    this.launch(begun);
   }
 
   // Claimed, but no longer a run with a step to take (it ended or went in the meantime): its

@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute, forUpdate, insertRows, select } from '../../db/sql/statements';
+import { execute, forShare, forUpdate, insertRows, select } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { ValidationError } from '../../errors/app-errors';
 import type { NewEventOf } from '../../schemas/event';
@@ -13,6 +13,7 @@ import { lockContactRows } from '../contacts/lock-contacts';
 import { writeContactChanges, type ContactChange } from '../contacts/write-contact-changes';
 import { recordEvents } from '../events/record-events';
 import { runStatusChangedEvent } from '../events/run-events';
+import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import { newRowId } from '../ids';
 import type { ClaimedRun } from './run-queue';
 import type { StepOutcome } from './steps/step-outcome';
@@ -73,8 +74,13 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     // Contacts first, then runs: the order every writer takes them in.
     const changing = results.filter((result) => result.kind === 'step' && result.outcome.kind === 'change');
     const contactRows = await lockChangedContacts(db, changing.map((result) => result.run), transaction);
+    const active = await sequencesActiveAgain(db, results, transaction);
     const owned = await lockOwnedRuns(db, results.map((result) => result.run.id), token, transaction);
-    const mine = results.filter((result) => owned.has(result.run.id));
+    // A run to set aside whose sequence was set active again since the claim: the re-activation
+    // found it claimed and left it (park-runs.ts), so it is due now instead.
+    const mine = results
+      .filter((result) => owned.has(result.run.id))
+      .map((result): RunResult => (result.kind === 'park' && active.has(result.run.sequenceId) ? { run: result.run, kind: 'defer', until: now } : result));
 
     const batch = new BatchWrites(now);
     const contactEvents = await applyContactChanges(db, mine, contactRows, batch, transaction);
@@ -94,6 +100,16 @@ async function lockChangedContacts(db: Database, runs: readonly ClaimedRun[], tr
     for (const row of await lockContactRows(db, accountId, ids, transaction)) rows.set(row.id, { ...stateFromRow(row), row });
   }
   return rows;
+}
+
+// The sequences of the runs to set aside that are active now. Share-locked, sequence before
+// runs as a re-activation takes them: one that has not committed yet is waited for, and one that
+// comes later finds the run set aside and makes it due (park-runs.ts).
+async function sequencesActiveAgain(db: Database, results: readonly RunResult[], transaction: Transaction): Promise<Set<string>> {
+  const parked = [...new Set(results.filter((result) => result.kind === 'park').map((result) => result.run.sequenceId))];
+  if (parked.length === 0) return new Set();
+  const rows = await select<{ id: string }>(db, `SELECT id FROM sequences WHERE id IN (?) AND status = 'active'${forShare(db)}`, [parked], transaction);
+  return new Set(rows.map((row) => row.id));
 }
 
 async function lockOwnedRuns(db: Database, ids: readonly string[], token: string, transaction: Transaction): Promise<Set<string>> {
@@ -134,6 +150,15 @@ async function applyContactChanges(
       continue;
     }
     changes.set(result.run.contactId, { accountId: result.run.accountId, row: base.row, before: current?.before ?? stripRow(base), after });
+  }
+  // The batch's other runs of a changed contact: an exit rule the change made hold ends them
+  // here, as cancelRunsOnExit ends the contact's runs outside the batch.
+  for (let index = 0; index < results.length; index += 1) {
+    const result = results[index]!;
+    const change = changes.get(result.run.contactId);
+    if (!change || result.kind === 'end' || (result.kind === 'step' && result.outcome.kind === 'change')) continue;
+    const rule = couldTriggerExit(change.before, change.after) ? matchingExitRule(result.run.exitWhen, change.after) : null;
+    if (rule) results[index] = { run: result.run, kind: 'end', status: 'cancelled', reason: exitReason(rule) };
   }
   const exceptRunIds = new Set(results.map((result) => result.run.id));
   const events: AccountEvent[] = [];
@@ -265,7 +290,7 @@ class BatchWrites {
     failedExecution?: ExecutionDto,
     step?: Step,
   ): void {
-    const state: RunState = { ...this.same(run), status, dueAt: null, completedAt: this.now, reason, stepStartedAt: null };
+    const state: RunState = { ...this.same(run), status, dueAt: null, completedAt: this.now, reason: clip(reason), stepStartedAt: null };
     if (failedStep) {
       this.counts.push({ type: failedStep.step.type, outcome: 'failed' });
       failedExecution = this.executionDto(failedStep.step, {
@@ -327,7 +352,7 @@ class BatchWrites {
       step.id,
       step.type,
       row.status,
-      row.reason ?? null,
+      clip(row.reason ?? null),
       row.detail ? JSON.stringify(row.detail) : null,
       row.startedAt,
       row.finished === false ? null : this.now,
@@ -339,7 +364,7 @@ class BatchWrites {
     const key = JSON.stringify([status, reason, detailText]);
     const group = this.finishes.get(key);
     if (group) group.runIds.push(runId);
-    else this.finishes.set(key, { status, reason, detail: detailText, runIds: [runId] });
+    else this.finishes.set(key, { status, reason: clip(reason), detail: detailText, runIds: [runId] });
   }
 
   private executionDto(
@@ -402,6 +427,13 @@ class BatchWrites {
       );
     }
   }
+}
+
+// The reason columns hold 500 characters: a long error is cut, never a failed record.
+export function clip(text: string): string;
+export function clip(text: string | null): string | null;
+export function clip(text: string | null): string | null {
+  return text === null || text.length <= 500 ? text : `${text.slice(0, 499)}…`;
 }
 
 function byAccount(items: ReadonlyArray<{ accountId: string; id: string }>): Map<string, string[]> {

@@ -19,8 +19,8 @@ import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contact-row';
 // ends, and another worker takes it; nothing else ever needs to find stuck runs.
 // - MySQL/MariaDB: SELECT ... FOR UPDATE SKIP LOCKED, then one UPDATE; concurrent workers
 //   pass over each other's rows instead of waiting for them.
-// - SQLite: one writer at a time; the claim is a single UPDATE whose subquery picks the rows,
-//   so even two processes on one file cannot both take a run.
+// - SQLite: one writer at a time; the claim's SELECT and UPDATE are one transaction, and a second
+//   process on the same file cannot write between them (its write waits, or fails and retries).
 
 export interface Claim {
   token: string;
@@ -32,19 +32,6 @@ export async function claimDueRuns(db: Database, now: Date, options: { limit: nu
   const token = randomUUID();
   const leaseEnd = new Date(now.getTime() + options.leaseMs);
   const limit = Math.max(1, Math.floor(options.limit));
-  if (db.dialect === 'sqlite') {
-    return withTransaction(db, async (transaction) => {
-      const due = await select<{ id: string; due_at: unknown }>(
-        db,
-        `SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ${limit}`,
-        [now],
-        transaction,
-      );
-      if (due.length === 0) return { token, runs: [] };
-      await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = ? WHERE id IN (?)', [leaseEnd, token, due.map((row) => row.id)], transaction);
-      return { token, runs: due.map((row) => ({ id: row.id, dueAt: toDate(row.due_at) })) };
-    });
-  }
   return withTransaction(db, async (transaction) => {
     const due = await select<{ id: string; due_at: unknown }>(
       db,

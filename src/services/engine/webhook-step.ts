@@ -7,11 +7,13 @@ import { contactFromRow } from '../contacts/contact-row';
 import { recordEvents } from '../events/record-events';
 import { runStatusChangedEvent } from '../events/run-events';
 import { newRowId } from '../ids';
+import { toIso } from '../../db/sql/rows';
+import type { RunStatus } from '../../schemas/statuses';
 import { currentSecrets } from '../webhooks/endpoint-secrets';
 import { retryDelayMs } from '../webhooks/retry-schedule';
 import { sendRequest } from '../webhooks/send-request';
 import { signatureHeader } from '../webhooks/sign';
-import type { WebhookAttempt } from './record-batch';
+import type { StepCount, WebhookAttempt } from './record-batch';
 import type { ClaimedRun } from './run-queue';
 
 // The webhook step: the one step whose effect is outside the service, so it cannot commit with
@@ -33,9 +35,19 @@ export interface WebhookWork {
   step: StepOf<'webhook'>;
 }
 
-// Begins the attempts; answers the runs this claim still holds, as they now are.
-export async function beginWebhookAttempts(db: Database, work: readonly WebhookWork[], now: Date): Promise<WebhookWork[]> {
-  if (work.length === 0) return [];
+export const INTERRUPTED = 'interrupted: the worker stopped before it recorded the answer';
+
+export interface BegunAttempts {
+  // The runs this claim still holds, as they now are, their attempt begun.
+  begun: WebhookWork[];
+  // Runs whose last allowed attempt was cut short: their step fails (the caller records it).
+  exhausted: WebhookWork[];
+  counts: StepCount[];
+}
+
+// Begins the attempts, in one transaction for the batch.
+export async function beginWebhookAttempts(db: Database, work: readonly WebhookWork[], now: Date): Promise<BegunAttempts> {
+  if (work.length === 0) return { begun: [], exhausted: [], counts: [] };
   const token = work[0]!.run.token;
   return withTransaction(db, async (transaction) => {
     const owned = new Set(
@@ -49,24 +61,64 @@ export async function beginWebhookAttempts(db: Database, work: readonly WebhookW
       ).map((row) => row.id),
     );
     const mine = work.filter(({ run }) => owned.has(run.id));
-    if (mine.length === 0) return [];
-    const ids = mine.map(({ run }) => run.id);
+    if (mine.length === 0) return { begun: [], exhausted: [], counts: [] };
+    const cut = new Map(
+      (
+        await select<{ run_id: string; attempt: number | string; started_at: unknown }>(
+          db,
+          "SELECT run_id, attempt, started_at FROM run_step_executions WHERE run_id IN (?) AND status = 'running'",
+          [mine.map(({ run }) => run.id)],
+          transaction,
+        )
+      ).map((row) => [row.run_id, row]),
+    );
+    const exhausted = mine.filter(({ run }) => cut.has(run.id) && run.attempt >= MAX_WEBHOOK_ATTEMPTS);
+    const starting = mine.filter((item) => !exhausted.includes(item));
+    if (starting.length === 0) return { begun: [], exhausted, counts: [] };
+    const ids = starting.map(({ run }) => run.id);
+    const events = new Map<string, NewEventOf[]>();
+    const addEvent = (accountId: string, event: NewEventOf) => events.set(accountId, [...(events.get(accountId) ?? []), event]);
+    const counts: StepCount[] = [];
+    // Attempts cut short by a dead worker: failed attempts like any other, retried now.
+    for (const { run, step } of starting) {
+      const row = cut.get(run.id);
+      if (!row) continue;
+      counts.push({ type: 'webhook', outcome: 'failed' });
+      addEvent(run.accountId, {
+        type: 'run.step_failed',
+        data: {
+          run: eventRun(run, run.status),
+          step: { id: step.id, type: step.type },
+          execution: {
+            stepId: step.id,
+            type: step.type,
+            attempt: Number(row.attempt),
+            status: 'failed',
+            reason: INTERRUPTED,
+            detail: null,
+            startedAt: toIso(row.started_at),
+            finishedAt: now.toISOString(),
+          },
+          retryAt: now.toISOString(),
+        },
+      });
+    }
     await execute(
       db,
       `UPDATE run_step_executions SET status = 'failed', reason = ?, finished_at = ? WHERE run_id IN (?) AND status = 'running'`,
-      ['interrupted: the worker stopped before it recorded the answer', now, ids],
+      [INTERRUPTED, now, ids],
       transaction,
     );
     await insertRows(
       db,
       'run_step_executions',
       ['id', 'account_id', 'run_id', 'visit', 'attempt', 'step_id', 'type', 'status', 'reason', 'detail', 'started_at', 'finished_at'],
-      mine.map(({ run, step }) => [newRowId(), run.accountId, run.id, run.visit, run.attempt + 1, step.id, 'webhook', 'running', null, null, now, null]),
+      starting.map(({ run, step }) => [newRowId(), run.accountId, run.id, run.visit, run.attempt + 1, step.id, 'webhook', 'running', null, null, now, null]),
       transaction,
     );
     // Attempt numbers differ only between runs retried a different number of times: a few groups.
     const groups = new Map<string, string[]>();
-    for (const { run } of mine) {
+    for (const { run } of starting) {
       const key = JSON.stringify([run.attempt + 1, (run.stepStartedAt ?? now).toISOString()]);
       groups.set(key, [...(groups.get(key) ?? []), run.id]);
     }
@@ -79,19 +131,33 @@ export async function beginWebhookAttempts(db: Database, work: readonly WebhookW
         transaction,
       );
     }
-    const started = mine.map(({ run, step }) => ({
+    for (const { run } of starting) {
+      if (run.status === 'pending') addEvent(run.accountId, runStatusChangedEvent(eventRunDto(run, 'running'), run.sequenceId, run.contactId, 'pending'));
+    }
+    for (const accountId of [...events.keys()].sort()) await recordEvents(db, accountId, events.get(accountId)!, transaction);
+    const begun = starting.map(({ run, step }) => ({
       step,
       run: { ...run, status: 'running' as const, attempt: run.attempt + 1, stepStartedAt: run.stepStartedAt ?? now },
     }));
-    const events = new Map<string, NewEventOf[]>();
-    for (const { run } of mine.filter(({ run }) => run.status === 'pending').sort((a, b) => (a.run.accountId < b.run.accountId ? -1 : 1))) {
-      const moved = started.find((item) => item.run.id === run.id)!.run;
-      const dto = { id: run.id, status: 'running' as const, startedAt: run.startedAt.toISOString(), completedAt: null, createdAt: run.createdAt.toISOString(), version: run.version, currentStepId: run.currentStepId, reason: null };
-      events.set(run.accountId, [...(events.get(run.accountId) ?? []), runStatusChangedEvent(dto, moved.sequenceId, moved.contactId, 'pending')]);
-    }
-    for (const [accountId, list] of events) await recordEvents(db, accountId, list, transaction);
-    return started;
+    return { begun, exhausted, counts };
   });
+}
+
+function eventRunDto(run: ClaimedRun, status: RunStatus) {
+  return {
+    id: run.id,
+    status,
+    startedAt: run.startedAt.toISOString(),
+    completedAt: null,
+    createdAt: run.createdAt.toISOString(),
+    version: run.version,
+    currentStepId: run.currentStepId,
+    reason: null,
+  };
+}
+
+function eventRun(run: ClaimedRun, status: RunStatus) {
+  return { ...eventRunDto(run, status), sequenceId: run.sequenceId, contactId: run.contactId };
 }
 
 interface EndpointRow {
@@ -154,18 +220,7 @@ async function attempt(
   if (!endpoint || endpoint.account_id !== run.accountId) return failed(`webhook endpoint ${step.endpointId} no longer exists`, {}, true);
   if (!Number(endpoint.enabled)) return failed(`webhook endpoint ${step.endpointId} is disabled`, {});
   const id = webhookStepId(run, step);
-  const runDto = {
-    id: run.id,
-    status: run.status,
-    startedAt: run.startedAt.toISOString(),
-    completedAt: null,
-    createdAt: run.createdAt.toISOString(),
-    version: run.version,
-    currentStepId: run.currentStepId,
-    reason: null,
-    sequenceId: run.sequenceId,
-    contactId: run.contactId,
-  };
+  const runDto = eventRun(run, run.status);
   const body = JSON.stringify({
     id,
     type: 'run.step',

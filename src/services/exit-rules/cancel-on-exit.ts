@@ -1,7 +1,7 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { parseJson } from '../../db/sql/rows';
-import { select } from '../../db/sql/statements';
+import { forUpdate, select } from '../../db/sql/statements';
 import { endRuns } from './end-runs';
 import type { NewEventOf } from '../../schemas/event';
 import type { ExitRule } from '../../schemas/sequence-definition';
@@ -30,6 +30,14 @@ export async function cancelRunsOnExit(
   const candidates = contacts.filter((contact) => couldTriggerExit(contact.before, contact.after));
   if (candidates.length === 0) return [];
   const byId = new Map(candidates.map((contact) => [contact.id, contact.after]));
+  // Locked before they are read (runs after their contacts, which the writer holds): a run an
+  // engine is recording is read as the engine leaves it, never as it was before.
+  await select(
+    db,
+    `SELECT id FROM sequence_runs WHERE contact_id IN (?) AND status IN ('pending', 'running', 'paused')${forUpdate(db)}`,
+    [[...byId.keys()]],
+    transaction,
+  );
   const rows = await select<{
     id: string;
     sequence_id: string;

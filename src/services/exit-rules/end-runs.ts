@@ -20,7 +20,7 @@ export async function endRuns(
   await execute(
     db,
     `UPDATE sequence_runs SET status = ?, reason = ?, completed_at = ?, updated_at = ?, due_at = NULL, paused_due_at = NULL,
-       claim_token = NULL WHERE id IN (?)`,
+       claim_token = NULL WHERE id IN (?) AND status IN ('pending', 'running', 'paused')`,
     [end.status, end.reason, end.at, end.at, runIds],
     transaction,
   );

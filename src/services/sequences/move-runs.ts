@@ -36,7 +36,10 @@ export async function moveRunsToVersion(
   const targets = positions.map((position) => ({
     version: Number(position.version),
     from: position.current_step_id,
-    to: input.stepMap[position.current_step_id] ?? (newIds.has(position.current_step_id) ? position.current_step_id : null),
+    // Own keys only: a step called "constructor" is not the map's prototype's.
+    to: Object.hasOwn(input.stepMap, position.current_step_id)
+      ? input.stepMap[position.current_step_id]!
+      : newIds.has(position.current_step_id) ? position.current_step_id : null,
   }));
   const unplaced = targets.filter((target) => target.to === null);
   if (unplaced.length > 0) {

@@ -2,7 +2,7 @@ import type { Database } from '../../db/database';
 import { toIso } from '../../db/sql/rows';
 import { execute, forUpdate, insertRows, select } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
-import { NotFoundError } from '../../errors/app-errors';
+import { NotFoundError, ValidationError } from '../../errors/app-errors';
 import type { ExitRule, SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
 import type { SequenceDto } from '../../schemas/sequence';
 import type { SequenceStatus } from '../../schemas/statuses';
@@ -111,11 +111,12 @@ export async function updateSequence(
       changes.push(['sending_window', windowText(input.sendingWindow)]);
     }
     let version = currentVersion;
+    let steps = await readSteps(db, id, currentVersion, transaction);
     if (input.steps) {
-      const current = await readSteps(db, id, currentVersion, transaction);
+      const current = steps;
       // Checked again with the ids the current version gave: the same steps sent again without
       // their ids are the same steps, not a new version.
-      const steps = checkSteps(keepIds(input.steps, current));
+      steps = checkSteps(keepIds(input.steps, current));
       await checkWebhookEndpoints(db, accountId, steps, transaction);
       if (JSON.stringify(current) !== JSON.stringify(steps) && !(currentVersion === null && steps.length === 0)) {
         version = (currentVersion ?? 0) + 1;
@@ -124,8 +125,11 @@ export async function updateSequence(
       }
     }
     let moved = 0;
-    if (input.moveRuns && version !== null) {
-      moved = await moveRunsToVersion(db, { sequenceId: id, version, steps: await readSteps(db, id, version, transaction), stepMap: input.moveRuns.stepMap }, transaction);
+    if (input.moveRuns) {
+      if (version === null) throw new ValidationError('moveRuns: the sequence has no steps to move runs to', [{ path: 'moveRuns', message: 'The sequence has no steps to move runs to' }]);
+      // The steps in hand, not read back: a version written in this transaction must not reach
+      // the versions' cache before it commits.
+      moved = await moveRunsToVersion(db, { sequenceId: id, version, steps, stepMap: input.moveRuns.stepMap }, transaction);
     }
     if (changes.length > 0) {
       // Setting what it already is changes nothing, updatedAt included.
@@ -136,9 +140,22 @@ export async function updateSequence(
         transaction,
       );
     }
+    // A new window applies at once: runs held for the old one's opening (a step not begun, due
+    // later, not claimed) are due now, and held again only if the new window is closed.
+    let released = 0;
+    if (changes.some(([column]) => column === 'sending_window')) {
+      const now = new Date();
+      released = await execute(
+        db,
+        `UPDATE sequence_runs SET due_at = ? WHERE sequence_id = ? AND status IN ('pending', 'running')
+           AND current_step_id IS NOT NULL AND step_started_at IS NULL AND claim_token IS NULL AND due_at > ?`,
+        [now, id, now],
+        transaction,
+      );
+    }
     // Active again: the runs the engine set aside while it was not carry on.
     const unparked = input.status === 'active' && row.status !== 'active' ? await unparkRuns(db, id, transaction) : 0;
-    return { accountId, due: unparked + moved > 0 };
+    return { accountId, due: unparked + moved + released > 0 };
   });
   if (outcome.due) notifyDueWork();
   return { ...(await getSequence(db, { accountId: outcome.accountId, id })), accountId: outcome.accountId };

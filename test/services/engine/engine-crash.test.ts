@@ -38,7 +38,7 @@ describe('sequence engine: crashes and concurrency', () => {
       const claim = await claimDueRuns(testDb(), new Date(start), { limit: 10, leaseMs: LEASE_MS });
       const [claimed] = await loadClaimedRuns(testDb(), claim);
       const steps = await readSteps(testDb(), claimed!.sequenceId, claimed!.version);
-      const begun = await beginWebhookAttempts(testDb(), [planRun(claimed!, steps, new Date(start)) as WebhookWork], new Date(start));
+      const { begun } = await beginWebhookAttempts(testDb(), [planRun(claimed!, steps, new Date(start)) as WebhookWork], new Date(start));
       await sendWebhookAttempts(testDb(), begun, { now: () => new Date(start), timeoutMs: 2_000, allowInsecure: true, concurrency: 1 });
       expect(receiver.received).to.have.length(1);
 
