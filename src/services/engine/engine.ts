@@ -4,6 +4,7 @@ import { LogThrottle } from '../../logging/log-throttle';
 import type { Logger } from '../../logging/logger';
 import { failureCause } from '../background/failure-cause';
 import { LoopBackoff } from '../background/loop-backoff';
+import { settleWithin } from '../background/settle-within';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
 import { readVersions, versionKey } from '../sequences/sequence-versions';
 import { onDueWork } from './due-work';
@@ -137,13 +138,7 @@ export class SequenceEngine {
     this.unsubscribe?.();
     this.timers.clearTimeout(this.timer);
     await this.ticking;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      this.settled().then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), boundMs))),
-    ]);
-    clearTimeout(timer);
-    if (timedOut) {
+    if (await settleWithin(this.settled(), boundMs)) {
       this.abort.abort();
       await this.settled();
     }

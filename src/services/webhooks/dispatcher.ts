@@ -3,6 +3,7 @@ import { LogThrottle } from '../../logging/log-throttle';
 import type { Logger } from '../../logging/logger';
 import { failureCause } from '../background/failure-cause';
 import { LoopBackoff } from '../background/loop-backoff';
+import { settleWithin } from '../background/settle-within';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
 import { claimDueDeliveries, recordAttempt, releaseDelivery, type Claimed } from './delivery-queue';
 import { fanOut } from './fan-out';
@@ -110,13 +111,7 @@ export class WebhookDispatcher {
     this.timers.clearTimeout(this.timer);
     await this.ticking;
     const all = Promise.all(this.inFlight.values());
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      all.then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), boundMs))),
-    ]);
-    clearTimeout(timer);
-    if (timedOut) {
+    if (await settleWithin(all, boundMs)) {
       this.abort.abort();
       await all;
     }
