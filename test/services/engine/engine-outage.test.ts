@@ -5,7 +5,7 @@ import { WebhookDispatcher } from '../../../src/services/webhooks/dispatcher';
 import { withFailingStatements } from '../../support/db';
 import { bufferLogger } from '../../support/log-buffer';
 import { manualTimers } from '../../support/manual-timers';
-import { refused, until } from '../../support/outage';
+import { passesDuringOutage, refused, until } from '../../support/outage';
 import { testDb } from '../../support/db';
 import { enrolledRun } from './support';
 
@@ -23,20 +23,8 @@ describe('sequence engine while the database is down', () => {
     const clock = manualTimers(Date.now() + 1);
     const log = bufferLogger('info');
     const engine = new SequenceEngine(testDb(), { logger: log.logger, timers: clock.timers, webhook: { timeoutMs: 1_000, allowInsecure: true } });
-    const start = clock.now();
-    const passesAt: number[] = [];
-    const waits: number[] = [];
     try {
-      await withFailingStatements({ scope: 'all', failure: refused }, async () => {
-        engine.start();
-        for (;;) {
-          passesAt.push(clock.now() - start);
-          const wait = await clock.nextWait();
-          waits.push(wait);
-          if (clock.now() - start + wait > OUTAGE_MS) break;
-          clock.fire();
-        }
-      });
+      const { passesAt, waits } = await passesDuringOutage(clock, () => engine.start(), OUTAGE_MS);
       expect(passesAt).to.deep.equal([0, 500, 1_500, 3_500, 7_500, 15_500, 30_500, 45_500]);
       expect(waits).to.deep.equal([500, 1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000]);
       const failures = log.records().filter((r) => r.msg === 'sequence engine pass failed');
