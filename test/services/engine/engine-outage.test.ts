@@ -2,11 +2,10 @@ import { expect } from 'chai';
 import { LogThrottle } from '../../../src/logging/log-throttle';
 import { SequenceEngine } from '../../../src/services/engine/engine';
 import { WebhookDispatcher } from '../../../src/services/webhooks/dispatcher';
-import { withFailingStatements } from '../../support/db';
+import { testDb, withFailingStatements } from '../../support/db';
 import { bufferLogger } from '../../support/log-buffer';
 import { manualTimers } from '../../support/manual-timers';
 import { passesDuringOutage, refused, until } from '../../support/outage';
-import { testDb } from '../../support/db';
 import { enrolledRun } from './support';
 
 // The engine while its database is down (docs/sequences.md "How runs move"): its passes back
