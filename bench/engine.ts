@@ -154,9 +154,17 @@ function reportThroughput(results: ThroughputResult[], receiverRequests: number)
   out(`Receiver requests (warm-up included): ${receiverRequests}`);
   for (const r of results) {
     out();
-    out(`Statements of the measured ${r.type} runs, by shape (count; per pass):`);
+    out(
+      `Statements of the measured ${r.type} runs, by shape, most time first: ${r.passes} passes, ${fixed(r.statementMs / 1000, 2)} s on the connection ` +
+        `in all (${fixed((100 * r.statementMs) / 1000 / r.seconds, 0)} % of the ${fixed(r.seconds, 1)} s; statements overlap when webhook work records beside a pass)`,
+    );
     out();
-    out(table(['count', 'per pass', 'statement'], r.topStatements.map(([shape, n]) => [String(n), fixed(n / Math.max(1, r.passes), 2), shape])));
+    out(
+      table(
+        ['count', 'per pass', 'ms in all', 'ms per pass', 'statement'],
+        r.topStatements.map(([shape, n]) => [String(n.count), fixed(n.count / Math.max(1, r.passes), 2), fixed(n.ms, 0), fixed(n.ms / Math.max(1, r.passes), 1), shape]),
+      ),
+    );
   }
 }
 
@@ -182,12 +190,13 @@ function reportScale(sizes: SizeResult[]) {
   out();
   out(
     table(
-      ['waiting', 'seeded in (s)', 'engine: 500 due runs (ms)', 'passes', 'one batch (ms)', 'claim', 'load', 'versions', 'record'],
+      ['waiting', 'seeded in (s)', 'engine: 500 due runs (ms)', 'passes', 'disk page reads', 'one batch (ms)', 'claim', 'load', 'versions', 'record'],
       sizes.map((s) => [
         String(s.waiting),
         fixed(s.seedSeconds, 0),
         spread(s.engineMs, 0),
         spread(s.enginePasses, 0),
+        spread(s.diskReads, 0),
         spread(s.pieces.map((p) => p.total), 0),
         spread(s.pieces.map((p) => p.claim), 1),
         spread(s.pieces.map((p) => p.load), 1),
@@ -197,7 +206,14 @@ function reportScale(sizes: SizeResult[]) {
     ),
   );
   out();
-  out('"engine": SequenceEngine.runOnce() until nothing is due (its passes claim at most 256: the in-flight bound); "one batch": the engine\'s functions for one claim of 500 (claimDueRuns, loadClaimedRuns, readVersions, planRun, recordBatch), each timed.');
+  out(
+    table(
+      ['waiting', 'InnoDB buffer pool (MiB)', 'dirty pages %', 'history list', 'settled', 'waited (s)'],
+      sizes.map((s) => [String(s.waiting), fixed(s.innodb.bufferPoolMiB, 0), fixed(s.innodb.dirtyPercent, 1), String(s.innodb.historyLength), s.innodb.quiet ? 'yes' : 'no', fixed(s.quietSeconds, 0)]),
+    ),
+  );
+  out();
+  out('"disk page reads": InnoDB pages read from disk during the engine\'s 500 (the server\'s global counter). "engine": SequenceEngine.runOnce() until nothing is due (its passes claim at most 256: the in-flight bound); "one batch": the engine\'s functions for one claim of 500 (claimDueRuns, loadClaimedRuns, readVersions, planRun, recordBatch), each timed.');
   for (const size of sizes) {
     out();
     out(`EXPLAIN ${'`'}SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED${'`'} with ${size.waiting} waiting and 500 due:`);

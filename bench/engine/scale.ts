@@ -24,6 +24,19 @@ export interface SizeResult {
   // One batch of 500 by the engine's own functions, timed piece by piece (ms), one per round.
   pieces: Array<{ claim: number; load: number; versions: number; record: number; total: number }>;
   explain: Record<string, unknown>[];
+  // InnoDB when the rounds began, and the pages it read from disk during each engine batch
+  // (the server's global counter: other databases' work on a shared server counts too).
+  innodb: { bufferPoolMiB: number; dirtyPercent: number; historyLength: number; quiet: boolean };
+  diskReads: number[];
+}
+
+const QUIET_SECONDS = Number(process.env.BENCH_QUIET_SECONDS ?? 180);
+
+async function innodbStatus(bench: EngineBench): Promise<Record<string, number>> {
+  const [rows] = await bench.admin.query(
+    "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_history_list_length', 'Innodb_buffer_pool_pages_dirty', 'Innodb_buffer_pool_pages_total', 'Innodb_buffer_pool_reads', 'Innodb_page_size')",
+  );
+  return Object.fromEntries((rows as Array<{ Variable_name: string; Value: string }>).map((row) => [row.Variable_name, Number(row.Value)]));
 }
 
 export async function measureScale(bench: EngineBench, sizes: readonly number[], rounds: number, progress: (text: string) => void): Promise<SizeResult[]> {
@@ -46,9 +59,25 @@ export async function measureScale(bench: EngineBench, sizes: readonly number[],
     const seedSeconds = (performance.now() - seedStarted) / 1000;
     await bench.admin.query('ANALYZE TABLE sequence_runs');
     // Bounded: on a shared server others' writes may keep it from ever being quiet.
-    const quiet = await waitForQuietInnodb(bench.admin, 60);
+    const quiet = await waitForQuietInnodb(bench.admin, QUIET_SECONDS);
+    const status = await innodbStatus(bench);
     progress(`scale: ${waiting} waiting, seeded in ${seedSeconds.toFixed(0)} s, InnoDB ${quiet.quiet ? 'quiet' : 'still busy'} after ${quiet.seconds.toFixed(0)} s`);
-    const result: SizeResult = { waiting, seedSeconds, quietSeconds: quiet.seconds, engineMs: [], enginePasses: [], pieces: [], explain: [] };
+    const result: SizeResult = {
+      waiting,
+      seedSeconds,
+      quietSeconds: quiet.seconds,
+      engineMs: [],
+      enginePasses: [],
+      pieces: [],
+      explain: [],
+      innodb: {
+        bufferPoolMiB: ((status.Innodb_buffer_pool_pages_total ?? 0) * (status.Innodb_page_size ?? 16384)) / 1048576,
+        dirtyPercent: (100 * (status.Innodb_buffer_pool_pages_dirty ?? 0)) / Math.max(1, status.Innodb_buffer_pool_pages_total ?? 1),
+        historyLength: status.Innodb_history_list_length ?? 0,
+        quiet: quiet.quiet,
+      },
+      diskReads: [],
+    };
     const seedBatch = () =>
       seedRuns(bench.admin, {
         accountId: bench.accountId,
@@ -67,6 +96,7 @@ export async function measureScale(bench: EngineBench, sizes: readonly number[],
       await engine.runOnce(); // nothing due: opens the pool's connection outside the clock
       await seedBatch();
       if (round === 1) result.explain = await explainClaim(bench, BATCH);
+      const readsBefore = (await innodbStatus(bench)).Innodb_buffer_pool_reads ?? 0;
       const started = performance.now();
       let claimed = 0;
       let passes = 0;
@@ -77,13 +107,15 @@ export async function measureScale(bench: EngineBench, sizes: readonly number[],
         passes += 1;
       }
       const engineMs = performance.now() - started;
+      const diskReads = ((await innodbStatus(bench)).Innodb_buffer_pool_reads ?? 0) - readsBefore;
       if (claimed !== BATCH) throw new Error(`scale: the engine claimed ${claimed} runs, not ${BATCH}`);
       await seedBatch();
       const pieces = await timedBatch(db);
       await db.close();
-      progress(`scale: ${waiting} waiting, round ${round}/${rounds}${round === 0 ? ' (warm-up)' : ''}: engine ${engineMs.toFixed(0)} ms in ${passes} passes, one batch ${pieces.total.toFixed(0)} ms`);
+      progress(`scale: ${waiting} waiting, round ${round}/${rounds}${round === 0 ? ' (warm-up)' : ''}: engine ${engineMs.toFixed(0)} ms in ${passes} passes (${diskReads} pages read from disk), one batch ${pieces.total.toFixed(0)} ms`);
       if (round === 0) continue;
       result.engineMs.push(engineMs);
+      result.diskReads.push(diskReads);
       result.enginePasses.push(passes);
       result.pieces.push(pieces);
     }

@@ -13,7 +13,8 @@ export interface ThroughputResult {
   recorded: number;
   passes: number;
   statementsPerPass: number;
-  topStatements: Array<[string, number]>;
+  statementMs: number;
+  topStatements: Array<[string, { count: number; ms: number }]>;
 }
 
 const WARM_RUNS = 2_000;
@@ -37,7 +38,7 @@ export async function measureThroughput(bench: EngineBench, step: Record<string,
     [sequenceId],
   );
   const recorded = Number((rows as Array<{ c: number }>)[0].c) - WARM_RUNS;
-  const passes = [...statements.shapes].filter(([shape]) => shape.startsWith('SELECT id, due_at FROM sequence_runs WHERE due_at <=')).reduce((sum, [, n]) => sum + n, 0);
+  const passes = [...statements.shapes].filter(([shape]) => shape.startsWith('SELECT id, due_at FROM sequence_runs WHERE due_at <=')).reduce((sum, [, n]) => sum + n.count, 0);
   return {
     type: step.type,
     runs,
@@ -46,7 +47,8 @@ export async function measureThroughput(bench: EngineBench, step: Record<string,
     recorded,
     passes,
     statementsPerPass: statements.total / Math.max(1, passes),
-    topStatements: [...statements.shapes].sort((a, b) => b[1] - a[1]).slice(0, 12),
+    statementMs: [...statements.shapes.values()].reduce((sum, n) => sum + n.ms, 0),
+    topStatements: [...statements.shapes].sort((a, b) => b[1].ms - a[1].ms).slice(0, 16),
   };
 }
 
