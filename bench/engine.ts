@@ -85,6 +85,8 @@ async function main() {
     const batchRatio = medianOf(large.pieces.map((p) => p.total)) / medianOf(small.pieces.map((p) => p.total));
     verdicts.push([`500 due runs, ${large.waiting} ÷ ${small.waiting} waiting (engine)`, fixed(ratio, 2), `<= ${TARGET_SCALE_RATIO}`, ratio <= TARGET_SCALE_RATIO]);
     verdicts.push([`one batch of 500, ${large.waiting} ÷ ${small.waiting} waiting`, fixed(batchRatio, 2), `<= ${TARGET_SCALE_RATIO}`, batchRatio <= TARGET_SCALE_RATIO]);
+    const nextDueRatio = medianOf(large.nextDueMs) / medianOf(small.nextDueMs);
+    verdicts.push([`nextDueAt (the loop's sleep query), ${large.waiting} ÷ ${small.waiting} waiting`, `${fixed(nextDueRatio, 1)} (${fixed(medianOf(large.nextDueMs), 1)} ms)`, `<= ${TARGET_SCALE_RATIO}`, nextDueRatio <= TARGET_SCALE_RATIO]);
     for (const size of sizes) {
       verdicts.push([`claim plan at ${size.waiting} waiting`, planCell(size.explain), 'range on sequence_runs_due', claimPlanOk(size.explain)]);
     }
@@ -220,6 +222,17 @@ function reportScale(sizes: SizeResult[]) {
     out();
     const columns = Object.keys(size.explain[0] ?? {});
     out(table(columns, size.explain.map((row) => columns.map((c) => String(row[c] ?? 'NULL')))));
+  }
+  out();
+  out('The loop\'s sleep query, nextDueAt (run-queue.ts), sent after every pass that claims less than batchSize: median of 5 (min–max), and its EXPLAIN:');
+  out();
+  out(table(['waiting', 'ms'], sizes.map((s) => [String(s.waiting), spread(s.nextDueMs, 1)])));
+  for (const size of sizes) {
+    out();
+    out(`EXPLAIN ${'`'}${size.nextDueStatement}${'`'} with ${size.waiting} waiting:`);
+    out();
+    const columns = Object.keys(size.nextDueExplain[0] ?? {});
+    out(table(columns, size.nextDueExplain.map((row) => columns.map((c) => String(row[c] ?? 'NULL')))));
   }
 }
 

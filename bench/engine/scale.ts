@@ -1,6 +1,6 @@
 import { waitForQuietInnodb } from '../lib/database';
 import { median } from '../lib/report';
-import { claimDueRuns, CLAIM_SELECT, loadClaimedRuns } from '../../src/services/engine/run-queue';
+import { claimDueRuns, CLAIM_SELECT, loadClaimedRuns, nextDueAt } from '../../src/services/engine/run-queue';
 import { isWebhookWork, planRun } from '../../src/services/engine/plan-run';
 import { recordBatch, type RunResult } from '../../src/services/engine/record-batch';
 import { readVersions, versionKey } from '../../src/services/sequences/sequence-versions';
@@ -28,6 +28,11 @@ export interface SizeResult {
   // (the server's global counter: other databases' work on a shared server counts too).
   innodb: { bufferPoolMiB: number; dirtyPercent: number; historyLength: number; quiet: boolean };
   diskReads: number[];
+  // The loop's other statement: nextDueAt (run-queue.ts), which it sends after every pass that
+  // found less than a batch, timed alone (ms), and its plan.
+  nextDueMs: number[];
+  nextDueExplain: Record<string, unknown>[];
+  nextDueStatement: string;
 }
 
 const QUIET_SECONDS = Number(process.env.BENCH_QUIET_SECONDS ?? 180);
@@ -77,6 +82,9 @@ export async function measureScale(bench: EngineBench, sizes: readonly number[],
         quiet: quiet.quiet,
       },
       diskReads: [],
+      nextDueMs: [],
+      nextDueExplain: [],
+      nextDueStatement: '',
     };
     const seedBatch = () =>
       seedRuns(bench.admin, {
@@ -118,6 +126,21 @@ export async function measureScale(bench: EngineBench, sizes: readonly number[],
       result.diskReads.push(diskReads);
       result.enginePasses.push(passes);
       result.pieces.push(pieces);
+    }
+    {
+      const statements = new StatementCounter();
+      const { db } = productEngine(bench.url, statements);
+      for (let i = 0; i < 5; i += 1) {
+        const started = performance.now();
+        await nextDueAt(db);
+        result.nextDueMs.push(performance.now() - started);
+      }
+      await db.close();
+      // The statement as the engine sent it (it has no parameters).
+      const statement = [...statements.shapes.keys()].find((shape) => /^SELECT/i.test(shape)) ?? '';
+      const [rows] = await bench.admin.query(`EXPLAIN ${statement.replace(/;$/, '')}`);
+      result.nextDueStatement = statement;
+      result.nextDueExplain = rows as Record<string, unknown>[];
     }
     results.push(result);
   }
