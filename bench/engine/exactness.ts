@@ -15,7 +15,7 @@ import { seedContacts, seedRuns } from './seed';
 export interface ExactnessResult {
   runs: number;
   seconds: number;
-  kills: Array<{ atCompleted: number; pid: number }>;
+  kills: Array<{ atSteps: number; pid: number }>;
   runStatuses: Array<[string, number]>;
   executions: Array<[string, string, number]>;
   failedReasons: Array<[string, number]>;
@@ -110,28 +110,36 @@ export async function measureExactness(
     const [rows] = await bench.admin.query("SELECT COUNT(*) AS c FROM sequence_runs WHERE sequence_id = ? AND status = 'completed'", [sequenceId]);
     return Number((rows as Array<{ c: number }>)[0].c);
   };
-  const killAt = [0.25, 0.6].map((share) => Math.round(runs * share));
+  // Steps recorded (3 a run): the kills fall at 40 % and 60 %, while webhook steps are being
+  // sent when the runs move in due order (all tags, then the webhooks, then the exits).
+  const steps = async () => {
+    const [rows] = await bench.admin.query(
+      "SELECT COUNT(*) AS c FROM run_step_executions e JOIN sequence_runs r ON r.id = e.run_id WHERE r.sequence_id = ? AND e.status = 'succeeded'",
+      [sequenceId],
+    );
+    return Number((rows as Array<{ c: number }>)[0].c);
+  };
+  const killAt = [0.4, 0.6].map((share) => Math.round(runs * 3 * share));
   const kills: ExactnessResult['kills'] = [];
   const bound = Date.now() + 60 * 60_000;
-  let last = -1;
   let lastProgress = Date.now();
   for (;;) {
     const done = await completed();
     if (done >= runs) break;
     if (Date.now() > bound) throw new Error(`exactness: ${done} of ${runs} runs completed after an hour`);
-    if (kills.length < killAt.length && done >= killAt[kills.length]!) {
+    const recorded = kills.length < killAt.length ? await steps() : 0;
+    if (kills.length < killAt.length && recorded >= killAt[kills.length]!) {
       const pid = killed.pid!;
       const exited = new Promise<void>((resolve) => killed.once('exit', () => resolve()));
       killed.kill('SIGKILL');
       await exited;
-      kills.push({ atCompleted: done, pid });
-      progress(`exactness: SIGKILL worker pid ${pid} at ${done} runs completed; starting it again`);
+      kills.push({ atSteps: recorded, pid });
+      progress(`exactness: SIGKILL worker pid ${pid} at ${recorded} steps recorded; starting it again`);
       killed = startWorker(bench.url, logDir, 'worker-1');
     }
-    if (Date.now() - lastProgress > 15_000 && done !== last) {
+    if (Date.now() - lastProgress > 15_000) {
       progress(`exactness: ${done} of ${runs} runs completed (${Math.round((Date.now() - started) / 1000)} s)`);
       lastProgress = Date.now();
-      last = done;
     }
     await sleep(250);
   }
