@@ -10,6 +10,7 @@ import { checkSameWork, endpointProbe, errorProbes, type ProbeOutcome } from './
 import {
   bareSpec,
   baselineSpec,
+  cpuMs,
   makeLogDir,
   memoryMiB,
   serviceSpec,
@@ -22,6 +23,8 @@ import { listFrom, loadAverage, machineLine, numberFrom } from './lib/settings';
 // `npm run bench`: the service against a bare Express + mysql2 server doing the same work
 // (bench/bare-express-server.ts), optionally with a baseline checkout's service too, over one
 // database, in interleaved rounds. How to read the output: bench/README.md.
+// BENCH_ENGINE_COMPARE=1: the same build twice instead, SEQUENCE_ENGINE=on against off (an idle
+// engine: the sequences here have no steps, so nothing is ever due), and the idle engine's CPU.
 
 const ROUNDS = numberFrom('BENCH_ROUNDS', 3);
 const SECONDS = numberFrom('BENCH_SECONDS', 10);
@@ -33,6 +36,12 @@ const RATE_LIMIT = numberFrom('BENCH_RATE_LIMIT', 1_000_000_000);
 const SEED_CONTACTS = 2000;
 const BARE_SQL = process.env.BENCH_BARE_SQL === 'query' ? 'query' : 'execute';
 const SELECTED = listFrom('BENCH_ENDPOINTS', DEFAULT_ENDPOINTS);
+const ENGINE_COMPARE = process.env.BENCH_ENGINE_COMPARE === '1';
+const IDLE_SECONDS = numberFrom('BENCH_IDLE_SECONDS', 30);
+// The issue's bounds: no endpoint's CPU per request moves by more than 3 % with the engine on;
+// an idle engine costs under 1 % of a core.
+const ENGINE_CPU_RATIO_MAX = 1.03;
+const IDLE_CPU_PERCENT_MAX = 1;
 
 const out = (text = '') => process.stdout.write(`${text}\n`);
 const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
@@ -43,8 +52,10 @@ async function main() {
   const logDir = makeLogDir('bench');
   const database = await openBenchDatabase();
   const settings = { databaseUrl: database.url, rateLimitPerMinute: RATE_LIMIT, logDir };
-  const specs: ServerSpec[] = [serviceSpec(settings), bareSpec(settings, BARE_SQL)];
-  if (process.env.BENCH_BASELINE_DIR) specs.push(baselineSpec(process.env.BENCH_BASELINE_DIR, settings));
+  const specs: ServerSpec[] = ENGINE_COMPARE
+    ? [withEngine(serviceSpec(settings), 'on'), withEngine(serviceSpec(settings), 'off')]
+    : [serviceSpec(settings), bareSpec(settings, BARE_SQL)];
+  if (process.env.BENCH_BASELINE_DIR && !ENGINE_COMPARE) specs.push(baselineSpec(process.env.BENCH_BASELINE_DIR, settings));
 
   // The service first: it brings the schema up to date.
   const servers: RunningServer[] = [];
@@ -65,7 +76,7 @@ async function main() {
   const unknown = SELECTED.filter((name) => !endpoints.some((e) => e.name === name));
   if (unknown.length > 0) throw new Error(`BENCH_ENDPOINTS: unknown ${unknown.join(', ')}`);
 
-  out(`# npm run bench: the service against a bare server doing the same work`);
+  out(ENGINE_COMPARE ? '# npm run bench (BENCH_ENGINE_COMPARE=1): the service with its sequence engine on, against the same build with it off' : `# npm run bench: the service against a bare server doing the same work`);
   out();
   out(`Machine:  ${machineLine()}`);
   out(`Database: ${database.describe}`);
@@ -76,7 +87,10 @@ async function main() {
   );
 
   const checkWanted = process.env.BENCH_CHECK ?? (database.own ? '1' : '0');
-  if (checkWanted === '1') {
+  if (ENGINE_COMPARE) {
+    out();
+    out('Same work: not checked (both servers are the same build; the idle engine\'s own statements would show in the general log as a difference).');
+  } else if (checkWanted === '1') {
     progress('checking with the general log that the servers do the same work');
     const probes = [
       ...endpoints.map(endpointProbe),
@@ -128,6 +142,7 @@ async function main() {
 
   const memory = servers.map((server) => ({ server, ...memoryMiB(server.pid) }));
   for (const server of servers) await server.stop();
+  const idle = ENGINE_COMPARE ? await idleCpu(specs, logDir) : [];
 
   const coldStarts = new Map<string, number[]>();
   for (let i = 0; i < COLD_STARTS; i += 1) {
@@ -139,6 +154,7 @@ async function main() {
   }
 
   if (ROUNDS > 0) reportResults(endpoints, servers, results);
+  if (ENGINE_COMPARE) reportIdle(idle);
   out();
   out('## Memory and start-up');
   out();
@@ -228,10 +244,38 @@ function reportResults(endpoints: readonly Endpoint[], servers: readonly Running
   out(table(['endpoint', 'server', 'req/s', 'CPU ms/req', 'p50 ms', 'p99 ms', 'requests', 'wrong'], rows));
 
   const [service, bare, baseline] = servers;
+  if (ENGINE_COMPARE) {
+    engineTable(service, bare);
+    return;
+  }
   ratioTable(`service ÷ bare`, service, bare);
   if (baseline) {
     ratioTable(`baseline ÷ bare`, baseline, bare);
     ratioTable(`service ÷ baseline (after ÷ before)`, service, baseline);
+  }
+
+  // Engine on ÷ off: CPU per request of each endpoint against the issue's 3 % bound.
+  function engineTable(on: RunningServer, off: RunningServer) {
+    out();
+    out(`## engine on ÷ engine off: median of the per-round ratios (min–max), target CPU per request <= ${ENGINE_CPU_RATIO_MAX}`);
+    out();
+    const ratios = (endpoint: Endpoint, pick: (r: LoadResult) => number) => of(on, endpoint).map((run, i) => pick(run) / pick(of(off, endpoint)[i]));
+    out(
+      table(
+        ['endpoint', 'CPU per request', 'req/s', 'p50 latency', 'p99 latency', 'verdict'],
+        endpoints.map((endpoint) => {
+          const cpu = ratios(endpoint, (r) => r.cpuMsPerRequest);
+          return [
+            endpoint.name,
+            spread(cpu),
+            spread(ratios(endpoint, (r) => r.perSecond)),
+            spread(ratios(endpoint, (r) => r.p50)),
+            spread(ratios(endpoint, (r) => r.p99)),
+            median(cpu) <= ENGINE_CPU_RATIO_MAX ? 'PASS' : 'FAIL',
+          ];
+        }),
+      ),
+    );
   }
 
   function ratioTable(title: string, a: RunningServer, b: RunningServer) {
@@ -257,6 +301,50 @@ function reportResults(endpoints: readonly Endpoint[], servers: readonly Running
       ),
     );
   }
+}
+
+function withEngine(spec: ServerSpec, engine: 'on' | 'off'): ServerSpec {
+  return { ...spec, name: `engine-${engine}`, describe: `${spec.describe}, SEQUENCE_ENGINE=${engine}`, env: { ...spec.env, SEQUENCE_ENGINE: engine } };
+}
+
+interface IdleCpu {
+  name: string;
+  cpuMs: number;
+  seconds: number;
+}
+
+// Each server started afresh and left alone, side by side over the same IDLE_SECONDS (after 5 s
+// to settle from start-up): the CPU it spends with no request and nothing due.
+async function idleCpu(specs: readonly ServerSpec[], logDir: string): Promise<IdleCpu[]> {
+  progress(`idle CPU: ${specs.map((spec) => spec.name).join(' and ')} for ${IDLE_SECONDS} s each, side by side`);
+  const servers: RunningServer[] = [];
+  for (const spec of specs) servers.push(await startServer(spec, logDir));
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  const before = servers.map((server) => cpuMs(server.pid));
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+  const seconds = (performance.now() - started) / 1000;
+  const used = servers.map((server, i) => ({ name: server.spec.name, cpuMs: cpuMs(server.pid) - before[i], seconds }));
+  for (const server of servers) await server.stop();
+  return used;
+}
+
+function reportIdle(idle: readonly IdleCpu[]) {
+  out();
+  out(`## Idle: CPU with no request and nothing due, over ${fixed(idle[0]?.seconds ?? IDLE_SECONDS, 0)} s (as % of one core)`);
+  out();
+  out(
+    table(
+      ['server', 'CPU ms', '% of a core', 'target', 'verdict'],
+      idle.map(({ name, cpuMs: used, seconds }) => {
+        const percent = (used / (seconds * 1000)) * 100;
+        const engineOn = name === 'engine-on';
+        return [name, fixed(used, 0), fixed(percent, 2), engineOn ? `< ${IDLE_CPU_PERCENT_MAX}` : '-', engineOn ? (percent < IDLE_CPU_PERCENT_MAX ? 'PASS' : 'FAIL') : '-'];
+      }),
+    ),
+  );
+  out();
+  out('CPU is utime + stime from /proc of the whole process (the engine shares it with the server\'s own timers); the CPU clock ticks every 10 ms, so a figure under 1 % over 30 s is a count of a few dozen ticks.');
 }
 
 main().catch((error) => {

@@ -1,0 +1,262 @@
+import { openDatabase, prepareDatabase } from '../src/db/database';
+import { migrateToLatest } from '../src/db/migrator';
+import { benchAccount, passFail } from './engine/context';
+import { measureExactness, startService, type ExactnessResult } from './engine/exactness';
+import { startReceiver } from './engine/receiver';
+import { claimPlanOk, measureScale, medianOf, type SizeResult } from './engine/scale';
+import { ensureNumbers } from './engine/seed';
+import { measureLag, measureThroughput, type LagResult, type ThroughputResult } from './engine/throughput';
+import { openBenchDatabase } from './lib/database';
+import { fixed, spread, table } from './lib/report';
+import { makeLogDir } from './lib/servers';
+import { listFrom, loadAverage, machineLine, numberFrom } from './lib/settings';
+
+// `npm run bench:engine`: the sequence engine's figures on MariaDB (issue 22), each printed with
+// its target: steps per second (tag, webhook), the lag from due to claim at half the tag rate,
+// the cost of a batch with 10,000 and with 1,000,000 runs waiting (and the claim's plan), and
+// exactly-once with the service and two workers, one of them killed twice. How to read the
+// output: bench/README.md.
+
+const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'lag', 'scale', 'exactness']);
+const TAG_RUNS = numberFrom('BENCH_TAG_RUNS', 30_000);
+const WEBHOOK_RUNS = numberFrom('BENCH_WEBHOOK_RUNS', 10_000);
+const LAG_SECONDS = numberFrom('BENCH_LAG_SECONDS', 30);
+const SCALE_SIZES = listFrom('BENCH_SCALE_SIZES', ['10000', '1000000']).map(Number);
+const SCALE_ROUNDS = numberFrom('BENCH_SCALE_ROUNDS', 5);
+const RUNS = numberFrom('BENCH_RUNS', 100_000);
+
+const TARGET_TAG = 5_000;
+const TARGET_WEBHOOK = 1_000;
+const TARGET_LAG_P99_MS = 1_000;
+const TARGET_SCALE_RATIO = 1.2;
+
+const out = (text = '') => process.stdout.write(`${text}\n`);
+const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
+
+async function main() {
+  const startedLoad = loadAverage();
+  const logDir = makeLogDir('bench-engine');
+  const database = await openBenchDatabase();
+  if (!database.own) await emptyDatabase(database);
+  {
+    const db = openDatabase(database.url);
+    await prepareDatabase(db);
+    await migrateToLatest(db);
+    await db.close();
+  }
+  await ensureNumbers(database.admin);
+  const bench = await benchAccount(database.url, database.admin);
+  const verdicts: Array<[string, string, string, boolean]> = [];
+
+  out('# npm run bench:engine: the sequence engine on MariaDB');
+  out();
+  out(`Machine:  ${machineLine()}`);
+  out(`Database: ${database.describe}`);
+  out('Engine:   SequenceEngine as start-engine.ts builds it (real timers, batchSize 500, lease 60 s, 256 webhook runs in flight, 64 requests at a time), one process: this one');
+
+  let tagRate = numberFrom('BENCH_LAG_RATE', 0) * 2;
+  if (PHASES.includes('throughput')) {
+    const receiver = await startReceiver();
+    const endpointId = await bench.newEndpoint(receiver.url);
+    progress(`throughput: ${TAG_RUNS} tag runs`);
+    const tag = await measureThroughput(bench, { id: 'mark', type: 'tag', add: ['bench'] }, TAG_RUNS);
+    progress(`throughput: ${WEBHOOK_RUNS} webhook runs`);
+    const webhook = await measureThroughput(bench, { id: 'hook', type: 'webhook', endpointId }, WEBHOOK_RUNS);
+    await receiver.close();
+    tagRate = tag.perSecond;
+    reportThroughput([tag, webhook], receiver.requests);
+    verdicts.push(['tag steps per second', fixed(tag.perSecond, 0), `>= ${TARGET_TAG}`, tag.perSecond >= TARGET_TAG]);
+    verdicts.push(['webhook steps per second', fixed(webhook.perSecond, 0), `>= ${TARGET_WEBHOOK}`, webhook.perSecond >= TARGET_WEBHOOK]);
+  }
+
+  if (PHASES.includes('lag')) {
+    const rate = Math.max(1, Math.floor((tagRate || 2 * 2_500) / 2));
+    progress(`lag: ${rate} runs/s due over ${LAG_SECONDS} s`);
+    const lag = await measureLag(bench, rate, LAG_SECONDS);
+    reportLag(lag);
+    verdicts.push([`lag p99 at ${rate} runs/s`, `${fixed(lag.p99Ms, 0)} ms`, `< ${TARGET_LAG_P99_MS} ms`, lag.p99Ms < TARGET_LAG_P99_MS && lag.claimed >= lag.runs]);
+  }
+
+  if (PHASES.includes('exactness')) {
+    const receiver = await startReceiver();
+    const service = await startService(database.url, logDir);
+    try {
+      progress(`exactness: ${RUNS} runs, service and two workers`);
+      const exact = await measureExactness(bench, service, receiver, RUNS, logDir, progress);
+      reportExactness(exact);
+      const completed = exact.runStatuses.find(([status]) => status === 'completed')?.[1] ?? 0;
+      const onlyInterrupted = exact.failedReasons.every(([reason]) => reason.startsWith('interrupted'));
+      verdicts.push([`${RUNS} runs completed`, String(completed), String(RUNS), completed === RUNS]);
+      verdicts.push(['runs without exactly 3 succeeded steps', String(exact.runsNotExactlyOnce), '0', exact.runsNotExactlyOnce === 0]);
+      verdicts.push(['failed executions not "interrupted"', String(exact.failedReasons.filter(([r]) => !r.startsWith('interrupted')).reduce((s, [, n]) => s + n, 0)), '0', onlyInterrupted]);
+      verdicts.push(['webhook keys never received', String(exact.missingKeys), '0', exact.missingKeys === 0]);
+      verdicts.push(['requests with an unknown key or body id', String(exact.unexpectedKeys + exact.bodyMismatches), '0', exact.unexpectedKeys + exact.bodyMismatches === 0]);
+    } finally {
+      await service.stop();
+      await receiver.close();
+    }
+  }
+
+  if (PHASES.includes('scale')) {
+    const sizes = await measureScale(bench, SCALE_SIZES, SCALE_ROUNDS, progress);
+    reportScale(sizes);
+    const [small, large] = [sizes[0]!, sizes.at(-1)!];
+    const ratio = medianOf(large.engineMs) / medianOf(small.engineMs);
+    const batchRatio = medianOf(large.pieces.map((p) => p.total)) / medianOf(small.pieces.map((p) => p.total));
+    verdicts.push([`500 due runs, ${large.waiting} ÷ ${small.waiting} waiting (engine)`, fixed(ratio, 2), `<= ${TARGET_SCALE_RATIO}`, ratio <= TARGET_SCALE_RATIO]);
+    verdicts.push([`one batch of 500, ${large.waiting} ÷ ${small.waiting} waiting`, fixed(batchRatio, 2), `<= ${TARGET_SCALE_RATIO}`, batchRatio <= TARGET_SCALE_RATIO]);
+    const nextDueRatio = medianOf(large.nextDueMs) / medianOf(small.nextDueMs);
+    verdicts.push([`nextDueAt (the loop's sleep query), ${large.waiting} ÷ ${small.waiting} waiting`, `${fixed(nextDueRatio, 1)} (${fixed(medianOf(large.nextDueMs), 1)} ms)`, `<= ${TARGET_SCALE_RATIO}`, nextDueRatio <= TARGET_SCALE_RATIO]);
+    for (const size of sizes) {
+      verdicts.push([`claim plan at ${size.waiting} waiting`, planCell(size.explain), 'range on sequence_runs_due', claimPlanOk(size.explain)]);
+    }
+  }
+
+  out();
+  out('## Targets');
+  out();
+  out(table(['figure', 'measured', 'target', 'verdict'], verdicts.map(([name, value, target, ok]) => [name, value, target, passFail(ok)])));
+  out();
+  out(`Load average (1 min): ${startedLoad} at the start, ${loadAverage()} at the end. Logs: ${logDir}`);
+  await bench.db.close();
+  await database.close();
+  if (verdicts.some(([, , , ok]) => !ok)) process.exitCode = 1;
+}
+
+// BENCH_DATABASE_URL: the benchmark seeds a million runs and counts what every engine did, so
+// the database is its own: dropped and created again, as the own instance's is.
+async function emptyDatabase(database: { url: string; admin: import('mysql2/promise').Connection }) {
+  const name = new URL(database.url).pathname.slice(1);
+  if (!/^\w+$/.test(name)) throw new Error(`BENCH_DATABASE_URL: a plain database name, not ${name}`);
+  await database.admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+  await database.admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+  await database.admin.query(`USE \`${name}\``);
+}
+
+function reportThroughput(results: ThroughputResult[], receiverRequests: number) {
+  out();
+  out('## 1. Throughput: one-step runs seeded due now, one engine, until every step is recorded');
+  out();
+  out(
+    table(
+      ['step', 'runs', 'seconds', 'steps/s', 'target', 'recorded succeeded', 'passes', 'statements per pass'],
+      results.map((r) => [
+        r.type,
+        String(r.runs),
+        fixed(r.seconds, 2),
+        fixed(r.perSecond, 0),
+        `>= ${r.type === 'tag' ? TARGET_TAG : TARGET_WEBHOOK}`,
+        String(r.recorded),
+        String(r.passes),
+        fixed(r.statementsPerPass, 1),
+      ]),
+    ),
+  );
+  out();
+  out(`Receiver requests (warm-up included): ${receiverRequests}`);
+  for (const r of results) {
+    out();
+    out(
+      `Statements of the measured ${r.type} runs, by shape, most time first: ${r.passes} passes, ${fixed(r.statementMs / 1000, 2)} s on the connection ` +
+        `in all (${fixed((100 * r.statementMs) / 1000 / r.seconds, 0)} % of the ${fixed(r.seconds, 1)} s; statements overlap when webhook work records beside a pass)`,
+    );
+    out();
+    out(
+      table(
+        ['count', 'per pass', 'ms in all', 'ms per pass', 'statement'],
+        r.topStatements.map(([shape, n]) => [String(n.count), fixed(n.count / Math.max(1, r.passes), 2), fixed(n.ms, 0), fixed(n.ms / Math.max(1, r.passes), 1), shape]),
+      ),
+    );
+  }
+}
+
+function reportLag(lag: LagResult) {
+  out();
+  out(`## 2. Lag: ${lag.runs} tag runs due at a steady ${lag.rate}/s (half the tag rate) over ${lag.windowSeconds} s; claim time minus due time`);
+  out();
+  out(
+    table(
+      ['runs/s', 'runs', 'claimed', 'p50 ms', 'p99 ms', 'max ms', 'target p99', 'last done (s after first due)'],
+      [[String(lag.rate), String(lag.runs), String(lag.claimed), fixed(lag.p50Ms, 0), fixed(lag.p99Ms, 0), fixed(lag.maxMs, 0), `< ${TARGET_LAG_P99_MS} ms`, fixed(lag.completedSeconds, 1)]],
+    ),
+  );
+}
+
+function planCell(rows: readonly Record<string, unknown>[]): string {
+  return rows.map((row) => `${row.type} on ${row.key}`).join('; ');
+}
+
+function reportScale(sizes: SizeResult[]) {
+  out();
+  out(`## 3. Scale: 500 due tag runs with runs waiting in a wait step (due in 30 days); median of ${SCALE_ROUNDS} rounds (min–max)`);
+  out();
+  out(
+    table(
+      ['waiting', 'seeded in (s)', 'engine: 500 due runs (ms)', 'passes', 'disk page reads', 'one batch (ms)', 'claim', 'load', 'versions', 'record'],
+      sizes.map((s) => [
+        String(s.waiting),
+        fixed(s.seedSeconds, 0),
+        spread(s.engineMs, 0),
+        spread(s.enginePasses, 0),
+        spread(s.diskReads, 0),
+        spread(s.pieces.map((p) => p.total), 0),
+        spread(s.pieces.map((p) => p.claim), 1),
+        spread(s.pieces.map((p) => p.load), 1),
+        spread(s.pieces.map((p) => p.versions), 1),
+        spread(s.pieces.map((p) => p.record), 0),
+      ]),
+    ),
+  );
+  out();
+  out(
+    table(
+      ['waiting', 'InnoDB buffer pool (MiB)', 'dirty pages %', 'history list', 'settled', 'waited (s)'],
+      sizes.map((s) => [String(s.waiting), fixed(s.innodb.bufferPoolMiB, 0), fixed(s.innodb.dirtyPercent, 1), String(s.innodb.historyLength), s.innodb.quiet ? 'yes' : 'no', fixed(s.quietSeconds, 0)]),
+    ),
+  );
+  out();
+  out('"disk page reads": InnoDB pages read from disk during the engine\'s 500 (the server\'s global counter). "engine": SequenceEngine.runOnce() until nothing is due (its passes claim at most 256: the in-flight bound); "one batch": the engine\'s functions for one claim of 500 (claimDueRuns, loadClaimedRuns, readVersions, planRun, recordBatch), each timed.');
+  for (const size of sizes) {
+    out();
+    out(`EXPLAIN ${'`'}SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED${'`'} with ${size.waiting} waiting and 500 due:`);
+    out();
+    const columns = Object.keys(size.explain[0] ?? {});
+    out(table(columns, size.explain.map((row) => columns.map((c) => String(row[c] ?? 'NULL')))));
+  }
+  out();
+  out('The loop\'s sleep query, nextDueAt (run-queue.ts), sent after every pass that claims less than batchSize: median of 5 (min–max), and its EXPLAIN:');
+  out();
+  out(table(['waiting', 'ms'], sizes.map((s) => [String(s.waiting), spread(s.nextDueMs, 1)])));
+  for (const size of sizes) {
+    out();
+    out(`EXPLAIN ${'`'}${size.nextDueStatement}${'`'} with ${size.waiting} waiting:`);
+    out();
+    const columns = Object.keys(size.nextDueExplain[0] ?? {});
+    out(table(columns, size.nextDueExplain.map((row) => columns.map((c) => String(row[c] ?? 'NULL')))));
+  }
+}
+
+function reportExactness(r: ExactnessResult) {
+  out();
+  out(`## 4. Exactly once: ${r.runs} runs of tag -> webhook -> exit; service + 2 workers, one worker killed (SIGKILL) ${r.kills.length} times`);
+  out();
+  out(`Done in ${fixed(r.seconds, 0)} s (${fixed((r.runs * 3) / r.seconds, 0)} steps/s across the three processes). Kills: ${r.kills.map((k) => `pid ${k.pid} at ${k.atSteps} of ${r.runs * 3} steps recorded`).join('; ')}.`);
+  out();
+  out(table(['run status', 'runs'], r.runStatuses.map(([status, n]) => [status, String(n)])));
+  out();
+  out(table(['step', 'execution status', 'executions'], r.executions.map(([step, status, n]) => [step, status, String(n)])));
+  out();
+  out(table(['reason of executions not succeeded', 'executions'], r.failedReasons.length ? r.failedReasons.map(([reason, n]) => [reason, String(n)]) : [['(none)', '0']]));
+  out();
+  out(
+    table(
+      ['runs without exactly 3 succeeded steps', 'receiver requests', 'distinct webhook-id', 'duplicates (same key again)', 'keys never received', 'unknown keys', 'body id ≠ webhook-id'],
+      [[String(r.runsNotExactlyOnce), String(r.requests), String(r.distinctKeys), String(r.duplicates), String(r.missingKeys), String(r.unexpectedKeys), String(r.bodyMismatches)]],
+    ),
+  );
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench:engine failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

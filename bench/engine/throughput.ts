@@ -1,0 +1,120 @@
+import type { EngineBench } from './context';
+import { percentile, productEngine, sleep, StatementCounter } from './context';
+import { seedContacts, seedRuns } from './seed';
+
+// Items 1 and 2: steps per second of one engine as the product runs it, on runs seeded due
+// now; then the lag from due to claim with runs falling due at a steady rate.
+
+export interface ThroughputResult {
+  type: string;
+  runs: number;
+  seconds: number;
+  perSecond: number;
+  recorded: number;
+  passes: number;
+  statementsPerPass: number;
+  statementMs: number;
+  topStatements: Array<[string, { count: number; ms: number }]>;
+}
+
+const WARM_RUNS = 2_000;
+
+// Runs of a one-step sequence (`step`), all due now, through one engine; a warm-up of
+// WARM_RUNS first (JIT, pools), then the measured runs with a fresh engine.
+export async function measureThroughput(bench: EngineBench, step: Record<string, unknown> & { id: string; type: string }, runs: number): Promise<ThroughputResult> {
+  const contacts = await seedContacts(bench.admin, bench.accountId, runs + WARM_RUNS);
+  const sequenceId = await bench.newSequence([step as never]);
+  const statements = new StatementCounter();
+
+  await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId, contacts, count: WARM_RUNS, contactOffset: runs, stepId: step.id, state: 'due', dueAt: new Date(Date.now() - 1000) });
+  await untilSteps(bench.url, statements, step.type, WARM_RUNS, 120_000);
+
+  await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId, contacts, count: runs, stepId: step.id, state: 'due', dueAt: new Date(Date.now() - 1000) });
+  statements.reset();
+  const { seconds } = await untilSteps(bench.url, statements, step.type, runs, 30 * 60_000);
+  const [rows] = await bench.admin.query(
+    `SELECT COUNT(*) AS c FROM run_step_executions e JOIN sequence_runs r ON r.id = e.run_id
+     WHERE r.sequence_id = ? AND e.status = 'succeeded'`,
+    [sequenceId],
+  );
+  const recorded = Number((rows as Array<{ c: number }>)[0].c) - WARM_RUNS;
+  const passes = [...statements.shapes].filter(([shape]) => shape.startsWith('SELECT id, due_at FROM sequence_runs WHERE due_at <=')).reduce((sum, [, n]) => sum + n.count, 0);
+  return {
+    type: step.type,
+    runs,
+    seconds,
+    perSecond: runs / seconds,
+    recorded,
+    passes,
+    statementsPerPass: statements.total / Math.max(1, passes),
+    statementMs: [...statements.shapes.values()].reduce((sum, n) => sum + n.ms, 0),
+    topStatements: [...statements.shapes].sort((a, b) => b[1].ms - a[1].ms).slice(0, 16),
+  };
+}
+
+// Starts a product engine, waits until it has recorded `count` succeeded steps of `type`, stops it.
+async function untilSteps(url: string, statements: StatementCounter, type: string, count: number, boundMs: number) {
+  const { engine, counts, db } = productEngine(url, statements);
+  const started = performance.now();
+  engine.start();
+  try {
+    for (;;) {
+      if ((counts.succeeded.get(type) ?? 0) >= count) break;
+      if (performance.now() - started > boundMs) throw new Error(`${type}: only ${counts.succeeded.get(type) ?? 0} of ${count} steps after ${boundMs} ms`);
+      await sleep(5);
+    }
+    return { seconds: (performance.now() - started) / 1000, counts };
+  } finally {
+    await engine.stop(10_000);
+    await db.close();
+  }
+}
+
+export interface LagResult {
+  rate: number;
+  runs: number;
+  windowSeconds: number;
+  claimed: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  completedSeconds: number;
+}
+
+// Runs of a tag step falling due at `rate` per second over `windowSeconds`: seeded far in the
+// future, then moved in one UPDATE to start a few seconds after the engine starts; the lag is
+// the engine's own lag histogram (claim time minus due time).
+export async function measureLag(bench: EngineBench, rate: number, windowSeconds: number): Promise<LagResult> {
+  const runs = Math.max(1, Math.round(rate * windowSeconds));
+  const contacts = await seedContacts(bench.admin, bench.accountId, runs);
+  const sequenceId = await bench.newSequence([{ id: 'mark', type: 'tag', add: ['lag'] }]);
+  const far = new Date('2100-01-01T00:00:00.000Z');
+  await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId, contacts, count: runs, stepId: 'mark', state: 'due', dueAt: far, stepMicros: 1e6 / rate });
+  const statements = new StatementCounter();
+  const { engine, counts, db } = productEngine(bench.url, statements);
+  engine.start();
+  try {
+    const origin = new Date(Date.now() + 3_000);
+    await bench.admin.query(
+      'UPDATE sequence_runs SET due_at = DATE_ADD(?, INTERVAL TIMESTAMPDIFF(MICROSECOND, ?, due_at) MICROSECOND) WHERE sequence_id = ?',
+      [origin, far, sequenceId],
+    );
+    if (Date.now() > origin.getTime()) throw new Error('moving the due times took longer than the 3 s margin: the first runs would start late');
+    const bound = origin.getTime() + windowSeconds * 1000 + 120_000;
+    while ((counts.succeeded.get('tag') ?? 0) < runs && Date.now() < bound) await sleep(20);
+    const completedSeconds = (Date.now() - origin.getTime()) / 1000;
+    return {
+      rate,
+      runs,
+      windowSeconds,
+      claimed: counts.lagsMs.length,
+      p50Ms: percentile(counts.lagsMs, 50),
+      p99Ms: percentile(counts.lagsMs, 99),
+      maxMs: Math.max(...counts.lagsMs),
+      completedSeconds,
+    };
+  } finally {
+    await engine.stop(10_000);
+    await db.close();
+  }
+}
