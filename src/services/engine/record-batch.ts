@@ -184,7 +184,9 @@ class BatchWrites {
   readonly runEvents: AccountEvent[] = [];
   private readonly inserts: unknown[][] = [];
   // Running executions that end now, by how they end.
-  private readonly finishes = new Map<string, { status: string; reason: string | null; detail: string | null; runIds: string[] }>();
+  // Running executions that end now, by how they end (each run's detail apart: a receiver's
+  // answer differs from run to run, and must not split the statement).
+  private readonly finishes = new Map<string, { status: string; reason: string | null; details: Map<string, string>; runIds: string[] }>();
   private readonly runUpdates = new Map<string, { state: RunState; ids: string[] }>();
   private readonly failedSteps = new Map<string, { step: Step; reason: string }>();
 
@@ -360,11 +362,11 @@ class BatchWrites {
   }
 
   private finish(runId: string, status: string, reason: string | null, detail: Record<string, unknown> | null): void {
-    const detailText = detail ? JSON.stringify(detail) : null;
-    const key = JSON.stringify([status, reason, detailText]);
-    const group = this.finishes.get(key);
-    if (group) group.runIds.push(runId);
-    else this.finishes.set(key, { status, reason: clip(reason), detail: detailText, runIds: [runId] });
+    const key = JSON.stringify([status, reason]);
+    let group = this.finishes.get(key);
+    if (!group) this.finishes.set(key, (group = { status, reason: clip(reason), details: new Map(), runIds: [] }));
+    group.runIds.push(runId);
+    if (detail) group.details.set(runId, JSON.stringify(detail));
   }
 
   private executionDto(
@@ -402,11 +404,12 @@ class BatchWrites {
 
   async write(db: Database, transaction: Transaction): Promise<void> {
     // Finished first: a run that fails its step ends the execution it had running.
-    for (const { status, reason, detail, runIds } of this.finishes.values()) {
+    for (const { status, reason, details, runIds } of this.finishes.values()) {
+      const detail = details.size === 0 ? 'detail' : `CASE run_id ${[...details.keys()].map(() => 'WHEN ? THEN ?').join(' ')} ELSE detail END`;
       await execute(
         db,
-        `UPDATE run_step_executions SET status = ?, reason = ?, detail = COALESCE(?, detail), finished_at = ? WHERE run_id IN (?) AND status = 'running'`,
-        [status, reason, detail, this.now, runIds],
+        `UPDATE run_step_executions SET status = ?, reason = ?, detail = ${detail}, finished_at = ? WHERE run_id IN (?) AND status = 'running'`,
+        [status, reason, ...[...details].flat(), this.now, runIds],
         transaction,
       );
     }
