@@ -13,6 +13,9 @@ import { recordBatch, type RunResult, type StepCount } from './record-batch';
 import { claimDueRuns, loadClaimedRuns, nextDueAt, releaseRuns, type Claim } from './run-queue';
 import { beginWebhookAttempts, INTERRUPTED, sendWebhookAttempts, type WebhookWork } from './webhook-step';
 
+// Requests of one batch of webhook steps under way at once.
+const WEBHOOK_CONCURRENCY = 64;
+
 // What the engine reports, if given (src/metrics/metrics.ts registers them).
 export interface EngineMetrics {
   steps: { inc(labels: { type: string; outcome: string }, value: number): void };
@@ -165,7 +168,7 @@ export class SequenceEngine {
   }
 
   private async pass(): Promise<number> {
-    const maxInFlight = this.options.webhook.maxInFlight ?? 256;
+    const maxInFlight = this.options.webhook.maxInFlight ?? 1_024;
     const now = new Date(this.timers.now());
     const claim = await claimDueRuns(this.db, now, { limit: this.batchSize, leaseMs: this.leaseMs });
     if (claim.runs.length === 0) return 0;
@@ -192,7 +195,11 @@ export class SequenceEngine {
   // Begins the attempts and launches their requests. A run whose last attempt was cut short by
   // a dead worker, and was its last allowed one, fails its step instead (recorded at once).
   private async beginWebhooks(webhooks: WebhookWork[], now: Date): Promise<void> {
-    const { begun, exhausted, counts } = await beginWebhookAttempts(this.db, webhooks, now);
+    // Their requests go 64 at a time, each bounded by the timeout: the lease covers the whole
+    // queue, so that no other worker takes a run whose request is only waiting for its turn.
+    const { timeoutMs, concurrency = WEBHOOK_CONCURRENCY } = this.options.webhook;
+    const leaseUntil = new Date(now.getTime() + this.leaseMs + timeoutMs * Math.ceil(webhooks.length / concurrency));
+    const { begun, exhausted, counts } = await beginWebhookAttempts(this.db, webhooks, now, leaseUntil);
     this.count(counts);
     if (exhausted.length > 0) {
       const versions = await readVersions(this.db, exhausted.map(({ run }) => ({ sequenceId: run.sequenceId, version: run.version })));
@@ -233,7 +240,7 @@ export class SequenceEngine {
         now: () => new Date(this.timers.now()),
         timeoutMs: webhook.timeoutMs,
         allowInsecure: webhook.allowInsecure,
-        concurrency: webhook.concurrency ?? 64,
+        concurrency: webhook.concurrency ?? WEBHOOK_CONCURRENCY,
         signal: this.abort.signal,
         random: webhook.random,
       });

@@ -46,7 +46,7 @@ export interface BegunAttempts {
 }
 
 // Begins the attempts, in one transaction for the batch.
-export async function beginWebhookAttempts(db: Database, work: readonly WebhookWork[], now: Date): Promise<BegunAttempts> {
+export async function beginWebhookAttempts(db: Database, work: readonly WebhookWork[], now: Date, leaseUntil?: Date): Promise<BegunAttempts> {
   if (work.length === 0) return { begun: [], exhausted: [], counts: [] };
   const token = work[0]!.run.token;
   return withTransaction(db, async (transaction) => {
@@ -126,8 +126,8 @@ export async function beginWebhookAttempts(db: Database, work: readonly WebhookW
       const [attempt, startedAt] = JSON.parse(key) as [number, string];
       await execute(
         db,
-        "UPDATE sequence_runs SET status = 'running', attempt = ?, step_started_at = ?, updated_at = ? WHERE id IN (?)",
-        [attempt, new Date(startedAt), now, runIds],
+        "UPDATE sequence_runs SET status = 'running', attempt = ?, step_started_at = ?, updated_at = ?, due_at = COALESCE(?, due_at) WHERE id IN (?)",
+        [attempt, new Date(startedAt), now, leaseUntil ?? null, runIds],
         transaction,
       );
     }
