@@ -129,7 +129,7 @@ export async function upsertContacts(
   );
   await syncContactMirrors(db, written, transaction);
   // A change that meets a sequence's exit rule cancels its run with it (docs/sequences.md).
-  events.push(...(await cancelRunsOnExit(db, changedStates, transaction)));
+  events.push(...(await cancelRunsOnExit(db, accountId, changedStates, transaction)));
   return { results, inserted, updated: items.length - inserted, events };
 }
 

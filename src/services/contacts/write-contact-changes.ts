@@ -52,6 +52,6 @@ export async function writeContactChanges(
   await syncContactMirrors(db, written, transaction);
   const events = changed.flatMap(({ row, before, after }) => contactChangeEvents(before, toContactDto(row.id, after, row.created_at, now)));
   const exits: ChangedContact[] = changed.map(({ row, before, after }) => ({ id: row.id, before, after }));
-  events.push(...(await cancelRunsOnExit(db, exits, transaction, exceptRunIds)));
+  events.push(...(await cancelRunsOnExit(db, accountId, exits, transaction, exceptRunIds)));
   return events;
 }

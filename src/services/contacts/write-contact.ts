@@ -99,7 +99,7 @@ export function modifyContact(
     );
     const contact = toContactDto(row.id, next, row.created_at, now);
     // A change that meets a sequence's exit rule cancels its run with it (docs/sequences.md).
-    const exits = await cancelRunsOnExit(db, [{ id: row.id, before: current, after: next }], transaction);
+    const exits = await cancelRunsOnExit(db, input.accountId, [{ id: row.id, before: current, after: next }], transaction);
     await recordEvents(db, input.accountId, [...contactChangeEvents(current, contact), ...exits], transaction);
     return contact;
   });
