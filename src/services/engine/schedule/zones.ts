@@ -6,8 +6,12 @@ import { IANAZone } from 'luxon';
 // Only IANA names count: fixed offsets such as "UTC+1" do not follow a place's daylight saving.
 export const CONTACT_TIME_ZONE_FIELD = 'timeZone';
 
+// A name, never an offset: Node 24's ICU accepts "+01:00" as a zone too, which would make the
+// same definition valid on one Node and refused on another. An IANA name starts with a letter.
+const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/;
+
 export function isValidTimeZone(name: unknown): name is string {
-  return typeof name === 'string' && name !== '' && IANAZone.isValidZone(name);
+  return typeof name === 'string' && ZONE_NAME.test(name) && IANAZone.isValidZone(name);
 }
 
 export interface ZoneRule {
