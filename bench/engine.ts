@@ -52,7 +52,7 @@ async function main() {
   out();
   out(`Machine:  ${machineLine()}`);
   out(`Database: ${database.describe}`);
-  out('Engine:   SequenceEngine as start-engine.ts builds it (real timers, batchSize 500, lease 60 s, 256 webhook runs in flight, 64 requests at a time), one process: this one');
+  out('Engine:   SequenceEngine as start-engine.ts builds it (real timers, batchSize 500, lease 60 s, 1,024 webhook runs begun, 64 requests at a time per batch), one process: this one');
 
   let tagRate = numberFrom('BENCH_LAG_RATE', 0) * 2;
   if (PHASES.includes('throughput')) {
@@ -215,7 +215,7 @@ function reportScale(sizes: SizeResult[]) {
     ),
   );
   out();
-  out('"disk page reads": InnoDB pages read from disk during the engine\'s 500 (the server\'s global counter). "engine": SequenceEngine.runOnce() until nothing is due (its passes claim at most 256: the in-flight bound); "one batch": the engine\'s functions for one claim of 500 (claimDueRuns, loadClaimedRuns, readVersions, planRun, recordBatch), each timed.');
+  out('"disk page reads": InnoDB pages read from disk during the engine\'s 500 (the server\'s global counter). "engine": SequenceEngine.runOnce() until nothing is due (passes of up to 500); "one batch": the engine\'s functions for one claim of 500 (claimDueRuns, loadClaimedRuns, readVersions, planRun, recordBatch), each timed.');
   for (const size of sizes) {
     out();
     out(`EXPLAIN ${'`'}SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED${'`'} with ${size.waiting} waiting and 500 due:`);
