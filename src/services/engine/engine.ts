@@ -202,15 +202,14 @@ export class SequenceEngine {
     const { begun, exhausted, counts } = await beginWebhookAttempts(this.db, webhooks, now, leaseUntil);
     this.count(counts);
     if (exhausted.length > 0) {
-      const versions = await readVersions(this.db, exhausted.map(({ run }) => ({ sequenceId: run.sequenceId, version: run.version })));
       this.count(
         await recordBatch(
           this.db,
-          exhausted.map(({ run, step }) => ({
+          exhausted.map(({ run, step, steps }) => ({
             run,
             kind: 'webhook' as const,
             step,
-            steps: versions.get(versionKey(run.sequenceId, run.version)) ?? [],
+            steps,
             attempt: { succeeded: false, reason: INTERRUPTED, detail: {}, retryAt: null, startedAt: now },
           })),
           now,
@@ -248,16 +247,9 @@ export class SequenceEngine {
       // Stopping cut these short: not the receiver's doing. Handed back, to be sent again.
       const cut = sent.filter((item) => this.abort.signal.aborted && item.attempt.reason?.startsWith('aborted'));
       await releaseRuns(this.db, cut.map((item) => item.run.id), begun[0]!.run.token, now);
-      const kept = sent.filter((item) => !cut.includes(item));
-      // The steps of each run's version: where a succeeded webhook step goes next.
-      const versions = await readVersions(this.db, kept.map((item) => ({ sequenceId: item.run.sequenceId, version: item.run.version })));
-      const results: RunResult[] = kept.map((item) => ({
-        run: item.run,
-        kind: 'webhook',
-        step: item.step,
-        steps: versions.get(versionKey(item.run.sequenceId, item.run.version)) ?? [],
-        attempt: item.attempt,
-      }));
+      const results: RunResult[] = sent
+        .filter((item) => !cut.includes(item))
+        .map(({ run, step, steps, attempt }) => ({ run, kind: 'webhook', step, steps, attempt }));
       this.count(await recordBatch(this.db, results, now));
     })()
       .catch((error: unknown) => {

@@ -23,7 +23,7 @@ export function planRun(run: ClaimedRun, steps: readonly Step[] | undefined, now
   if (run.sendingWindow && actsOutward(step) && !run.stepStartedAt && !isInsideWindow(now, run.sendingWindow, zone)) {
     return { run, kind: 'defer', until: nextOpening(now, run.sendingWindow, zone) };
   }
-  if (step.type === 'webhook') return { run, step: step as StepOf<'webhook'> };
+  if (step.type === 'webhook') return { run, step: step as StepOf<'webhook'>, steps };
   return { run, kind: 'step', step, steps, outcome: runLocalStep({ step, steps, contact, begun: run.stepStartedAt !== null, now, zone }) };
 }
 

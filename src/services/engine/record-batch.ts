@@ -1,10 +1,10 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute, forShare, forUpdate, insertRows, select } from '../../db/sql/statements';
+import { execute, forShare, insertRows, select } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { ValidationError } from '../../errors/app-errors';
 import type { NewEventOf } from '../../schemas/event';
-import type { ExecutionDto, RunDto } from '../../schemas/sequence';
+import type { ExecutionDto } from '../../schemas/sequence';
 import type { Step } from '../../schemas/sequence-definition';
 import type { RunStatus } from '../../schemas/statuses';
 import { stateFromRow } from '../contacts/contact-row';
@@ -15,7 +15,7 @@ import { recordEvents } from '../events/record-events';
 import { runStatusChangedEvent } from '../events/run-events';
 import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import { newRowId } from '../ids';
-import type { ClaimedRun } from './run-queue';
+import { byAccount, claimedEventRun, claimedRunDto, lockClaimedRuns, type ClaimedRun } from './run-queue';
 import type { StepOutcome } from './steps/step-outcome';
 
 // Records what a batch of claimed runs did, in one transaction whatever the batch's size: the
@@ -75,7 +75,7 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     const changing = results.filter((result) => result.kind === 'step' && result.outcome.kind === 'change');
     const contactRows = await lockChangedContacts(db, changing.map((result) => result.run), transaction);
     const active = await sequencesActiveAgain(db, results, transaction);
-    const owned = await lockOwnedRuns(db, results.map((result) => result.run.id), token, transaction);
+    const owned = await lockClaimedRuns(db, results.map((result) => result.run.id), token, transaction);
     // A run to set aside whose sequence was set active again since the claim: the re-activation
     // found it claimed and left it (park-runs.ts), so it is due now instead.
     const mine = results
@@ -96,7 +96,8 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
 
 async function lockChangedContacts(db: Database, runs: readonly ClaimedRun[], transaction: Transaction) {
   const rows = new Map<string, ReturnType<typeof stateFromRow> & { row: ContactChange['row'] }>();
-  for (const [accountId, ids] of byAccount(runs.map((run) => ({ accountId: run.accountId, id: run.contactId })))) {
+  for (const [accountId, accountRuns] of byAccount(runs)) {
+    const ids = accountRuns.map((run) => run.contactId);
     for (const row of await lockContactRows(db, accountId, ids, transaction)) rows.set(row.id, { ...stateFromRow(row), row });
   }
   return rows;
@@ -109,16 +110,6 @@ async function sequencesActiveAgain(db: Database, results: readonly RunResult[],
   const parked = [...new Set(results.filter((result) => result.kind === 'park').map((result) => result.run.sequenceId))];
   if (parked.length === 0) return new Set();
   const rows = await select<{ id: string }>(db, `SELECT id FROM sequences WHERE id IN (?) AND status = 'active'${forShare(db)}`, [parked], transaction);
-  return new Set(rows.map((row) => row.id));
-}
-
-async function lockOwnedRuns(db: Database, ids: readonly string[], token: string, transaction: Transaction): Promise<Set<string>> {
-  const rows = await select<{ id: string }>(
-    db,
-    `SELECT id FROM sequence_runs WHERE id IN (?) AND claim_token = ?${forUpdate(db)}`,
-    [[...new Set(ids)], token],
-    transaction,
-  );
   return new Set(rows.map((row) => row.id));
 }
 
@@ -162,7 +153,7 @@ async function applyContactChanges(
   }
   const exceptRunIds = new Set(results.map((result) => result.run.id));
   const events: AccountEvent[] = [];
-  for (const [accountId, list] of byAccountOf([...changes.values()])) {
+  for (const [accountId, list] of byAccount([...changes.values()])) {
     for (const event of await writeContactChanges(db, accountId, list, transaction, exceptRunIds)) events.push({ accountId, event });
   }
   return events;
@@ -253,7 +244,7 @@ class BatchWrites {
       this.move(run, state);
       this.runEvents.push({
         accountId: run.accountId,
-        event: { type: 'run.step_failed', data: { run: this.eventRun(run, state), step: { id: step.id, type: step.type }, execution: failedExecution, retryAt: attempt.retryAt.toISOString() } },
+        event: { type: 'run.step_failed', data: { run: claimedEventRun(run, state), step: { id: step.id, type: step.type }, execution: failedExecution, retryAt: attempt.retryAt.toISOString() } },
       });
       return;
     }
@@ -279,7 +270,7 @@ class BatchWrites {
     if (run.status === 'pending') this.statusEvent(run, { ...state, status: 'running', completedAt: null }, 'pending');
     this.runEvents.push({
       accountId: run.accountId,
-      event: { type: 'run.step_completed', data: { run: this.eventRun(run, state), step: { id: step.id, type: step.type }, execution: dto } },
+      event: { type: 'run.step_completed', data: { run: claimedEventRun(run, state), step: { id: step.id, type: step.type }, execution: dto } },
     });
     this.move(run, state, state.status === 'completed' ? 'completed' : undefined, 'running');
   }
@@ -308,7 +299,7 @@ class BatchWrites {
     if (failedExecution && step) {
       this.runEvents.push({
         accountId: run.accountId,
-        event: { type: 'run.step_failed', data: { run: this.eventRun(run, state), step: { id: step.id, type: step.type }, execution: failedExecution, retryAt: null } },
+        event: { type: 'run.step_failed', data: { run: claimedEventRun(run, state), step: { id: step.id, type: step.type }, execution: failedExecution, retryAt: null } },
       });
     }
     this.move(run, state, status);
@@ -337,7 +328,7 @@ class BatchWrites {
   }
 
   private statusEvent(run: ClaimedRun, state: RunState, from: RunStatus): void {
-    this.runEvents.push({ accountId: run.accountId, event: runStatusChangedEvent(this.runDto(run, state), run.sequenceId, run.contactId, from) });
+    this.runEvents.push({ accountId: run.accountId, event: runStatusChangedEvent(claimedRunDto(run, state), run.sequenceId, run.contactId, from) });
   }
 
   private execution(
@@ -385,23 +376,6 @@ class BatchWrites {
     };
   }
 
-  private runDto(run: ClaimedRun, state: RunState): RunDto {
-    return {
-      id: run.id,
-      status: state.status,
-      startedAt: run.startedAt.toISOString(),
-      completedAt: state.completedAt ? state.completedAt.toISOString() : null,
-      createdAt: run.createdAt.toISOString(),
-      version: run.version,
-      currentStepId: state.currentStepId,
-      reason: state.reason,
-    };
-  }
-
-  private eventRun(run: ClaimedRun, state: RunState) {
-    return { ...this.runDto(run, state), sequenceId: run.sequenceId, contactId: run.contactId };
-  }
-
   async write(db: Database, transaction: Transaction): Promise<void> {
     // Finished first: a run that fails its step ends the execution it had running.
     for (const { status, reason, details, runIds } of this.finishes.values()) {
@@ -439,24 +413,8 @@ export function clip(text: string | null): string | null {
   return text === null || text.length <= 500 ? text : `${text.slice(0, 499)}…`;
 }
 
-function byAccount(items: ReadonlyArray<{ accountId: string; id: string }>): Map<string, string[]> {
-  const grouped = new Map<string, string[]>();
-  for (const { accountId, id } of [...items].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))) {
-    grouped.set(accountId, [...(grouped.get(accountId) ?? []), id]);
-  }
-  return grouped;
-}
-
-function byAccountOf<T extends { accountId: string }>(items: readonly T[]): Map<string, T[]> {
-  const grouped = new Map<string, T[]>();
-  for (const item of [...items].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))) {
-    grouped.set(item.accountId, [...(grouped.get(item.accountId) ?? []), item]);
-  }
-  return grouped;
-}
-
 // Each account's events, contact changes first; accounts in one order, so that two workers
 // take the accounts' event counters in the same order.
 function groupEvents(contactEvents: AccountEvent[], runEvents: AccountEvent[]): Map<string, NewEventOf[]> {
-  return new Map([...byAccountOf([...contactEvents, ...runEvents])].map(([accountId, items]) => [accountId, items.map(({ event }) => event)]));
+  return new Map([...byAccount([...contactEvents, ...runEvents])].map(([accountId, items]) => [accountId, items.map(({ event }) => event)]));
 }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database';
 import { parseJson, toDate } from '../../db/sql/rows';
-import { execute, select, skipLocked } from '../../db/sql/statements';
+import type { Transaction } from 'sequelize';
+import { execute, forUpdate, select, skipLocked } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import type { ExitRule, SendingWindow } from '../../schemas/sequence-definition';
+import type { RunDto } from '../../schemas/sequence';
 import type { RunStatus, SequenceStatus } from '../../schemas/statuses';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contact-row';
 
@@ -138,4 +140,50 @@ export async function loadClaimedRuns(db: Database, claim: Claim): Promise<Claim
 export async function releaseRuns(db: Database, runIds: readonly string[], token: string, now: Date): Promise<void> {
   if (runIds.length === 0) return;
   await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = NULL WHERE id IN (?) AND claim_token = ?', [now, runIds, token]);
+}
+
+// Of the claimed runs, those this claim still holds, locked for the rest of the transaction:
+// every write of a claimed run goes through here first.
+export async function lockClaimedRuns(db: Database, runIds: readonly string[], token: string, transaction: Transaction): Promise<Set<string>> {
+  const rows = await select<{ id: string }>(
+    db,
+    `SELECT id FROM sequence_runs WHERE id IN (?) AND claim_token = ?${forUpdate(db)}`,
+    [[...new Set(runIds)], token],
+    transaction,
+  );
+  return new Set(rows.map((row) => row.id));
+}
+
+// A claimed run as the API and the events show it, in the state given.
+export function claimedRunDto(
+  run: ClaimedRun,
+  state: { status: RunStatus; currentStepId: string | null; completedAt: Date | null; reason: string | null },
+): RunDto {
+  return {
+    id: run.id,
+    status: state.status,
+    startedAt: run.startedAt.toISOString(),
+    completedAt: state.completedAt ? state.completedAt.toISOString() : null,
+    createdAt: run.createdAt.toISOString(),
+    version: run.version,
+    currentStepId: state.currentStepId,
+    reason: state.reason,
+  };
+}
+
+// The same, with its sequence and contact: the `run` of an event or a webhook step's body.
+export function claimedEventRun(run: ClaimedRun, state: Parameters<typeof claimedRunDto>[1]) {
+  return { ...claimedRunDto(run, state), sequenceId: run.sequenceId, contactId: run.contactId };
+}
+
+// Items grouped by their account, accounts in one order: two workers then take the accounts'
+// locks (contacts, event counters) in the same order.
+export function byAccount<T extends { accountId: string }>(items: readonly T[]): Map<string, T[]> {
+  const grouped = new Map<string, T[]>();
+  for (const item of [...items].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))) {
+    const group = grouped.get(item.accountId);
+    if (group) group.push(item);
+    else grouped.set(item.accountId, [item]);
+  }
+  return grouped;
 }

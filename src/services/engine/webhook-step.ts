@@ -1,20 +1,19 @@
 import type { Database } from '../../db/database';
-import { execute, forUpdate, insertRows, select } from '../../db/sql/statements';
+import { execute, insertRows, select } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import type { NewEventOf } from '../../schemas/event';
-import type { StepOf } from '../../schemas/sequence-definition';
+import type { Step, StepOf } from '../../schemas/sequence-definition';
 import { contactFromRow } from '../contacts/contact-row';
 import { recordEvents } from '../events/record-events';
 import { runStatusChangedEvent } from '../events/run-events';
 import { newRowId } from '../ids';
 import { toIso } from '../../db/sql/rows';
-import type { RunStatus } from '../../schemas/statuses';
 import { currentSecrets } from '../webhooks/endpoint-secrets';
 import { retryDelayMs } from '../webhooks/retry-schedule';
 import { sendRequest } from '../webhooks/send-request';
 import { signatureHeader } from '../webhooks/sign';
 import type { StepCount, WebhookAttempt } from './record-batch';
-import type { ClaimedRun } from './run-queue';
+import { byAccount, claimedEventRun, claimedRunDto, lockClaimedRuns, type ClaimedRun } from './run-queue';
 
 // The webhook step: the one step whose effect is outside the service, so it cannot commit with
 // the run's move. It is carried out in three parts:
@@ -33,6 +32,8 @@ export const MAX_WEBHOOK_ATTEMPTS = 6;
 export interface WebhookWork {
   run: ClaimedRun;
   step: StepOf<'webhook'>;
+  // Its version's steps: where the run goes once the step succeeds.
+  steps: readonly Step[];
 }
 
 export const INTERRUPTED = 'interrupted: the worker stopped before it recorded the answer';
@@ -50,16 +51,7 @@ export async function beginWebhookAttempts(db: Database, work: readonly WebhookW
   if (work.length === 0) return { begun: [], exhausted: [], counts: [] };
   const token = work[0]!.run.token;
   return withTransaction(db, async (transaction) => {
-    const owned = new Set(
-      (
-        await select<{ id: string }>(
-          db,
-          `SELECT id FROM sequence_runs WHERE id IN (?) AND claim_token = ?${forUpdate(db)}`,
-          [work.map(({ run }) => run.id), token],
-          transaction,
-        )
-      ).map((row) => row.id),
-    );
+    const owned = await lockClaimedRuns(db, work.map(({ run }) => run.id), token, transaction);
     const mine = work.filter(({ run }) => owned.has(run.id));
     if (mine.length === 0) return { begun: [], exhausted: [], counts: [] };
     const cut = new Map(
@@ -76,8 +68,8 @@ export async function beginWebhookAttempts(db: Database, work: readonly WebhookW
     const starting = mine.filter((item) => !exhausted.includes(item));
     if (starting.length === 0) return { begun: [], exhausted, counts: [] };
     const ids = starting.map(({ run }) => run.id);
-    const events = new Map<string, NewEventOf[]>();
-    const addEvent = (accountId: string, event: NewEventOf) => events.set(accountId, [...(events.get(accountId) ?? []), event]);
+    const events: Array<{ accountId: string; event: NewEventOf }> = [];
+    const addEvent = (accountId: string, event: NewEventOf) => events.push({ accountId, event });
     const counts: StepCount[] = [];
     // Attempts cut short by a dead worker: failed attempts like any other, retried now.
     for (const { run, step } of starting) {
@@ -87,7 +79,7 @@ export async function beginWebhookAttempts(db: Database, work: readonly WebhookW
       addEvent(run.accountId, {
         type: 'run.step_failed',
         data: {
-          run: eventRun(run, run.status),
+          run: claimedEventRun(run, unchanged(run)),
           step: { id: step.id, type: step.type },
           execution: {
             stepId: step.id,
@@ -120,7 +112,9 @@ export async function beginWebhookAttempts(db: Database, work: readonly WebhookW
     const groups = new Map<string, string[]>();
     for (const { run } of starting) {
       const key = JSON.stringify([run.attempt + 1, (run.stepStartedAt ?? now).toISOString()]);
-      groups.set(key, [...(groups.get(key) ?? []), run.id]);
+      const group = groups.get(key);
+      if (group) group.push(run.id);
+      else groups.set(key, [run.id]);
     }
     for (const [key, runIds] of groups) {
       const [attempt, startedAt] = JSON.parse(key) as [number, string];
@@ -132,32 +126,22 @@ export async function beginWebhookAttempts(db: Database, work: readonly WebhookW
       );
     }
     for (const { run } of starting) {
-      if (run.status === 'pending') addEvent(run.accountId, runStatusChangedEvent(eventRunDto(run, 'running'), run.sequenceId, run.contactId, 'pending'));
+      if (run.status === 'pending') {
+        addEvent(run.accountId, runStatusChangedEvent(claimedRunDto(run, { ...unchanged(run), status: 'running' }), run.sequenceId, run.contactId, 'pending'));
+      }
     }
-    for (const accountId of [...events.keys()].sort()) await recordEvents(db, accountId, events.get(accountId)!, transaction);
-    const begun = starting.map(({ run, step }) => ({
-      step,
-      run: { ...run, status: 'running' as const, attempt: run.attempt + 1, stepStartedAt: run.stepStartedAt ?? now },
+    for (const [accountId, list] of byAccount(events)) await recordEvents(db, accountId, list.map(({ event }) => event), transaction);
+    const begun = starting.map((item) => ({
+      ...item,
+      run: { ...item.run, status: 'running' as const, attempt: item.run.attempt + 1, stepStartedAt: item.run.stepStartedAt ?? now },
     }));
     return { begun, exhausted, counts };
   });
 }
 
-function eventRunDto(run: ClaimedRun, status: RunStatus) {
-  return {
-    id: run.id,
-    status,
-    startedAt: run.startedAt.toISOString(),
-    completedAt: null,
-    createdAt: run.createdAt.toISOString(),
-    version: run.version,
-    currentStepId: run.currentStepId,
-    reason: null,
-  };
-}
-
-function eventRun(run: ClaimedRun, status: RunStatus) {
-  return { ...eventRunDto(run, status), sequenceId: run.sequenceId, contactId: run.contactId };
+// A run under way, as it is: nothing of it has ended.
+function unchanged(run: ClaimedRun) {
+  return { status: run.status, currentStepId: run.currentStepId, completedAt: null, reason: null };
 }
 
 interface EndpointRow {
@@ -220,7 +204,7 @@ async function attempt(
   if (!endpoint || endpoint.account_id !== run.accountId) return failed(`webhook endpoint ${step.endpointId} no longer exists`, {}, true);
   if (!Number(endpoint.enabled)) return failed(`webhook endpoint ${step.endpointId} is disabled`, {});
   const id = webhookStepId(run, step);
-  const runDto = eventRun(run, run.status);
+  const runDto = claimedEventRun(run, unchanged(run));
   const body = JSON.stringify({
     id,
     type: 'run.step',

@@ -69,7 +69,9 @@ export async function cancelRunsOnExit(
     const rule = matchingExitRule(parseJson<ExitRule[]>(row.exit_when), byId.get(row.contact_id)!);
     if (!rule) continue;
     const reason = exitReason(rule);
-    byReason.set(reason, [...(byReason.get(reason) ?? []), row.id]);
+    const same = byReason.get(reason);
+    if (same) same.push(row.id);
+    else byReason.set(reason, [row.id]);
     const run = {
       id: row.id,
       status: 'cancelled' as const,

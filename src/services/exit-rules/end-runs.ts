@@ -11,17 +11,28 @@ export async function endRuns(
   transaction: Transaction,
 ): Promise<void> {
   if (runIds.length === 0) return;
-  await execute(
-    db,
-    `UPDATE run_step_executions SET status = 'skipped', reason = ?, finished_at = ? WHERE run_id IN (?) AND status = 'running'`,
-    [`run ${end.status}${end.reason ? `: ${end.reason}` : ''}`, end.at, runIds],
-    transaction,
-  );
+  await skipRunningExecutions(db, runIds, `run ${end.status}${end.reason ? `: ${end.reason}` : ''}`, end.at, transaction);
   await execute(
     db,
     `UPDATE sequence_runs SET status = ?, reason = ?, completed_at = ?, updated_at = ?, due_at = NULL, paused_due_at = NULL,
        claim_token = NULL WHERE id IN (?) AND status IN ('pending', 'running', 'paused')`,
     [end.status, end.reason, end.at, end.at, runIds],
+    transaction,
+  );
+}
+
+// An execution a run had under way (a wait that was waiting) ends with the run: skipped, why.
+export async function skipRunningExecutions(
+  db: Database,
+  runIds: readonly string[],
+  reason: string,
+  at: Date,
+  transaction: Transaction,
+): Promise<void> {
+  await execute(
+    db,
+    `UPDATE run_step_executions SET status = 'skipped', reason = ?, finished_at = ? WHERE run_id IN (?) AND status = 'running'`,
+    [reason, at, runIds],
     transaction,
   );
 }

@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../../errors/app-errors';
 import type { RunStatus } from '../../schemas/statuses';
 import type { RunDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
+import { skipRunningExecutions } from '../exit-rules/end-runs';
 import { notifyDueWork } from '../engine/due-work';
 import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';
@@ -107,12 +108,7 @@ async function changeRunStatus(
     );
     if (!isActive(to)) {
       // An execution left running (a wait) ends with the run.
-      await execute(
-        db,
-        "UPDATE run_step_executions SET status = 'skipped', reason = ?, finished_at = ? WHERE run_id = ? AND status = 'running'",
-        [`run ${to}`, now, run.id],
-        transaction,
-      );
+      await skipRunningExecutions(db, [run.id], `run ${to}`, now, transaction);
     }
     const moved = runFromRow({ ...run, status: to, completed_at: completedAt });
     await recordEvents(db, input.accountId, [runStatusChangedEvent(moved, owner.sequence_id, run.contact_id, from)], transaction);
