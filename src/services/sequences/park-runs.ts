@@ -16,3 +16,16 @@ export async function unparkRuns(db: Database, sequenceId: string, transaction: 
     transaction,
   );
 }
+
+// A new sending window applies at once: runs held for the old one's opening (a step not begun,
+// due later, not claimed) are due now, and held again only if the new window is closed.
+export async function releaseHeldRuns(db: Database, sequenceId: string, transaction: Transaction): Promise<number> {
+  const now = new Date();
+  return execute(
+    db,
+    `UPDATE sequence_runs SET due_at = ? WHERE sequence_id = ? AND status IN ('pending', 'running')
+       AND current_step_id IS NOT NULL AND step_started_at IS NULL AND claim_token IS NULL AND due_at > ?`,
+    [now, sequenceId, now],
+    transaction,
+  );
+}

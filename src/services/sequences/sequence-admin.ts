@@ -12,7 +12,7 @@ import { checkSendingWindow, checkSteps, checkWebhookEndpoints } from './definit
 import { getSequence } from './list-sequences';
 import { moveRunsToVersion } from './move-runs';
 import { readSteps, writeVersion } from './sequence-versions';
-import { unparkRuns } from './park-runs';
+import { releaseHeldRuns, unparkRuns } from './park-runs';
 
 // Creating and changing sequences: the API (POST and PATCH /sequences), the dashboard and the
 // admin command line, with the same rules (docs/sequences.md). A change of the steps writes a
@@ -111,7 +111,8 @@ export async function updateSequence(
       changes.push(['sending_window', windowText(input.sendingWindow)]);
     }
     let version = currentVersion;
-    let steps = await readSteps(db, id, currentVersion, transaction);
+    // The current steps, needed only to compare new ones with, or to move runs onto.
+    let steps = input.steps || input.moveRuns ? await readSteps(db, id, currentVersion, transaction) : [];
     if (input.steps) {
       const current = steps;
       // Checked again with the ids the current version gave: the same steps sent again without
@@ -140,19 +141,7 @@ export async function updateSequence(
         transaction,
       );
     }
-    // A new window applies at once: runs held for the old one's opening (a step not begun, due
-    // later, not claimed) are due now, and held again only if the new window is closed.
-    let released = 0;
-    if (changes.some(([column]) => column === 'sending_window')) {
-      const now = new Date();
-      released = await execute(
-        db,
-        `UPDATE sequence_runs SET due_at = ? WHERE sequence_id = ? AND status IN ('pending', 'running')
-           AND current_step_id IS NOT NULL AND step_started_at IS NULL AND claim_token IS NULL AND due_at > ?`,
-        [now, id, now],
-        transaction,
-      );
-    }
+    const released = changes.some(([column]) => column === 'sending_window') ? await releaseHeldRuns(db, id, transaction) : 0;
     // Active again: the runs the engine set aside while it was not carry on.
     const unparked = input.status === 'active' && row.status !== 'active' ? await unparkRuns(db, id, transaction) : 0;
     return { accountId, due: unparked + moved + released > 0 };
