@@ -62,16 +62,17 @@ export async function cancelRunsOnExit(
     transaction,
   );
   const now = new Date();
-  const byReason = new Map<string, string[]>();
+  const byReason = new Map<string, Array<{ id: string; currentStepId: string | null }>>();
   const events: NewEventOf[] = [];
   for (const row of rows) {
     if (exceptRunIds.has(row.id)) continue;
     const rule = matchingExitRule(parseJson<ExitRule[]>(row.exit_when), byId.get(row.contact_id)!);
     if (!rule) continue;
     const reason = exitReason(rule);
+    const ended = { id: row.id, currentStepId: row.current_step_id };
     const same = byReason.get(reason);
-    if (same) same.push(row.id);
-    else byReason.set(reason, [row.id]);
+    if (same) same.push(ended);
+    else byReason.set(reason, [ended]);
     const run = {
       id: row.id,
       status: 'cancelled' as const,
@@ -84,6 +85,6 @@ export async function cancelRunsOnExit(
     };
     events.push(runStatusChangedEvent(run, row.sequence_id, row.contact_id, row.status));
   }
-  for (const [reason, ids] of byReason) await endRuns(db, ids, { status: 'cancelled', reason, at: now }, transaction);
+  for (const [reason, runs] of byReason) await endRuns(db, runs, { status: 'cancelled', reason, at: now }, transaction);
   return events;
 }

@@ -3,15 +3,18 @@ import type { Database } from '../../db/database';
 import { execute } from '../../db/sql/statements';
 
 // Ends active runs in one statement: nothing is due for them any more, a claim on them is
-// void, and an execution left running (a wait) is recorded as skipped.
+// void, and an execution left running (a wait) is recorded as skipped. Only a run at a step can
+// have one: runs of a sequence without steps cost no second statement.
 export async function endRuns(
   db: Database,
-  runIds: readonly string[],
+  runs: ReadonlyArray<{ id: string; currentStepId: string | null }>,
   end: { status: 'cancelled' | 'failed' | 'completed'; reason: string | null; at: Date },
   transaction: Transaction,
 ): Promise<void> {
-  if (runIds.length === 0) return;
-  await skipRunningExecutions(db, runIds, `run ${end.status}${end.reason ? `: ${end.reason}` : ''}`, end.at, transaction);
+  if (runs.length === 0) return;
+  const runIds = runs.map((run) => run.id);
+  const atStep = runs.filter((run) => run.currentStepId !== null).map((run) => run.id);
+  if (atStep.length > 0) await skipRunningExecutions(db, atStep, `run ${end.status}${end.reason ? `: ${end.reason}` : ''}`, end.at, transaction);
   await execute(
     db,
     `UPDATE sequence_runs SET status = ?, reason = ?, completed_at = ?, updated_at = ?, due_at = NULL, paused_due_at = NULL,
