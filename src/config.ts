@@ -75,7 +75,8 @@ const envSchema = z.object({
     .optional(),
   EVENT_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
   // Webhooks (docs/webhooks.md): the insecure switch must stay off in production.
-  WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).default('false'),
+  // No default here: it depends on the database (loadConfig).
+  WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).optional(),
   WEBHOOK_DISPATCHER: z.enum(['on', 'off']).default('on'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
   // The sequence engine (docs/sequences.md "How runs move").
@@ -127,8 +128,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration: ${problems.join('; ')}`);
   }
   const values = parsed.data;
+  const databaseUrl = values.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   return {
-    databaseUrl: values.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    databaseUrl,
     port: values.PORT,
     host: values.HOST,
     logLevel: values.LOG_LEVEL,
@@ -148,7 +150,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicOrigin: values.PUBLIC_BASE_URL ? new URL(values.PUBLIC_BASE_URL).origin : undefined,
     trustProxy: values.TRUST_PROXY ?? false,
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
-    webhookAllowInsecure: values.WEBHOOK_ALLOW_INSECURE === 'true',
+    // The embedded database is for trying the service on one's own machine, whose webhook
+    // receiver is on that machine too (http://127.0.0.1:...), as in the README's walk-through.
+    // A server database is a deployment: https to public addresses only, unless told otherwise.
+    webhookAllowInsecure: (values.WEBHOOK_ALLOW_INSECURE ?? (databaseUrl.startsWith('sqlite:') ? 'true' : 'false')) === 'true',
     webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
     sequenceEngine: values.SEQUENCE_ENGINE === 'on',

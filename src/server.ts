@@ -5,6 +5,7 @@ import { migrateToLatest } from './db/migrator';
 import { countAccounts } from './services/accounts';
 import { setupUrl } from './services/dashboard/users';
 import { seedDemoIfEmpty } from './services/demo-seed';
+import { recordLocalBaseUrl } from './services/service-addresses';
 import type * as RedisClientModule from './http/rate-limit/redis-client';
 import { RedisSlidingLog } from './http/rate-limit/redis-sliding-log';
 import { DrainableServer } from './http/graceful-shutdown';
@@ -85,7 +86,14 @@ async function main() {
 
   const local = localBaseUrl(config.host, port);
   const publicBase = config.publicOrigin ? config.publicBaseUrl : local;
-  process.stdout.write(whereServing(publicBase));
+  // The admin command line's links (user:setup-link) follow this start's port.
+  if (!config.publicOrigin) await recordLocalBaseUrl(db, local);
+  process.stdout.write(whereServing(publicBase, config.host));
+  if (config.webhookAllowInsecure) {
+    process.stdout.write(
+      '  Webhooks may call http:// and this machine\'s or network\'s addresses (WEBHOOK_ALLOW_INSECURE; the embedded database\'s default, for trying it locally)\n',
+    );
+  }
   if (demo) printWelcome(local, demo, publicBase);
   if (needsFirstKey) printFirstSteps();
 

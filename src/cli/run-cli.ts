@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import { openDatabase, prepareDatabase } from '../db/database';
 import { migrateToLatest } from '../db/migrator';
 import { AppError } from '../errors/app-errors';
+import { lastLocalBaseUrl } from '../services/service-addresses';
 import { COMMANDS, type CommandName } from './commands';
 
 export interface CliIo {
@@ -39,7 +40,7 @@ export function parseFlags(args: string[]): Record<string, string> {
 // Returns the exit code: 0 done, 2 bad arguments (nothing written), 1 anything else.
 export async function runCli(
   argv: string[],
-  config: Pick<Config, 'databaseUrl'> & Partial<Pick<Config, 'publicBaseUrl' | 'webhookAllowInsecure'>>,
+  config: Pick<Config, 'databaseUrl'> & Partial<Pick<Config, 'publicBaseUrl' | 'publicOrigin' | 'webhookAllowInsecure'>>,
   io: CliIo,
 ): Promise<number> {
   const [name, ...rest] = argv;
@@ -74,7 +75,11 @@ export async function runCli(
     await prepareDatabase(db);
     await migrateToLatest(db);
     const settings: CliSettings = {
-      publicBaseUrl: config.publicBaseUrl ?? 'http://localhost:3000',
+      // PUBLIC_BASE_URL when set; else where the service's last start said it was, since this
+      // shell's PORT need not be the server's.
+      publicBaseUrl: config.publicOrigin
+        ? config.publicBaseUrl!
+        : ((await lastLocalBaseUrl(db)) ?? config.publicBaseUrl ?? 'http://localhost:3000'),
       webhooks: { allowInsecure: config.webhookAllowInsecure ?? false, now: () => new Date() },
     };
     const result = await (command.run as (db: unknown, flags: unknown, s: unknown) => Promise<unknown>)(db, parsed.data, settings);

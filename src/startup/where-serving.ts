@@ -13,7 +13,18 @@ export function localBaseUrl(host: string, port: number): string {
   return `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
 }
 
-export function whereServing(baseUrl: string): string {
+const EVERY_INTERFACE = new Set(['0.0.0.0', '::']);
+
+// Who else can reach it: on every interface, other machines of the network can, which a start
+// on a laptop should not leave unsaid (its first start prints a working key).
+function listeningOn(host: string): string {
+  if (EVERY_INTERFACE.has(host)) {
+    return `  Listening on every interface (HOST=${host}): other machines that reach this one reach the service; HOST=127.0.0.1 keeps it to this machine`;
+  }
+  return `  Listening on ${host} only (HOST)`;
+}
+
+export function whereServing(baseUrl: string, host: string): string {
   const base = baseUrl.replace(/\/+$/, '');
   return [
     '',
@@ -21,6 +32,7 @@ export function whereServing(baseUrl: string): string {
     `  API:        ${base}/api/v1   (OpenAPI document: ${base}/api/v1/openapi.json)`,
     `  Docs:       ${base}/docs`,
     `  Dashboard:  ${base}/dashboard`,
+    listeningOn(host),
     '',
   ].join('\n');
 }

@@ -29,6 +29,15 @@ describe('configuration', () => {
       expect(loadConfig({})).to.include({ port: 3000, host: '0.0.0.0', logLevel: 'info' });
     });
 
+    it('lets webhooks reach this machine on the embedded database only, unless WEBHOOK_ALLOW_INSECURE says otherwise', () => {
+      expect(loadConfig({}).webhookAllowInsecure).to.equal(true);
+      expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).webhookAllowInsecure).to.equal(true);
+      expect(loadConfig({ WEBHOOK_ALLOW_INSECURE: 'false' }).webhookAllowInsecure).to.equal(false);
+      expect(loadConfig({ DATABASE_URL: 'mysql://svc:svc@db:3306/svc' }).webhookAllowInsecure).to.equal(false);
+      expect(loadConfig({ DATABASE_URL: 'mysql://svc:svc@db:3306/svc', WEBHOOK_ALLOW_INSECURE: 'true' }).webhookAllowInsecure).to.equal(true);
+      expect(loadError({ WEBHOOK_ALLOW_INSECURE: 'yes' }).message).to.include('WEBHOOK_ALLOW_INSECURE');
+    });
+
     it('limits each key to 120 requests a minute and uses no Redis', () => {
       const config = loadConfig({});
       expect(config.rateLimitPerMinute).to.equal(120);

@@ -2,6 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { runCli } from '../../src/cli/run-cli';
+import { loadConfig } from '../../src/config';
+import { rebindModelsToTestDb } from '../support/db';
 import { startServer, type StartedServer } from '../support/server-process';
 
 // Every start of the real server (dist/server.js), not only the first on an empty database,
@@ -98,6 +101,55 @@ describe('the start message', function () {
       expect((await fetch(`${base}/docs`)).status).to.equal(200);
     } finally {
       await stop(oneAddress);
+    }
+  });
+
+  it('says who can reach it: every interface by default, one address when HOST names it', async () => {
+    const url = `sqlite:${path.join(dir, 'service.sqlite')}`;
+    const everywhere = await startServer(url, { HOST: '' });
+    try {
+      const out = await whereServing(everywhere);
+      expect(out).to.include('Listening on every interface (HOST=0.0.0.0)');
+      expect(out).to.include('HOST=127.0.0.1 keeps it to this machine');
+      // The embedded database's trial lets webhooks reach a receiver on this machine, and says so.
+      expect(out).to.include('Webhooks may call http://');
+    } finally {
+      await stop(everywhere);
+    }
+    const loopback = await startServer(url, { HOST: '127.0.0.1', WEBHOOK_ALLOW_INSECURE: 'false' });
+    try {
+      const out = await whereServing(loopback);
+      expect(out).to.include('Listening on 127.0.0.1 only (HOST)');
+      expect(out).not.to.include('Webhooks may call');
+    } finally {
+      await stop(loopback);
+    }
+  });
+
+  it('makes the command line\'s setup links at the port the service started on, whatever PORT its own shell has', async () => {
+    const url = `sqlite:${path.join(dir, 'service.sqlite')}`;
+    const server = await startServer(url);
+    let accountId: string;
+    try {
+      const out = await whenPrinted(server, 'Admin command line');
+      accountId = /account:\s+([0-9a-f-]{36})/.exec(out)![1]!;
+    } finally {
+      await stop(server);
+    }
+    // `npm run -s cli -- ...` in another shell, without the server's PORT (so its own default, 3000).
+    const cli = async (argv: string[]) => {
+      let stdout = '';
+      const code = await runCli(argv, loadConfig({ DATABASE_URL: url }), { stdout: (t) => void (stdout += t), stderr: () => {} });
+      expect(code, argv.join(' ')).to.equal(0);
+      return JSON.parse(stdout);
+    };
+    try {
+      const [user] = await cli(['user:list', '--account', accountId]);
+      const link = await cli(['user:setup-link', '--id', user.id]);
+      expect(link.setupUrl).to.match(new RegExp(`^http://localhost:${server.port}/dashboard/setup\\?token=`));
+      expect(server.port).to.not.equal(3000);
+    } finally {
+      rebindModelsToTestDb();
     }
   });
 });
