@@ -28,8 +28,9 @@ interface ChildRun {
   stderr: string;
 }
 
-function sendFromChild(url: string, timeoutMs: number, requests: number): Promise<ChildRun> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD, url, String(timeoutMs), String(requests)], {
+function sendFromChild(url: string, timeoutMs: number, requests: number, stopAfterMs?: number): Promise<ChildRun> {
+  const args = [CHILD, url, String(timeoutMs), String(requests), ...(stopAfterMs === undefined ? [] : [String(stopAfterMs)])];
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', ...args], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -124,6 +125,20 @@ describe('a webhook request under garbage collection (send-request.ts, in a chil
 
     // A response cut short does not count: no status, as for a receiver that never answered.
     expectCutAtTheBound(run, 8);
+  });
+
+  it('ends a request to a receiver that never answers when the dispatcher stops, long before the bound', async () => {
+    const url = await listening(track(createNetServer((socket) => socket.resume())));
+
+    const run = await sendFromChild(url, 60_000, 8, BOUND_MS);
+
+    expect(run.exitedInTime, `the child still waited ${DEADLINE_MS} ms after it began sending; stderr: ${run.stderr}`).to.equal(true);
+    expect(run.outcomes).to.have.length(8);
+    for (const outcome of run.outcomes) {
+      // What the dispatcher and the engine read as "hand it back", not as a failed attempt.
+      expect(outcome).to.include({ status: null, error: 'aborted: dispatcher stopping' });
+      expect(outcome.durationMs).to.be.at.least(BOUND_MS - 1);
+    }
   });
 
   it('leaves nothing behind once the receiver has answered: the process exits long before the bound', async () => {
