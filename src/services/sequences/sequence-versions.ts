@@ -4,17 +4,18 @@ import { parseJson } from '../../db/sql/rows';
 import { insertRows, select } from '../../db/sql/statements';
 import type { Step } from '../../schemas/sequence-definition';
 import { newRowId } from '../ids';
+import { LruMap } from '../lru-map';
 
 // The steps of each version of a sequence. A version is never changed once written, so what
-// was read once is kept (per database, a bounded number of versions): the engine and the
-// enrollments ask for the same few versions all day.
+// was read once is kept (per database, a bounded number of versions, the least recently used
+// dropped first): the engine and the enrollments ask for the same few versions all day.
 
 const MAX_CACHED = 2_000;
-const cache = new WeakMap<Database, Map<string, Step[]>>();
+const cache = new WeakMap<Database, LruMap<string, Step[]>>();
 
-function cacheOf(db: Database): Map<string, Step[]> {
+function cacheOf(db: Database): LruMap<string, Step[]> {
   let versions = cache.get(db);
-  if (!versions) cache.set(db, (versions = new Map()));
+  if (!versions) cache.set(db, (versions = new LruMap(MAX_CACHED)));
   return versions;
 }
 
@@ -55,7 +56,6 @@ export async function readVersions(
       missing.flatMap((m) => [m.sequenceId, m.version]),
       transaction,
     );
-    if (known.size + rows.length > MAX_CACHED) known.clear();
     for (const row of rows) {
       const steps = parseJson<Step[]>(row.steps);
       known.set(key(row.sequence_id, Number(row.version)), steps);

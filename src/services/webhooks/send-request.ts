@@ -11,9 +11,17 @@ export interface SendOutcome {
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-// One POST, bounded by timeoutMs from start to the end of the response (a receiver that sends
-// headers and then stalls is cut off too). Never follows redirects. The response body is read
-// (so the connection can be reused) up to 64 KiB and dropped.
+// One POST, bounded by timeoutMs from start to the end of the response: the name's lookup, the
+// connection, the headers and the body (a receiver that sends headers and then stalls is cut off
+// too, and its response does not count). Never follows redirects. The response body is read (so
+// the connection can be reused) up to 64 KiB and dropped. `signal` (the dispatcher's or the
+// engine's stop) ends the request early, as 'aborted: ...'.
+//
+// The bound is a plain timer that destroys the request, held by the timer list until cleared:
+// not AbortSignal.timeout in AbortSignal.any, which on Node 20 never fires once the garbage
+// collector has taken the timeout signal (a receiver that never answered held its socket for
+// 16 minutes). test/services/webhooks/send-request-timeout.test.ts forces collections during the
+// wait on every Node the service starts on.
 export function sendRequest(
   url: string,
   headers: Record<string, string>,
@@ -23,29 +31,38 @@ export function sendRequest(
   const started = performance.now();
   const target = new URL(url);
   const client = target.protocol === 'https:' ? https : http;
-  const signal = options.signal
-    ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)])
-    : AbortSignal.timeout(options.timeoutMs);
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    let request: http.ClientRequest | undefined;
     const finish = (status: number | null, error: string | null) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', stopping);
       resolve({ status, error, durationMs: Math.round(performance.now() - started) });
     };
+    // The outcome is decided here, whatever events the destroyed request emits afterwards.
+    const cut = (reason: string) => {
+      finish(null, reason);
+      request?.destroy(new Error(reason));
+    };
+    const stopping = () => cut('aborted: dispatcher stopping');
     if (target.protocol !== 'https:' && !options.allowInsecure) return finish(null, 'refused: not https');
     // An address literal is connected to without a lookup: check it here.
     const literal = target.hostname.replace(/^\[|\]$/g, '');
     if (!options.allowInsecure && isIP(literal) !== 0 && isSpecialAddress(literal)) {
       return finish(null, `refused: ${literal} is a refused address`);
     }
-    const request = client.request(
+    if (options.signal?.aborted) return stopping();
+    timer = setTimeout(() => cut(`timeout after ${options.timeoutMs} ms`), options.timeoutMs);
+    options.signal?.addEventListener('abort', stopping, { once: true });
+    request = client.request(
       target,
       {
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body).toString(), 'user-agent': 'contact-sequence-service-webhooks/1' },
         lookup: guardedLookup(options.allowInsecure),
-        signal,
         // A fresh connection per attempt: a pooled socket would skip the address check.
         agent: false,
       },
@@ -61,8 +78,6 @@ export function sendRequest(
     );
     request.on('error', (error) => {
       if (error instanceof RefusedAddressError) return finish(null, `refused: ${error.message}`);
-      if (signal.aborted && !options.signal?.aborted) return finish(null, `timeout after ${options.timeoutMs} ms`);
-      if (options.signal?.aborted) return finish(null, 'aborted: dispatcher stopping');
       finish(null, errorText(error));
     });
     request.end(body);
