@@ -199,6 +199,48 @@ describe(TITLE, function () {
     expect(await nav.getByRole('link', { name: 'Sequences' }).isVisible()).to.equal(true);
   });
 
+  it('shows every Created date of the Contacts table whole at 1280, and scrolls the table in its box at 390', async () => {
+    const user = await buildUser();
+    // What the README's walk-through leaves, and an address as long as people's get.
+    await buildContact(user.accountId, { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', tags: ['vip', 'newsletter', 'webinar'] });
+    await buildContact(user.accountId, { email: 'grace@example.com', firstName: 'Grace', tags: ['trial'] });
+    await buildContact(user.accountId, { email: 'firstname.lastname-marketing@subsidiary.example.co.uk', firstName: 'Maximilian', lastName: 'Oberhausen-Lindqvist', tags: ['customer', 'newsletter'] });
+    await page.goto(`${base}/dashboard/contacts`);
+    await signInHere(user.email);
+    const table = page.getByRole('group', { name: 'Contacts, newest first' });
+    await table.getByRole('link', { name: 'ada@example.com' }).waitFor();
+
+    // Each date's text against the part of the table's box that shows: nothing cut at its right.
+    const dates = () =>
+      table.evaluate((wrap) => {
+        const box = wrap.getBoundingClientRect();
+        return [...wrap.querySelectorAll('tbody time')].map((time) => {
+          const cell = time.getBoundingClientRect();
+          return { text: time.textContent, right: cell.right, lines: Math.round(cell.height / parseFloat(getComputedStyle(time).lineHeight)) };
+        }).map((date) => ({ ...date, boxRight: box.right, scrolls: wrap.scrollWidth > wrap.clientWidth }));
+      });
+    await shoot(page, 'contacts-dates');
+    const wide = await dates();
+    expect(wide).to.have.length(3);
+    for (const date of wide) {
+      expect(date.right, `${date.text} ends inside the table's box at 1280`).to.be.at.most(date.boxRight);
+      expect(date.lines, `${date.text} on one line`).to.equal(1);
+      expect(date.scrolls, 'the whole table fits at 1280, no scrolling needed').to.equal(false);
+    }
+    await expectAccessible(page, 'contacts dates');
+
+    await page.setViewportSize(PHONE);
+    const narrow = await dates();
+    for (const date of narrow) expect(date.lines, `${date.text} on one line at 390`).to.equal(1);
+    expect(narrow[0]!.scrolls, 'the table scrolls inside its box at 390').to.equal(true);
+    expect(await table.evaluate((wrap) => getComputedStyle(wrap).overflowX)).to.equal('auto');
+    await expectNoSidewaysScroll('contacts dates (phone)');
+    // Scrolled to its end, the box shows the dates whole.
+    await table.evaluate((wrap) => wrap.scrollTo({ left: wrap.scrollWidth }));
+    await shoot(page, 'contacts-dates-phone');
+    for (const date of await dates()) expect(date.right, `${date.text} reachable at 390`).to.be.at.most(date.boxRight + 0.5);
+  });
+
   it('fits the deliveries table in its dialog at 1280 and scrolls it inside the dialog at 390', async () => {
     const user = await buildUser();
     const { webhook } = await createWebhook(testDb(), { accountId: user.accountId, url: 'https://hooks.example.com/crm' }, WEBHOOKS);
