@@ -241,6 +241,49 @@ describe(TITLE, function () {
     for (const date of await dates()) expect(date.right, `${date.text} reachable at 390`).to.be.at.most(date.boxRight + 0.5);
   });
 
+  it('deletes a draft made while trying things, after a confirmation, and keeps archived sequences out of the list until asked', async () => {
+    const account = await buildAccount({ name: 'Acme Ltd' });
+    const user = await buildUser(account.id);
+    const used = await buildSequence(account.id, 'active');
+    await enrollByIds(testDb(), { accountId: account.id, sequenceId: used.id, contactIds: [(await buildContact(account.id)).id] });
+    const archived = await buildSequence(account.id, 'archived');
+    const scratch = await buildSequence(account.id, 'draft');
+    const stored = async () => (await select<{ id: string }>(testDb(), 'SELECT id FROM sequences WHERE account_id = ? ORDER BY id', [account.id])).map((r) => r.id);
+
+    await page.goto(`${base}/dashboard/sequences`);
+    await signInHere(user.email);
+    const list = page.getByRole('group', { name: 'Sequences, newest first' });
+    await list.getByRole('link', { name: scratch.name }).waitFor();
+    expect(await list.getByRole('link').allTextContents()).to.deep.equal([scratch.name, used.name]);
+    await page.getByLabel('Show sequences').selectOption('archived');
+    await list.getByRole('link', { name: archived.name }).waitFor();
+    expect(await list.getByRole('link').allTextContents()).to.deep.equal([archived.name]);
+    await page.getByLabel('Show sequences').selectOption('');
+    await list.getByRole('link', { name: scratch.name }).waitFor();
+    await look('sequences-without-archived');
+
+    // A sequence with runs offers no Delete: it says to archive it.
+    await list.getByRole('link', { name: used.name }).click();
+    const danger = page.getByRole('region', { name: 'Delete' });
+    await danger.getByText('archive it instead').waitFor();
+    expect(await danger.getByRole('button').count()).to.equal(0);
+
+    // The draft: Delete asks first; Cancel keeps it; Delete for good deletes it.
+    await page.goto(`${base}/dashboard/sequences/${scratch.id}`);
+    await danger.getByRole('button', { name: 'Delete sequence' }).click();
+    const confirm = page.getByRole('dialog', { name: `Delete ${scratch.name}?` });
+    await look('sequence-delete-dialog');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    expect(await stored()).to.include(scratch.id);
+    await danger.getByRole('button', { name: 'Delete sequence' }).click();
+    await confirm.getByRole('button', { name: 'Delete for good' }).click();
+    await page.getByRole('heading', { name: 'Sequences', level: 1 }).waitFor();
+    await list.getByRole('link', { name: used.name }).waitFor();
+    expect(await list.getByRole('link').allTextContents()).to.deep.equal([used.name]);
+    expect(await stored()).to.deep.equal([used.id, archived.id].sort());
+  });
+
   it('fits the deliveries table in its dialog at 1280 and scrolls it inside the dialog at 390', async () => {
     const user = await buildUser();
     const { webhook } = await createWebhook(testDb(), { accountId: user.accountId, url: 'https://hooks.example.com/crm' }, WEBHOOKS);
