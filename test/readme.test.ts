@@ -155,6 +155,9 @@ describe('README and docs/ examples, run as pasted', function () {
     const runs = await select<{ status: string }>(testDb(), 'SELECT status FROM sequence_runs WHERE account_id = ? ORDER BY status', [accountId]);
     expect(runs.map((r) => r.status)).to.deep.equal(['cancelled', 'completed']);
     expect(receiver.received.map((r) => JSON.parse(r.body).type)).to.deep.equal(['run.step']);
+    // docs/api.md's draft made while trying things is deleted again.
+    const names = await select<{ name: string }>(testDb(), 'SELECT name FROM sequences WHERE account_id = ?', [accountId]);
+    expect(names.map((row) => row.name)).to.not.include('Trying things');
   });
 
   it('runs the TypeScript examples with tsx, as their first line says', async () => {
