@@ -105,7 +105,9 @@ function StatusPanel({ sequence }: { sequence: Sequence }) {
           Change status
         </button>
       </form>
-      <p className="hint">Only an active sequence accepts enrollments; runs already started go on in any status.</p>
+      <p className="hint">
+        Only an active sequence accepts enrollments; runs already started go on in any status. An archived sequence leaves the Sequences list.
+      </p>
     </section>
   );
 }
