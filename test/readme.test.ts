@@ -163,6 +163,7 @@ describe('README and docs/ examples, run as pasted', function () {
       // the demo sequence, triggered by the tRPC example, under way.
       const stored = await withDatabaseAt(url, async (db) => ({
         contacts: await select<{ email: string }>(db, 'SELECT email FROM contacts ORDER BY email', []),
+        sequences: await select<{ name: string }>(db, 'SELECT name FROM sequences', []),
         runs: await select<{ email: string; status: string }>(
           db,
           'SELECT c.email, r.status FROM sequence_runs r JOIN contacts c ON c.id = r.contact_id ORDER BY c.email',
@@ -173,6 +174,8 @@ describe('README and docs/ examples, run as pasted', function () {
       expect(stored.contacts.map((c) => c.email)).to.deep.equal(['a@example.com', 'ada@example.com', 'b@example.com', 'grace@example.com', 'lin@example.com']);
       expect(stored.runs.map((r) => `${r.email} ${r.status}`)).to.have.members(['ada@example.com cancelled', 'lin@example.com completed', `grace@example.com ${stored.runs.find((r) => r.email === 'grace@example.com')?.status}`]);
       expect(['pending', 'running']).to.include(stored.runs.find((r) => r.email === 'grace@example.com')?.status);
+      // docs/api.md's draft made while trying things is deleted again.
+      expect(stored.sequences.map((row) => row.name)).to.not.include('Trying things');
     } finally {
       for (const file of tsFiles) fs.rmSync(file, { force: true });
       server.child.kill('SIGTERM');

@@ -9,6 +9,7 @@ import { isEmailAddress, text } from '../schemas/text';
 import { createAccount, listAccounts, setMaxActiveRuns } from '../services/accounts';
 import { createApiKey, listApiKeys, setApiKeyActive } from '../services/api-keys';
 import { createUser, disableUser, issueSetupLink, listUsers, setupUrl } from '../services/dashboard/users';
+import { deleteSequence } from '../services/sequences/delete-sequence';
 import { createSequence, listSequences, setSequenceStatus } from '../services/sequences/sequence-admin';
 import type { CliSettings } from './cli-settings';
 import { WEBHOOK_COMMANDS } from './webhook-commands';
@@ -141,9 +142,14 @@ export const COMMANDS = {
     run: (db, f) => setSequenceStatus(db, { id: f.id, status: f.status }),
   }),
   'sequence:list': command({
-    usage: '--account ID',
-    flags: z.object({ account: uuid }),
-    run: (db, f) => listSequences(db, { accountId: f.account }),
+    usage: `--account ID [--status ${SEQUENCE_STATUSES.join('|')}]   (archived ones only with --status archived)`,
+    flags: z.object({ account: uuid, status: z.enum(SEQUENCE_STATUSES).optional() }),
+    run: (db, f) => listSequences(db, { accountId: f.account, status: f.status }),
+  }),
+  'sequence:delete': command({
+    usage: '--id ID   (only a sequence that never had a run; archive the others)',
+    flags: z.object({ id: uuid }),
+    run: async (db, f) => ({ deleted: (await deleteSequence(db, { id: f.id })).id }),
   }),
   'user:create': command({
     usage: '--account ID --email EMAIL',

@@ -66,7 +66,10 @@ export class ConflictError extends AppError {
   readonly status = 409;
   constructor(
     message: string,
-    readonly code: Extract<ErrorCode, 'contact_exists' | 'sequence_not_active' | 'idempotency_in_progress' | 'invalid_run_transition' | 'user_exists'>,
+    readonly code: Extract<
+      ErrorCode,
+      'contact_exists' | 'sequence_not_active' | 'sequence_has_runs' | 'idempotency_in_progress' | 'invalid_run_transition' | 'user_exists'
+    >,
   ) {
     super(message);
   }

@@ -5,6 +5,7 @@ import { AUTHENTICATION_MESSAGES } from '../errors/app-errors';
 import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../errors/error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
+import { SEQUENCE_HAS_RUNS } from '../services/sequences/delete-sequence';
 import { WEBHOOK_DELIVERY } from './webhook-payload';
 
 // The REST surface's OpenAPI document. trpc-to-openapi writes paths, parameters and schemas
@@ -111,6 +112,7 @@ const NOT_JSON = shared('UnsupportedMediaType');
 const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
   'A contact with this email already exists': 'contact_exists',
   'Sequence is not active': 'sequence_not_active',
+  [SEQUENCE_HAS_RUNS]: 'sequence_has_runs',
   'A completed run cannot be paused': 'invalid_run_transition',
   'A pending run cannot be resumed: only a paused one': 'invalid_run_transition',
 };
@@ -404,12 +406,14 @@ const HEADERS: Components['headers'] = {
   },
 };
 
-// The first query parameter of an operation, else the first property of its JSON body.
+// The first query parameter of an operation, else the first property of its JSON body, else
+// its first path parameter (a DELETE that checks its id).
 function firstField(operation: Operation): string {
-  const query = ((operation.parameters ?? []) as Parameter[]).find((p) => p.in === 'query');
+  const parameters = (operation.parameters ?? []) as Parameter[];
+  const query = parameters.find((p) => p.in === 'query');
   if (query) return query.name;
   const body = (operation.requestBody as { content?: Record<string, { schema?: { properties?: object } }> } | undefined)?.content?.['application/json']?.schema;
-  return Object.keys(body?.properties ?? {})[0] ?? 'body';
+  return Object.keys(body?.properties ?? {})[0] ?? parameters.find((p) => p.in === 'path')?.name ?? 'body';
 }
 
 // Swagger UI's "Try it out" sends a parameter's example or default as its value: an example

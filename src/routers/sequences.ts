@@ -5,6 +5,7 @@ import { enrollByIds } from '../services/sequences/enroll-by-ids';
 import { enrollContact } from '../services/sequences/enroll-contact';
 import { enrollmentStatus } from '../services/sequences/enrollment-status';
 import { unenroll } from '../services/sequences/unenroll';
+import { deleteSequence, SEQUENCE_HAS_RUNS } from '../services/sequences/delete-sequence';
 import { getSequence, listSequences } from '../services/sequences/list-sequences';
 import { listSequenceRuns } from '../services/sequences/list-runs';
 import {
@@ -41,7 +42,8 @@ export const sequencesRouter = router({
         summary: 'List sequences',
         description:
           'The account\'s sequences, newest first by `createdAt` (ties by `id`), with their number of active runs. ' +
-          'Filter by `status`; walk the pages with `nextCursor`.',
+          'Archived sequences are left out unless asked for with `status=archived`. Filter by `status`; walk the pages ' +
+          'with `nextCursor`.',
         protect: true,
       },
     })
@@ -109,6 +111,31 @@ export const sequencesRouter = router({
     )
     .output(z.object({ sequence: sequenceSchema }))
     .mutation(async ({ ctx, input }) => ({ sequence: await updateSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  delete: accountProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/sequences/{id}',
+        tags: TAGS,
+        summary: 'Delete a sequence that never had a run',
+        description:
+          'For drafts made while trying things: a sequence with no run (in any status) is deleted for good, with its ' +
+          'versions. One that has runs stays, with a 409 `sequence_has_runs`: archive it instead (`PATCH` with ' +
+          '`{"status": "archived"}`), which leaves it out of the list. An id that is not a UUID is a 400.',
+        protect: true,
+        errorResponses: { 400: 'id is not a UUID', 404: 'Sequence not found', 409: SEQUENCE_HAS_RUNS },
+        successDescription: 'Deleted; no body',
+      },
+      successStatus: 204,
+    })
+    // Checked, unlike the other routes' ids (where a malformed id is simply not found): a
+    // DELETE that names nothing deletable says so. guid: any UUID-shaped id, as ids are stored.
+    .input(z.object({ id: z.guid('must be a UUID').describe('The sequence id (UUID).') }))
+    .output(z.void())
+    .mutation(async ({ ctx, input }) => {
+      await deleteSequence(ctx.db, { id: input.id, accountId: ctx.accountId });
+    }),
 
   run: accountProcedure
     .meta({

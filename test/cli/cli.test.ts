@@ -11,6 +11,8 @@ import { select } from '../../src/db/sql/statements';
 import { countAccounts } from '../../src/services/accounts';
 import { listApiKeys } from '../../src/services/api-keys';
 import { withTransaction } from '../../src/db/sql/transaction';
+import { SEQUENCE_HAS_RUNS } from '../../src/services/sequences/delete-sequence';
+import { enrollContact } from '../../src/services/sequences/enroll-contact';
 import { api, silentLogger } from '../support/app';
 import { cliOk, cliRefused, runCliOn, withDatabaseAt, type CliResult } from '../support/cli';
 import { rebindModelsToTestDb, TEST_DATABASE_URL, testDb } from '../support/db';
@@ -303,6 +305,36 @@ describe('admin command line', () => {
         [first.id, 'draft'],
         [second.id, 'paused'],
       ]);
+    });
+  });
+
+  describe('sequences: archiving and deleting', () => {
+    it('sequence:list leaves archived sequences out unless --status archived asks for them', async () => {
+      const account = await ok('account:create', '--name', 'Acme');
+      const kept = await ok('sequence:create', '--account', account.id, '--name', 'Kept', '--status', 'active');
+      const old = await ok('sequence:create', '--account', account.id, '--name', 'Old');
+      await ok('sequence:set-status', '--id', old.id, '--status', 'archived');
+
+      expect((await ok('sequence:list', '--account', account.id)).map((s: { id: string }) => s.id)).to.deep.equal([kept.id]);
+      const archived = await ok('sequence:list', '--account', account.id, '--status', 'archived');
+      expect(archived.map((s: { id: string; status: string }) => [s.id, s.status])).to.deep.equal([[old.id, 'archived']]);
+      expect(await refused('sequence:list', '--account', account.id, '--status', 'gone')).to.include('--status');
+    });
+
+    it('sequence:delete deletes a sequence that never had a run, and refuses one with runs, saying to archive it', async () => {
+      const account = await ok('account:create', '--name', 'Acme');
+      const draft = await ok('sequence:create', '--account', account.id, '--name', 'Scratch');
+      expect(await ok('sequence:delete', '--id', draft.id)).to.deep.equal({ deleted: draft.id });
+      expect(await ok('sequence:list', '--account', account.id)).to.deep.equal([]);
+
+      const used = await ok('sequence:create', '--account', account.id, '--name', 'Used', '--status', 'active');
+      await withFileDb((db) => enrollContact(db, { accountId: account.id, sequenceId: used.id, contact: { email: 'ada@example.com' } }));
+      const before = await counts();
+      expect(await refused('sequence:delete', '--id', used.id)).to.equal(`error: ${SEQUENCE_HAS_RUNS}\n`);
+      expect(await refused('sequence:delete', '--id', draft.id)).to.equal('error: Sequence not found\n');
+      expect(await refused('sequence:delete', '--id', 'scratch')).to.include('--id');
+      expect(await counts()).to.deep.equal(before);
+      expect((await ok('sequence:list', '--account', account.id)).map((s: { id: string }) => s.id)).to.deep.equal([used.id]);
     });
   });
 

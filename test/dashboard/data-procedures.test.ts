@@ -292,6 +292,39 @@ describe('dashboard contacts and sequences procedures', () => {
     });
   });
 
+  describe('sequences.delete and archived sequences', () => {
+    it('deletes a sequence that never had a run, refuses one with runs (409), and leaves archived ones out of the list unless asked', async () => {
+      const draft = await buildSequence(accountId, 'draft');
+      const used = await buildSequence(accountId, 'active');
+      await enrollContact(testDb(), { accountId, sequenceId: used.id, contact: { email: 'ada@example.com' } });
+      const archived = await buildSequence(accountId, 'archived');
+
+      const listed = await get(app, 'dashboard.sequences.list', {}, cookie);
+      expect(listed.body.result.data.sequences.map((s: { id: string }) => s.id)).to.deep.equal([used.id, draft.id]);
+      const shown = await get(app, 'dashboard.sequences.list', { status: 'archived' }, cookie);
+      expect(shown.body.result.data.sequences.map((s: { id: string }) => s.id)).to.deep.equal([archived.id]);
+
+      const deleted = await mutate(app, 'dashboard.sequences.delete', { id: draft.id }, cookie);
+      expect(deleted.status, deleted.text).to.equal(200);
+      expect(deleted.body.result.data).to.deep.equal({ deleted: true });
+      const refused = await mutate(app, 'dashboard.sequences.delete', { id: used.id }, cookie);
+      expect(refused.status).to.equal(409);
+      expect(refused.body.error.data.appCode).to.equal('sequence_has_runs');
+      expect(refused.body.error.message).to.match(/archive it instead/);
+      const foreign = await buildSequence(other.accountId, 'draft');
+      for (const id of [foreign.id, UNKNOWN_ID]) {
+        const res = await mutate(app, 'dashboard.sequences.delete', { id }, cookie);
+        expect(res.status, id).to.equal(404);
+      }
+      const badId = await mutate(app, 'dashboard.sequences.delete', { id: 'nope' }, cookie);
+      expect(badId.status).to.equal(400);
+      expect(badId.body.error.data.details).to.deep.equal([{ path: 'id', message: 'must be a UUID' }]);
+
+      const stored = await select<{ id: string }>(testDb(), 'SELECT id FROM sequences WHERE account_id IN (?, ?) ORDER BY id', [accountId, other.accountId]);
+      expect(stored.map((row) => row.id).sort()).to.deep.equal([used.id, archived.id, foreign.id].sort());
+    });
+  });
+
   it('refuses every one of these procedures to an API key, with or without a session, and to no session', async () => {
     const contact = await buildContact(other.accountId, { email: 'keyed@example.com' });
     const sequence = await buildSequence(other.accountId, 'active');
@@ -313,6 +346,7 @@ describe('dashboard contacts and sequences procedures', () => {
       ['dashboard.contacts.delete', { id: contact.id }],
       ['dashboard.sequences.create', { name: 'Keyed' }],
       ['dashboard.sequences.setStatus', { id: sequence.id, status: 'archived' }],
+      ['dashboard.sequences.delete', { id: sequence.id }],
     ];
     for (const [path, input] of queries) {
       const keyed = await get(app, path, input).set('x-api-key', other.key);
@@ -330,5 +364,6 @@ describe('dashboard contacts and sequences procedures', () => {
     const [row] = await select<{ first_name: string | null; tags: unknown }>(testDb(), 'SELECT first_name, tags FROM contacts WHERE id = ?', [contact.id]);
     expect(row.first_name).to.equal(null);
     expect(await count("SELECT COUNT(*) AS n FROM sequences WHERE status = 'archived' OR name = 'Keyed'")).to.equal(0);
+    expect(await count('SELECT COUNT(*) AS n FROM sequences WHERE id = ?', [sequence.id]), 'not deleted').to.equal(1);
   });
 });

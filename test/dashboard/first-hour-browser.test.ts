@@ -199,6 +199,91 @@ describe(TITLE, function () {
     expect(await nav.getByRole('link', { name: 'Sequences' }).isVisible()).to.equal(true);
   });
 
+  it('shows every Created date of the Contacts table whole at 1280, and scrolls the table in its box at 390', async () => {
+    const user = await buildUser();
+    // What the README's walk-through leaves, and an address as long as people's get.
+    await buildContact(user.accountId, { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', tags: ['vip', 'newsletter', 'webinar'] });
+    await buildContact(user.accountId, { email: 'grace@example.com', firstName: 'Grace', tags: ['trial'] });
+    await buildContact(user.accountId, { email: 'firstname.lastname-marketing@subsidiary.example.co.uk', firstName: 'Maximilian', lastName: 'Oberhausen-Lindqvist', tags: ['customer', 'newsletter'] });
+    await page.goto(`${base}/dashboard/contacts`);
+    await signInHere(user.email);
+    const table = page.getByRole('group', { name: 'Contacts, newest first' });
+    await table.getByRole('link', { name: 'ada@example.com' }).waitFor();
+
+    // Each date's text against the part of the table's box that shows: nothing cut at its right.
+    const dates = () =>
+      table.evaluate((wrap) => {
+        const box = wrap.getBoundingClientRect();
+        return [...wrap.querySelectorAll('tbody time')].map((time) => {
+          const cell = time.getBoundingClientRect();
+          return { text: time.textContent, right: cell.right, lines: Math.round(cell.height / parseFloat(getComputedStyle(time).lineHeight)) };
+        }).map((date) => ({ ...date, boxRight: box.right, scrolls: wrap.scrollWidth > wrap.clientWidth }));
+      });
+    await shoot(page, 'contacts-dates');
+    const wide = await dates();
+    expect(wide).to.have.length(3);
+    for (const date of wide) {
+      expect(date.right, `${date.text} ends inside the table's box at 1280`).to.be.at.most(date.boxRight);
+      expect(date.lines, `${date.text} on one line`).to.equal(1);
+      expect(date.scrolls, 'the whole table fits at 1280, no scrolling needed').to.equal(false);
+    }
+    await expectAccessible(page, 'contacts dates');
+
+    await page.setViewportSize(PHONE);
+    const narrow = await dates();
+    for (const date of narrow) expect(date.lines, `${date.text} on one line at 390`).to.equal(1);
+    expect(narrow[0]!.scrolls, 'the table scrolls inside its box at 390').to.equal(true);
+    expect(await table.evaluate((wrap) => getComputedStyle(wrap).overflowX)).to.equal('auto');
+    await expectNoSidewaysScroll('contacts dates (phone)');
+    // Scrolled to its end, the box shows the dates whole.
+    await table.evaluate((wrap) => wrap.scrollTo({ left: wrap.scrollWidth }));
+    await shoot(page, 'contacts-dates-phone');
+    for (const date of await dates()) expect(date.right, `${date.text} reachable at 390`).to.be.at.most(date.boxRight + 0.5);
+  });
+
+  it('deletes a draft made while trying things, after a confirmation, and keeps archived sequences out of the list until asked', async () => {
+    const account = await buildAccount({ name: 'Acme Ltd' });
+    const user = await buildUser(account.id);
+    const used = await buildSequence(account.id, 'active');
+    await enrollByIds(testDb(), { accountId: account.id, sequenceId: used.id, contactIds: [(await buildContact(account.id)).id] });
+    const archived = await buildSequence(account.id, 'archived');
+    const scratch = await buildSequence(account.id, 'draft');
+    const stored = async () => (await select<{ id: string }>(testDb(), 'SELECT id FROM sequences WHERE account_id = ? ORDER BY id', [account.id])).map((r) => r.id);
+
+    await page.goto(`${base}/dashboard/sequences`);
+    await signInHere(user.email);
+    const list = page.getByRole('group', { name: 'Sequences, newest first' });
+    await list.getByRole('link', { name: scratch.name }).waitFor();
+    expect(await list.getByRole('link').allTextContents()).to.deep.equal([scratch.name, used.name]);
+    await page.getByLabel('Show sequences').selectOption('archived');
+    await list.getByRole('link', { name: archived.name }).waitFor();
+    expect(await list.getByRole('link').allTextContents()).to.deep.equal([archived.name]);
+    await page.getByLabel('Show sequences').selectOption('');
+    await list.getByRole('link', { name: scratch.name }).waitFor();
+    await look('sequences-without-archived');
+
+    // A sequence with runs offers no Delete: it says to archive it.
+    await list.getByRole('link', { name: used.name }).click();
+    const danger = page.getByRole('region', { name: 'Delete' });
+    await danger.getByText('archive it instead').waitFor();
+    expect(await danger.getByRole('button').count()).to.equal(0);
+
+    // The draft: Delete asks first; Cancel keeps it; Delete for good deletes it.
+    await page.goto(`${base}/dashboard/sequences/${scratch.id}`);
+    await danger.getByRole('button', { name: 'Delete sequence' }).click();
+    const confirm = page.getByRole('dialog', { name: `Delete ${scratch.name}?` });
+    await look('sequence-delete-dialog');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    expect(await stored()).to.include(scratch.id);
+    await danger.getByRole('button', { name: 'Delete sequence' }).click();
+    await confirm.getByRole('button', { name: 'Delete for good' }).click();
+    await page.getByRole('heading', { name: 'Sequences', level: 1 }).waitFor();
+    await list.getByRole('link', { name: used.name }).waitFor();
+    expect(await list.getByRole('link').allTextContents()).to.deep.equal([used.name]);
+    expect(await stored()).to.deep.equal([used.id, archived.id].sort());
+  });
+
   it('fits the deliveries table in its dialog at 1280 and scrolls it inside the dialog at 390', async () => {
     const user = await buildUser();
     const { webhook } = await createWebhook(testDb(), { accountId: user.accountId, url: 'https://hooks.example.com/crm' }, WEBHOOKS);

@@ -102,6 +102,7 @@ describe('list query plans (SQLite)', () => {
     const statements = [
       ...(await listStatements(() => listSequences(testDb(), { accountId, limit: 5 }))),
       ...(await listStatements(() => listSequences(testDb(), { accountId, limit: 5, status: 'active' }))),
+      ...(await listStatements(() => listSequences(testDb(), { accountId, limit: 5, status: 'archived' }))),
       ...(await listStatements(() => listSequenceRuns(testDb(), { accountId, sequenceId: sequence.id, limit: 5 }))),
       ...(await listStatements(() => listSequenceRuns(testDb(), { accountId, sequenceId: sequence.id, limit: 5, status: 'running' }))),
       ...(await listStatements(() => listSequenceRuns(testDb(), { accountId, sequenceId: sequence.id, limit: 5, active: true }))),
@@ -109,12 +110,47 @@ describe('list query plans (SQLite)', () => {
     ];
     const plans = await Promise.all(statements.map(plan));
     expect(plans.map((steps) => steps.join(' | '))).to.deep.equal([
-      'SEARCH s USING INDEX sequences_account_created (account_id=?)',
+      'SEARCH s USING INDEX sequences_account_listed_created (account_id=?)',
+      'SEARCH s USING INDEX sequences_account_status_created (account_id=? AND status=?)',
       'SEARCH s USING INDEX sequences_account_status_created (account_id=? AND status=?)',
       'SEARCH r USING INDEX sequence_runs_sequence_created (sequence_id=?)',
       'SEARCH r USING INDEX sequence_runs_sequence_status_created (sequence_id=? AND status=?)',
       'SEARCH r USING INDEX sequence_runs_sequence_active_created (sequence_id=?)',
       'SEARCH r USING INDEX sequence_runs_contact_created (contact_id=?)',
     ]);
+  });
+});
+
+// The sequences list's default (archived left out) is the one list whose index MariaDB reads
+// through a generated column; with the index named, its plan does not depend on statistics.
+describe('the sequences list\'s plan (MySQL)', () => {
+  before(function () {
+    if (testDb().dialect !== 'mysql') this.skip();
+  });
+
+  it('reads sequences_account_listed_created from the cursor on, without a sort, leaving archived ones out', async () => {
+    const { accountId } = await buildTenant();
+    for (const status of ['draft', 'archived', 'active', 'archived', 'paused'] as const) await buildSequence(accountId, status);
+    const { sequelize } = testDb();
+    const original = sequelize.query;
+    const sent: Array<{ sql: string; values: unknown[] }> = [];
+    sequelize.query = function (this: typeof sequelize, ...args: Parameters<typeof original>) {
+      const direct = (args[1] as { directStatement?: { values: unknown[] } } | undefined)?.directStatement;
+      if (typeof args[0] === 'string' && /FROM sequences s FORCE INDEX/.test(args[0]) && direct) sent.push({ sql: args[0], values: [...direct.values] });
+      return original.apply(this, args);
+    } as typeof original;
+    let page;
+    try {
+      const first = await listSequences(testDb(), { accountId, limit: 2 });
+      page = await listSequences(testDb(), { accountId, limit: 2, cursor: first.nextCursor! });
+    } finally {
+      sequelize.query = original;
+    }
+    expect(page.items.map((s) => s.status)).to.deep.equal(['draft']);
+    expect(sent).to.have.length(2);
+    const [plan] = await select<{ key: string; type: string; Extra: string | null }>(testDb(), `EXPLAIN ${sent[1]!.sql}`, sent[1]!.values);
+    expect(plan!.key).to.equal('sequences_account_listed_created');
+    expect(plan!.type).to.be.oneOf(['range', 'ref']);
+    expect(plan!.Extra ?? '').to.not.match(/filesort/);
   });
 });

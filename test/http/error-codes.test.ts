@@ -5,6 +5,7 @@ import { ConnectionRefusedError } from 'sequelize';
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import { silentLogger, testApp } from '../support/app';
+import { SEQUENCE_HAS_RUNS } from '../../src/services/sequences/delete-sequence';
 import { testDb, withFailingStatements } from '../support/db';
 import { buildAccount, buildApiKey, buildContact, buildSequence, buildTenant } from '../support/factories';
 
@@ -39,6 +40,7 @@ const rest = (key?: string, app: Express = testApp()) => {
     get: (path: string) => withKey(request(app).get(`/api/v1${path}`)),
     post: (path: string) => withKey(request(app).post(`/api/v1${path}`)),
     patch: (path: string) => withKey(request(app).patch(`/api/v1${path}`)),
+    delete: (path: string) => withKey(request(app).delete(`/api/v1${path}`)),
   };
 };
 const rpc = (key?: string, app: Express = testApp()) => {
@@ -142,6 +144,14 @@ describe('Error codes on both transports', () => {
     const body = { contact: { email: 'a@example.com' } };
     expectRest(await rest(key).post(`/sequences/${paused.id}/trigger`).send(body), 409, 'sequence_not_active', 'Sequence is not active');
     expectTrpc(await rpc(key).mutation('sequences.trigger').send({ id: paused.id, ...body }), 409, 'sequence_not_active', 'Sequence is not active');
+  });
+
+  it('409 sequence_has_runs', async () => {
+    const { key, accountId } = await buildTenant();
+    const sequence = await buildSequence(accountId, 'active');
+    await rest(key).post(`/sequences/${sequence.id}/trigger`).send({ contact: { email: 'a@example.com' } }).expect(202);
+    expectRest(await rest(key).delete(`/sequences/${sequence.id}`), 409, 'sequence_has_runs', SEQUENCE_HAS_RUNS);
+    expectTrpc(await rpc(key).mutation('sequences.delete').send({ id: sequence.id }), 409, 'sequence_has_runs', SEQUENCE_HAS_RUNS);
   });
 
   it('422 idempotency_key_reused, and 400 for a key over 255 characters, on tRPC too (REST: idempotency.test.ts)', async () => {

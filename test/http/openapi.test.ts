@@ -54,6 +54,7 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'GET /sequences/{id}': ['200'],
   'POST /sequences': ['201'],
   'PATCH /sequences/{id}': ['200'],
+  'DELETE /sequences/{id}': ['204'],
   'GET /sequences/{id}/runs/{runId}': ['200'],
   'POST /sequences/{id}/runs/{runId}/pause': ['200'],
   'POST /sequences/{id}/runs/{runId}/resume': ['200'],
@@ -322,6 +323,23 @@ const CASES: Record<string, Case[]> = {
     { status: 200, when: 'the sequence exists', send: (f) => rest(f.key).patch(`/sequences/${f.paused.id}`).send({ name: 'Renamed' }) },
     { status: 400, when: 'a wait is out of range', send: (f) => rest(f.key).patch(`/sequences/${f.paused.id}`).send({ steps: [{ type: 'wait', duration: 'PT0S' }] }) },
     { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).patch(`/sequences/${unknownId()}`).send({ name: 'Renamed' }) },
+  ],
+  'DELETE /sequences/{id}': [
+    {
+      status: 204,
+      when: 'the sequence never had a run',
+      send: async (f) => rest(f.key).delete(`/sequences/${(await rest(f.key).post('/sequences').send({ name: 'Scratch' })).body.sequence.id}`),
+    },
+    { status: 400, when: 'the id is not a UUID', send: (f) => rest(f.key).delete('/sequences/not-a-uuid') },
+    { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).delete(`/sequences/${unknownId()}`) },
+    {
+      status: 409,
+      when: 'the sequence has runs',
+      send: async (f) => {
+        await enrolled(f);
+        return rest(f.key).delete(`/sequences/${f.active.id}`);
+      },
+    },
   ],
   'GET /sequences/{id}/runs/{runId}': [
     {

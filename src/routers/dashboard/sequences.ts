@@ -3,6 +3,7 @@ import { SEQUENCE_STATUSES } from '../../schemas/statuses';
 import { runFilters, runListInputSchema, sequenceListInputSchema } from '../../schemas/list-queries';
 import { contactIdsSchema } from '../../schemas/sequence';
 import { text } from '../../schemas/text';
+import { deleteSequence } from '../../services/sequences/delete-sequence';
 import { enrollByIds } from '../../services/sequences/enroll-by-ids';
 import { getSequence, listSequences } from '../../services/sequences/list-sequences';
 import { listSequenceRuns } from '../../services/sequences/list-runs';
@@ -11,8 +12,8 @@ import { createSequence, setSequenceStatus } from '../../services/sequences/sequ
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
 
-// The Sequences pages: the list API's services, and the CLI's sequence:create and
-// sequence:set-status (the same rules), always within the signed-in account.
+// The Sequences pages: the list API's services, and the CLI's sequence:create,
+// sequence:set-status and sequence:delete (the same rules), always within the signed-in account.
 
 const sequenceParam = z.object({ id: z.string() });
 const name = text().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
@@ -46,6 +47,12 @@ export const dashboardSequencesRouter = router({
   create: sessionProcedure
     .input(z.object({ name, status: status.default('draft') }))
     .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+
+  // "Delete" on the page of a sequence that never had a run; one with runs is a 409.
+  delete: sessionProcedure.input(z.object({ id: z.guid('must be a UUID') })).mutation(async ({ ctx, input }) => {
+    await deleteSequence(ctx.db, { id: input.id, accountId: ctx.accountId });
+    return { deleted: true };
+  }),
 
   setStatus: sessionProcedure
     .input(z.object({ id: z.uuid('must be a UUID'), status }))

@@ -11,9 +11,12 @@ import { afterPosition, orderBy, readThrough, startPosition, toPage, type Page, 
 import { activeRun } from './runs';
 import { readVersions, versionKey } from './sequence-versions';
 
-// GET /sequences and GET /sequences/{id}: newest first by (created_at, id), through
-// (account_id[, status], created_at, id). activeRuns is counted for the page's sequences in one
-// statement, through the one-active-run index's (sequence_id, active) entries.
+// GET /sequences and GET /sequences/{id}: newest first by (created_at, id). Without a status
+// the list leaves archived sequences out (docs/decisions.md "Deleting and archiving
+// sequences"), through an index of the others; with one, through (account_id, status,
+// created_at, id) (db/migrations/20261209000000-create-sequences-listed-index.js). activeRuns
+// is counted for the page's sequences in one statement, through the one-active-run index's
+// (sequence_id, active) entries.
 
 interface SequenceRow {
   id: string;
@@ -35,13 +38,14 @@ export async function listSequences(
 ): Promise<Page<SequenceDto>> {
   const scope: CursorScope = { list: 'sequences', accountId: input.accountId, filters: { status: input.status } };
   const after = afterPosition('created_at', 'id', 'DESC', startPosition(scope, input));
-  const status = input.status ? { sql: ' AND status = ?', values: [input.status] } : { sql: '', values: [] };
-  const index = input.status ? 'sequences_account_status_created' : 'sequences_account_created';
+  const filter = input.status
+    ? { sql: ' AND status = ?', values: [input.status], index: 'sequences_account_status_created' }
+    : { sql: ` AND ${notArchived(db)}`, values: [], index: 'sequences_account_listed_created' };
   const rows = await select<SequenceRow>(
     db,
-    `${COLUMNS} FROM ${readThrough(db, 'sequences', 's', index)}` +
-      ` WHERE account_id = ?${status.sql}${after.sql}${orderBy('created_at', 'id', 'DESC')} LIMIT ?`,
-    [input.accountId, ...status.values, ...after.values, input.limit + 1],
+    `${COLUMNS} FROM ${readThrough(db, 'sequences', 's', filter.index)}` +
+      ` WHERE account_id = ?${filter.sql}${after.sql}${orderBy('created_at', 'id', 'DESC')} LIMIT ?`,
+    [input.accountId, ...filter.values, ...after.values, input.limit + 1],
   );
   const page = toPage(scope, input, rows, { position: (row) => ({ at: row.created_at, id: row.id }), item: (row) => row });
   const counts = await activeRunCounts(db, page.items.map((row) => row.id));
@@ -55,6 +59,12 @@ export async function getSequence(db: Database, input: { accountId: string; id: 
   if (!row) throw new NotFoundError('Sequence');
   const counts = await activeRunCounts(db, [row.id]);
   return toSequenceDto(row, counts.get(row.id) ?? 0, await stepsOf(db, [row]));
+}
+
+// "Not archived", in the form each database's index serves: the generated listed_flag on
+// MySQL, the partial index's own predicate on SQLite.
+function notArchived(db: Database): string {
+  return db.dialect === 'sqlite' ? "status <> 'archived'" : 'listed_flag = 1';
 }
 
 async function activeRunCounts(db: Database, sequenceIds: readonly string[]): Promise<Map<string, number>> {

@@ -157,8 +157,15 @@ export function setSequenceStatus(
   return updateSequence(db, input);
 }
 
-export async function listSequences(db: Database, input: { accountId: string }): Promise<SequenceSummary[]> {
-  const rows = await select<SequenceRow>(db, `SELECT ${COLUMNS} FROM sequences WHERE account_id = ? ORDER BY created_at, id`, [input.accountId]);
+// The command line's sequence:list: every sequence of the account, oldest first; as the API's
+// list, archived ones only when asked for by status.
+export async function listSequences(db: Database, input: { accountId: string; status?: SequenceStatus }): Promise<SequenceSummary[]> {
+  const [filter, values] = input.status ? ['status = ?', [input.status]] : ["status <> 'archived'", []];
+  const rows = await select<SequenceRow>(
+    db,
+    `SELECT ${COLUMNS} FROM sequences WHERE account_id = ? AND ${filter} ORDER BY created_at, id`,
+    [input.accountId, ...values],
+  );
   return rows.map((row) => ({
     id: row.id,
     accountId: row.account_id,

@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { Fragment, useState, type FormEvent } from 'react';
 import { Field } from '../../components/field';
 import { None } from '../../components/none';
 import { Pager } from '../../components/pager';
@@ -14,7 +14,18 @@ import { EnrollDialog, type Enrollee } from '../sequences/enroll-dialog';
 import { CreateContactDialog } from './create-contact-dialog';
 
 const PAGE_SIZE = 25;
-const COLUMNS = [{ label: 'Select', hidden: true, className: 'pick' }, 'Email', 'Name', 'Tags', 'Email subscription', 'WhatsApp subscription', 'Created'];
+// At 1280 px the table must fit its box with the Created date whole (issue 26): long
+// addresses and names wrap (an address before its @ first), and so do the two long headings,
+// while dates and badges stay on one line. On a phone the table scrolls inside its box.
+const COLUMNS = [
+  { label: 'Select', hidden: true, className: 'pick' },
+  'Email',
+  'Name',
+  'Tags',
+  { label: 'Email subscription', className: 'wrap-heading' },
+  { label: 'WhatsApp subscription', className: 'wrap-heading' },
+  'Created',
+];
 const SUBSCRIPTION_FILTER = [
   ['', 'Any'],
   ['subscribed', 'Subscribed'],
@@ -153,10 +164,12 @@ export function ContactsPage() {
                       onChange={(e) => pick([{ id: contact.id, email: contact.email }], e.target.checked)}
                     />
                   </td>
-                  <th scope="row">
-                    <Link to={`/contacts/${contact.id}`}>{contact.email}</Link>
+                  <th scope="row" className="email-cell">
+                    <Link to={`/contacts/${contact.id}`}>
+                      <BreakableEmail email={contact.email} />
+                    </Link>
                   </th>
-                  <td>{name || <None />}</td>
+                  <td className="wrap">{name || <None />}</td>
                   <td className="wrap">
                     {contact.tags.length === 0 && <None />}
                     {contact.tags.map((tag) => (
@@ -191,6 +204,21 @@ export function ContactsPage() {
       </QueryState>
       <CreateContactDialog open={creating} onClose={() => setCreating(false)} />
       <EnrollDialog open={enrolling} contacts={[...picked.values()]} onClose={() => setEnrolling(false)} />
+    </>
+  );
+}
+
+// An address in a narrow cell breaks before its @ and after its dots, rather than anywhere.
+function BreakableEmail({ email }: { email: string }) {
+  const parts = email.split(/(?=@)|(?<=\.)/);
+  return (
+    <>
+      {parts.map((part, index) => (
+        <Fragment key={index}>
+          {index > 0 && <wbr />}
+          {part}
+        </Fragment>
+      ))}
     </>
   );
 }

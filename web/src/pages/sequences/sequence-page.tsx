@@ -11,6 +11,7 @@ import { useCursorPages } from '../../components/use-cursor-pages';
 import { When } from '../../components/when';
 import { Link } from '../../router';
 import { fieldErrors, trpc } from '../../trpc';
+import { DeletePanel } from './delete-panel';
 import { RunCells } from './run-cells';
 import { RunStatus } from './run-status';
 import { SEQUENCE_STATUSES, type SequenceStatus } from './sequences-list';
@@ -47,6 +48,7 @@ export function SequencePage({ id }: { id: string }) {
           </div>
           <StepsPanel sequence={sequence} />
           <RunsPanel sequence={sequence} />
+          <DeletePanel sequence={sequence} />
         </>
       )}
     </ItemPage>
@@ -103,7 +105,9 @@ function StatusPanel({ sequence }: { sequence: Sequence }) {
           Change status
         </button>
       </form>
-      <p className="hint">Only an active sequence accepts enrollments; runs already started go on in any status.</p>
+      <p className="hint">
+        Only an active sequence accepts enrollments; runs already started go on in any status. An archived sequence leaves the Sequences list.
+      </p>
     </section>
   );
 }

@@ -34,7 +34,7 @@ export function SequencesPage() {
       <div className="toolbar">
         <SelectField
           label="Show sequences"
-          options={[['', 'In any status'], ...SEQUENCE_STATUSES]}
+          options={[['', 'All but archived'], ...SEQUENCE_STATUSES]}
           value={status}
           onChange={(e) => setStatus(e.target.value as SequenceStatus | '')}
         />
@@ -46,7 +46,11 @@ export function SequencesPage() {
         query={sequences}
         loading="Loading sequences…"
         isEmpty={(data) => data.sequences.length === 0}
-        empty={status ? 'No sequences in this status.' : 'No sequences yet. Create one to enroll contacts in it.'}
+        empty={
+          status
+            ? 'No sequences in this status.'
+            : 'No sequences yet, but for any archived ones (choose Archived above to see those). Create one to enroll contacts in it.'
+        }
       >
         {(data) => (
           <>
