@@ -23,7 +23,8 @@ export function checkSteps(steps: readonly StepInput[]): Step[] {
     if (seen.has(step.id)) problems.push(issue(index, 'id', `Step id "${step.id}" is used by step ${seen.get(step.id)! + 1} too`));
     else seen.set(step.id, index);
   });
-  const stored = steps.map((step) => ({ ...step, id: step.id ?? generatedId(seen) }) as Step);
+  // The id first, as every answer shows a step.
+  const stored = steps.map(({ id, ...rest }) => ({ id: id ?? generatedId(seen), ...rest }) as Step);
 
   stored.forEach((step, index) => {
     // A step is named as the caller knows it: by its id if it gave one, else by its place.

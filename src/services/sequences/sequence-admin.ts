@@ -11,6 +11,7 @@ import { newRowId, normalizeId } from '../ids';
 import { checkSendingWindow, checkSteps, checkWebhookEndpoints } from './definition-rules';
 import { getSequence } from './list-sequences';
 import { moveRunsToVersion } from './move-runs';
+import { keepIds, sameSteps, canonicalText } from './same-steps';
 import { readSteps, writeVersion } from './sequence-versions';
 import { releaseHeldRuns, unparkRuns } from './park-runs';
 
@@ -106,8 +107,9 @@ export async function updateSequence(
     const changes: Array<[string, unknown]> = [];
     if (input.name !== undefined && input.name !== row.name) changes.push(['name', input.name]);
     if (input.status !== undefined && input.status !== row.status) changes.push(['status', input.status]);
-    if (input.exitWhen !== undefined && rulesText(input.exitWhen) !== row.exit_when) changes.push(['exit_when', rulesText(input.exitWhen)]);
-    if (input.sendingWindow !== undefined && windowText(input.sendingWindow) !== row.sending_window) {
+    // Compared as JSON values: the same rules or window spelled in another key order change nothing.
+    if (input.exitWhen !== undefined && !sameText(rulesText(input.exitWhen), row.exit_when)) changes.push(['exit_when', rulesText(input.exitWhen)]);
+    if (input.sendingWindow !== undefined && !sameText(windowText(input.sendingWindow), row.sending_window)) {
       changes.push(['sending_window', windowText(input.sendingWindow)]);
     }
     let version = currentVersion;
@@ -119,7 +121,7 @@ export async function updateSequence(
       // their ids are the same steps, not a new version.
       steps = checkSteps(keepIds(input.steps, current));
       await checkWebhookEndpoints(db, accountId, steps, transaction);
-      if (JSON.stringify(current) !== JSON.stringify(steps) && !(currentVersion === null && steps.length === 0)) {
+      if (!sameSteps(current, steps) && !(currentVersion === null && steps.length === 0)) {
         version = (currentVersion ?? 0) + 1;
         await writeVersion(db, { accountId, sequenceId: id, version, steps }, transaction);
         changes.push(['version', version]);
@@ -169,22 +171,14 @@ export async function listSequences(db: Database, input: { accountId: string }):
   }));
 }
 
-// A step sent without an id, at the place of a current step that is the same but for its id,
-// keeps that step's id (unless the request gives the id to another step).
-function keepIds(steps: readonly StepInput[], current: readonly Step[]): StepInput[] {
-  const given = new Set(steps.flatMap((step) => (step.id === undefined ? [] : [step.id])));
-  return steps.map((step, index) => {
-    const old = current[index];
-    if (step.id !== undefined || !old || given.has(old.id)) return step;
-    const { id: _id, ...rest } = old;
-    return JSON.stringify(rest) === JSON.stringify(step) ? { ...step, id: old.id } : step;
-  });
-}
-
 function rulesText(rules: readonly ExitRule[] | undefined): string | null {
   return rules && rules.length > 0 ? JSON.stringify(rules) : null;
 }
 
 function windowText(window: SendingWindow | null | undefined): string | null {
   return window ? JSON.stringify(window) : null;
+}
+
+function sameText(a: string | null, b: string | null): boolean {
+  return a === b || (a !== null && b !== null && canonicalText(JSON.parse(a)) === canonicalText(JSON.parse(b)));
 }
