@@ -194,8 +194,9 @@ export const sequencesRouter = router({
         summary: 'Upsert a contact and enroll it',
         description:
           'Atomically upserts the contact by email (upsert merge rules) and starts a run. The sequence must be ' +
-          '`active`. Every outcome is 202: enrolled, `active_run_exists`, or `sequence_limit_reached`; the ' +
-          'contact upsert stands in all three.',
+          '`active`. Every outcome is 202: enrolled, `active_run_exists`, `exit_rule_met` (the contact, once ' +
+          'upserted, already meets one of the sequence\'s exit rules: no run is started) or `sequence_limit_reached`; ' +
+          'the contact upsert stands in all four.',
         protect: true,
         errorResponses: { 404: 'Sequence not found', 409: 'Sequence is not active' },
       },
@@ -216,8 +217,8 @@ export const sequencesRouter = router({
         summary: 'Enroll existing contacts by id',
         description:
           'Up to 500 ids. Contacts with an active run in the sequence are skipped; ids that are not contacts of ' +
-          'the account, and contacts over the account\'s active-run limit, count as failed; `summary.failures` ' +
-          'names each, with its reason, in request order.',
+          'the account, contacts that already meet one of the sequence\'s exit rules, and contacts over the ' +
+          'account\'s active-run limit count as failed; `summary.failures` names each, with its reason, in request order.',
         protect: true,
         errorResponses: { 404: 'Sequence not found', 409: 'Sequence is not active' },
       },
@@ -243,10 +244,11 @@ export const sequencesRouter = router({
         summary: 'Upsert a contact by email and enroll it',
         description:
           'Like trigger, with the contact fields at the top level. 201 when enrolled; 200 when the contact ' +
-          'already has an active run, or the account\'s active-run limit is reached.',
+          'already has an active run, already meets one of the sequence\'s exit rules, or the account\'s ' +
+          'active-run limit is reached.',
         protect: true,
         errorResponses: { 404: 'Sequence not found', 409: 'Sequence is not active' },
-        successDescription: 'Not enrolled: `active_run_exists` or `sequence_limit_reached`',
+        successDescription: 'Not enrolled: `active_run_exists`, `exit_rule_met` or `sequence_limit_reached`',
       },
       successStatus: 200,
       alternateSuccess: { status: 201, description: 'Enrolled: a new run was started' },

@@ -51,15 +51,15 @@ export const enrollmentSchema = z
   .meta({ id: 'Enrollment' });
 export type EnrollmentDto = z.infer<typeof enrollmentSchema>;
 
-// Why an id given to enroll started no run: not a contact of the account, or over the account's
-// active-run limit.
-export const ENROLL_FAILURE_REASONS = ['not_found', 'sequence_limit_reached'] as const;
+// Why an id given to enroll started no run: not a contact of the account, over the account's
+// active-run limit, or the contact already meets one of the sequence's exit rules.
+export const ENROLL_FAILURE_REASONS = ['not_found', 'sequence_limit_reached', 'exit_rule_met'] as const;
 export type EnrollFailureReason = (typeof ENROLL_FAILURE_REASONS)[number];
 
 export const enrollSummarySchema = z.object({
   processed: z.number().int().describe('Distinct contact ids attempted.').meta({ example: 3 }),
   successful: z.number().int().describe('New runs created.').meta({ example: 2 }),
-  failed: z.number().int().describe('Unknown contacts, or over the account limit.').meta({ example: 0 }),
+  failed: z.number().int().describe('Unknown contacts, contacts over the account limit, and contacts that already meet an exit rule.').meta({ example: 0 }),
   skipped: z.number().int().describe('Contacts that already had an active run.').meta({ example: 1 }),
   failures: z
     .array(
@@ -67,7 +67,10 @@ export const enrollSummarySchema = z.object({
         contactId: z.string().describe('The id as the request gave it (its first occurrence).'),
         reason: z
           .enum(ENROLL_FAILURE_REASONS)
-          .describe('`not_found`: not a contact of the account; `sequence_limit_reached`: over the account\'s active-run limit.'),
+          .describe(
+            '`not_found`: not a contact of the account; `sequence_limit_reached`: over the account\'s active-run limit; ' +
+              '`exit_rule_met`: the contact already meets one of the sequence\'s exit rules (it has the tag, or is unsubscribed).',
+          ),
       }),
     )
     .describe('One entry per failed id, in request order: `failed` of them.')
@@ -93,7 +96,14 @@ export const limitReachedSchema = z.object({
   message: z.string().meta({ example: 'The account has reached its limit of active runs (1000)' }),
   contactId,
 });
-export const enrollOutcomeSchema = z.union([enrolledSchema, activeRunExistsSchema, limitReachedSchema]);
+// The contact already meets one of the sequence's exit rules: a run would be cancelled before
+// its first step, so none is started (docs/decisions.md "Runs").
+export const exitRuleMetSchema = z.object({
+  enrolled: z.literal(false),
+  reason: z.literal('exit_rule_met'),
+  contactId,
+});
+export const enrollOutcomeSchema = z.union([enrolledSchema, activeRunExistsSchema, limitReachedSchema, exitRuleMetSchema]);
 export type EnrollOutcome = z.infer<typeof enrollOutcomeSchema>;
 
 export const sequenceStatusSchema = z.enum(SEQUENCE_STATUSES);
