@@ -14,12 +14,12 @@ import {
   sequenceListInputSchema,
   sequenceListOutputSchema,
 } from '../schemas/list-queries';
-import { definitionInputSchema, moveRunsSchema, runDetailSchema, sequenceSchema } from '../schemas/sequence';
+import { definitionInputSchema, movedRunsSchema, moveRunsSchema, runDetailSchema, sequenceSchema } from '../schemas/sequence';
 import { SEQUENCE_STATUSES } from '../schemas/statuses';
 import { text } from '../schemas/text';
 import { getRunDetail } from '../services/sequences/run-detail';
 import { pauseRun, resumeRun } from '../services/sequences/run-transitions';
-import { createSequence, updateSequence } from '../services/sequences/sequence-admin';
+import { changeSequence, createSequence } from '../services/sequences/sequence-admin';
 import { accountProcedure, router } from '../trpc/init';
 
 const TAGS = ['Sequences'];
@@ -94,10 +94,13 @@ export const sequencesRouter = router({
         tags: TAGS,
         summary: 'Change a sequence',
         description:
-          'Any of name, status, steps, exitWhen, sendingWindow. New steps make a new version; runs keep the version ' +
-          'they started on unless `moveRuns` moves the active runs of older versions, each by `stepMap` or to the ' +
-          'step with the same id (a run at a step neither places is a 400, and nothing changes). Exit rules and the ' +
-          `sending window apply to every run at once. Setting status \`active\` again lets set-aside runs carry on. ${DEFINITION_ERRORS}`,
+          'Any of name, status, steps, exitWhen, sendingWindow. New steps make a new version (the same steps, in any ' +
+          'key order, with or without their ids, do not); runs keep the version they started on unless `moveRuns` ' +
+          'moves the active runs of older versions, each by `stepMap` or to the step with the same id (a run at a ' +
+          'step neither places is a 400, and nothing changes; a run of a version without steps goes to the first ' +
+          'step), and the answer\'s `moved` says how many runs moved from each version. Emptying the steps while ' +
+          'runs are at steps is a 400. Exit rules and the sending window apply to every run at once. Setting status ' +
+          `\`active\` again lets set-aside runs carry on. ${DEFINITION_ERRORS}`,
         protect: true,
         errorResponses: { 404: 'Sequence not found' },
       },
@@ -107,8 +110,11 @@ export const sequencesRouter = router({
         .extend({ name: name.optional(), status: status.optional(), moveRuns: moveRunsSchema.optional() })
         .extend(definitionInputSchema.shape),
     )
-    .output(z.object({ sequence: sequenceSchema }))
-    .mutation(async ({ ctx, input }) => ({ sequence: await updateSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+    .output(z.object({ sequence: sequenceSchema, moved: movedRunsSchema.optional() }))
+    .mutation(async ({ ctx, input }) => {
+      const { sequence, moved } = await changeSequence(ctx.db, { ...input, accountId: ctx.accountId });
+      return moved === null ? { sequence } : { sequence, moved };
+    }),
 
   run: accountProcedure
     .meta({

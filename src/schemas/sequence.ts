@@ -152,6 +152,16 @@ export const moveRunsSchema = z
   })
   .describe('Moves the active runs of older versions to the current one. A moved run starts its new step afresh.');
 
+export const movedRunsSchema = z
+  .array(
+    z.object({
+      fromVersion: z.number().int().describe('The version the runs were on.').meta({ example: 1 }),
+      runs: z.number().int().describe('How many of its active runs moved to the current version.').meta({ example: 12 }),
+    }),
+  )
+  .describe('With `moveRuns`: the runs moved, per older version, oldest first; `[]` when none was active there.')
+  .meta({ example: [{ fromVersion: 1, runs: 12 }] });
+
 export const EXECUTION_STATUSES = ['running', 'succeeded', 'failed', 'skipped'] as const;
 
 export const executionSchema = z

@@ -1,13 +1,16 @@
 import { expect } from 'chai';
 import { updateSequence } from '../../src/services/sequences/sequence-admin';
 import type { StepInput } from '../../src/schemas/sequence-definition';
+import { issueDetails } from '../../src/trpc/errors';
 import { caller } from '../support/app';
 import { testDb } from '../support/db';
-import { buildTenant } from '../support/factories';
-import { storedVersions } from '../support/sequence-definitions';
+import { buildContact, buildTenant } from '../support/factories';
+import { engineNow, storedVersions } from '../support/sequence-definitions';
+import { badRequest } from '../support/trpc';
 
 // Which changes of the steps make a new version (docs/sequences.md "Versions"): the same steps,
-// however they are spelled, change nothing.
+// however they are spelled, change nothing; a change that would strand active runs is refused;
+// a move says how many runs it moved, from which version.
 
 type CreateInput = Parameters<ReturnType<typeof caller>['sequences']['create']>[0];
 
@@ -84,6 +87,100 @@ describe('sequence versions (procedures)', () => {
       const swapped = (await caller(key).sequences.update({ id: sequence.id, steps: [V1[1]!, V1[0]!] })).sequence;
       expect(swapped.version).to.equal(2);
       expect(swapped.steps.map((step) => step.id)).to.deep.equal(['b', 'a']);
+    });
+  });
+
+  describe('changes that would strand runs, and what a move answers', () => {
+    const WAIT = [{ id: 'w1', type: 'wait', duration: 'P1D' }, { id: 'end', type: 'exit' }] as StepInput[];
+
+    async function activeWith(contacts: number) {
+      const tenant = await buildTenant();
+      const sequence = await create(tenant.key, { status: 'active', steps: WAIT });
+      const ids: string[] = [];
+      for (let i = 0; i < contacts; i += 1) ids.push((await buildContact(tenant.accountId)).id);
+      if (ids.length > 0) await caller(tenant.key).sequences.enroll({ id: sequence.id, contactIds: ids });
+      return { ...tenant, sequence };
+    }
+
+    async function runsOf(key: string, sequenceId: string) {
+      return (await caller(key).sequences.runs({ id: sequenceId })).runs.map((run) => ({ version: run.version, currentStepId: run.currentStepId, status: run.status }));
+    }
+
+    it('refuses to empty the steps while runs are at steps: 400 at steps, with or without moveRuns, and nothing changes', async () => {
+      const { key, sequence } = await activeWith(2);
+      for (const extra of [{}, { moveRuns: { stepMap: {} } }]) {
+        const error = await badRequest(caller(key).sequences.update({ id: sequence.id, name: 'Emptied', steps: [], ...extra }), 'steps');
+        expect(issueDetails(error)).to.deep.equal([
+          {
+            path: 'steps',
+            message:
+              '2 active runs are at steps of this sequence: an empty list would leave them, and runs started later, with no ' +
+              'step to go to. Keep at least one step, set the status to "paused" to stop the sequence, or unenroll those runs first',
+          },
+        ]);
+        expect(error.message).to.equal(`steps: ${issueDetails(error)![0]!.message}`);
+      }
+      expect((await caller(key).sequences.get({ id: sequence.id })).sequence).to.deep.equal({ ...sequence, activeRuns: 2 });
+      expect(await storedVersions(sequence.id)).to.have.length(1);
+      expect(await runsOf(key, sequence.id)).to.deep.equal([
+        { version: 1, currentStepId: 'w1', status: 'pending' },
+        { version: 1, currentStepId: 'w1', status: 'pending' },
+      ]);
+    });
+
+    it('names one run as one run', async () => {
+      const { key, sequence } = await activeWith(1);
+      const error = await badRequest(caller(key).sequences.update({ id: sequence.id, steps: [] }), 'steps');
+      expect(issueDetails(error)![0]!.message).to.match(/^1 active run is at steps of this sequence: an empty list would leave it, and runs/);
+    });
+
+    it('empties the steps of a sequence with no active runs at steps; a later move places the runs started meanwhile at the first step', async () => {
+      const { key, accountId, sequence } = await activeWith(0);
+      const emptied = (await caller(key).sequences.update({ id: sequence.id, steps: [] })).sequence;
+      expect(emptied).to.include({ version: 2 });
+      expect(emptied.steps).to.deep.equal([]);
+      const contact = await buildContact(accountId);
+      await caller(key).sequences.trigger({ id: sequence.id, contact: { email: contact.email } });
+      expect(await runsOf(key, sequence.id)).to.deep.equal([{ version: 2, currentStepId: null, status: 'pending' }]);
+      // Moving onto a version without steps has nowhere to put them.
+      await badRequest(caller(key).sequences.update({ id: sequence.id, moveRuns: { stepMap: {} } }), 'moveRuns');
+
+      const restored = await caller(key).sequences.update({ id: sequence.id, steps: [...WAIT], moveRuns: { stepMap: {} } });
+      expect(restored.sequence.version).to.equal(3);
+      expect(restored.moved).to.deep.equal([{ fromVersion: 2, runs: 1 }]);
+      expect(await runsOf(key, sequence.id)).to.deep.equal([{ version: 3, currentStepId: 'w1', status: 'pending' }]);
+      // The engine takes it from its first step.
+      const { engine } = engineNow();
+      await engine.runOnce();
+      expect(await runsOf(key, sequence.id)).to.deep.equal([{ version: 3, currentStepId: 'w1', status: 'running' }]);
+    });
+
+    it('answers moved per older version on every move, [] when none moved, and no moved without moveRuns', async () => {
+      const { key, accountId, sequence } = await activeWith(2);
+      const v2 = [{ id: 'w1', type: 'wait', duration: 'PT1H' }, { id: 'end', type: 'exit' }] as StepInput[];
+      const changed = await caller(key).sequences.update({ id: sequence.id, steps: v2 });
+      expect(changed).to.have.all.keys('sequence');
+      await caller(key).sequences.enroll({ id: sequence.id, contactIds: [(await buildContact(accountId)).id] });
+      const v3 = [{ id: 'w3', type: 'wait', duration: 'PT2H' }] as StepInput[];
+      const moved = await caller(key).sequences.update({ id: sequence.id, steps: v3, moveRuns: { stepMap: { w1: 'w3' } } });
+      expect(moved.moved).to.deep.equal([
+        { fromVersion: 1, runs: 2 },
+        { fromVersion: 2, runs: 1 },
+      ]);
+      const again = await caller(key).sequences.update({ id: sequence.id, moveRuns: { stepMap: {} } });
+      expect(again.moved).to.deep.equal([]);
+      expect(again.sequence.version).to.equal(3);
+    });
+
+    it('keeps the runs of a sequence that never had steps where they are when it gets steps and moveRuns', async () => {
+      const tenant = await buildTenant();
+      const sequence = await create(tenant.key, { status: 'active' });
+      await caller(tenant.key).sequences.enroll({ id: sequence.id, contactIds: [(await buildContact(tenant.accountId)).id] });
+      const updated = await caller(tenant.key).sequences.update({ id: sequence.id, steps: [...WAIT], moveRuns: { stepMap: {} } });
+      expect(updated.moved).to.deep.equal([]);
+      expect(await runsOf(tenant.key, sequence.id)).to.deep.equal([{ version: null, currentStepId: null, status: 'pending' }]);
+      // Its steps can be emptied again: its runs are at no step.
+      expect((await caller(tenant.key).sequences.update({ id: sequence.id, steps: [] })).sequence.version).to.equal(2);
     });
   });
 });

@@ -10,7 +10,8 @@ import { notifyDueWork } from '../engine/due-work';
 import { newRowId, normalizeId } from '../ids';
 import { checkSendingWindow, checkSteps, checkWebhookEndpoints } from './definition-rules';
 import { getSequence } from './list-sequences';
-import { moveRunsToVersion } from './move-runs';
+import { moveRunsToVersion, type MovedRuns } from './move-runs';
+import { refuseEmptyingWithRuns } from './stranded-runs';
 import { keepIds, sameSteps, canonicalText } from './same-steps';
 import { readSteps, writeVersion } from './sequence-versions';
 import { releaseHeldRuns, unparkRuns } from './park-runs';
@@ -90,6 +91,15 @@ export async function updateSequence(
     moveRuns?: { stepMap: Record<string, string> };
   } & SequenceDefinitionInput,
 ): Promise<SequenceDto & { accountId: string }> {
+  return (await changeSequence(db, input)).sequence;
+}
+
+// updateSequence, answering also what a moveRuns moved: how many runs from each older version
+// (null without moveRuns).
+export async function changeSequence(
+  db: Database,
+  input: Parameters<typeof updateSequence>[1],
+): Promise<{ sequence: SequenceDto & { accountId: string }; moved: MovedRuns[] | null }> {
   checkDefinition(input);
   const id = normalizeId(input.id);
   if (!id) throw new NotFoundError('Sequence');
@@ -121,15 +131,18 @@ export async function updateSequence(
       // their ids are the same steps, not a new version.
       steps = checkSteps(keepIds(input.steps, current));
       await checkWebhookEndpoints(db, accountId, steps, transaction);
+      if (steps.length === 0 && current.length > 0) await refuseEmptyingWithRuns(db, id, transaction);
       if (!sameSteps(current, steps) && !(currentVersion === null && steps.length === 0)) {
         version = (currentVersion ?? 0) + 1;
         await writeVersion(db, { accountId, sequenceId: id, version, steps }, transaction);
         changes.push(['version', version]);
       }
     }
-    let moved = 0;
+    let moved: MovedRuns[] | null = null;
     if (input.moveRuns) {
-      if (version === null) throw new ValidationError('moveRuns: the sequence has no steps to move runs to', [{ path: 'moveRuns', message: 'The sequence has no steps to move runs to' }]);
+      if (version === null || steps.length === 0) {
+        throw new ValidationError('moveRuns: the sequence has no steps to move runs to', [{ path: 'moveRuns', message: 'The sequence has no steps to move runs to' }]);
+      }
       // The steps in hand, not read back: a version written in this transaction must not reach
       // the versions' cache before it commits.
       moved = await moveRunsToVersion(db, { sequenceId: id, version, steps, stepMap: input.moveRuns.stepMap }, transaction);
@@ -146,10 +159,12 @@ export async function updateSequence(
     const released = changes.some(([column]) => column === 'sending_window') ? await releaseHeldRuns(db, id, transaction) : 0;
     // Active again: the runs the engine set aside while it was not carry on.
     const unparked = input.status === 'active' && row.status !== 'active' ? await unparkRuns(db, id, transaction) : 0;
-    return { accountId, due: unparked + moved + released > 0 };
+    const movedRuns = (moved ?? []).reduce((sum, item) => sum + item.runs, 0);
+    return { accountId, moved, due: unparked + movedRuns + released > 0 };
   });
   if (outcome.due) notifyDueWork();
-  return { ...(await getSequence(db, { accountId: outcome.accountId, id })), accountId: outcome.accountId };
+  const sequence = { ...(await getSequence(db, { accountId: outcome.accountId, id })), accountId: outcome.accountId };
+  return { sequence, moved: outcome.moved };
 }
 
 export function setSequenceStatus(
