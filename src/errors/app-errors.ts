@@ -66,7 +66,12 @@ export class ConflictError extends AppError {
   readonly status = 409;
   constructor(
     message: string,
-    readonly code: Extract<ErrorCode, 'contact_exists' | 'sequence_not_active' | 'idempotency_in_progress' | 'invalid_run_transition' | 'user_exists'>,
+    readonly code: Extract<
+      ErrorCode,
+      'contact_exists' | 'sequence_not_active' | 'idempotency_in_progress' | 'invalid_run_transition' | 'user_exists' | 'webhook_in_use'
+    >,
+    // What is in the way, one entry each (webhook_in_use: the sequences' steps).
+    readonly details: IssueDetail[] = [],
   ) {
     super(message);
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { select } from '../../db/sql/statements';
+import { forShare, select } from '../../db/sql/statements';
 import { ValidationError, type IssueDetail } from '../../errors/app-errors';
 import type { SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
 import { checkDuration } from '../engine/schedule/durations';
@@ -64,7 +64,10 @@ export function checkSendingWindow(window: SendingWindow): void {
   if (!checked.ok) throw windowError(checked.path, checked.message);
 }
 
-// A webhook step names an endpoint of the caller's account: one statement for all of them.
+// A webhook step names an endpoint of the caller's account: one statement for all of them. In a
+// transaction, the endpoints are share-locked until it commits, so a concurrent delete of one
+// either waits for this write and then sees it (409), or goes first and this one finds the
+// endpoint gone (src/services/sequences/endpoint-users.ts).
 export async function checkWebhookEndpoints(
   db: Database,
   accountId: string,
@@ -74,7 +77,12 @@ export async function checkWebhookEndpoints(
   const webhooks = steps.flatMap((step, index) => (step.type === 'webhook' ? [{ step, index }] : []));
   if (webhooks.length === 0) return;
   const ids = [...new Set(webhooks.map(({ step }) => normalizeId(step.endpointId)!))];
-  const found = await select<{ id: string }>(db, 'SELECT id FROM webhook_endpoints WHERE account_id = ? AND id IN (?)', [accountId, ids], transaction);
+  const found = await select<{ id: string }>(
+    db,
+    `SELECT id FROM webhook_endpoints WHERE account_id = ? AND id IN (?)${transaction ? forShare(db) : ''}`,
+    [accountId, ids],
+    transaction,
+  );
   const known = new Set(found.map((row) => row.id));
   const problems = webhooks
     .filter(({ step }) => !known.has(normalizeId(step.endpointId)!))
