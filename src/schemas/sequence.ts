@@ -124,11 +124,38 @@ export const sequenceSchema = z
   .meta({ id: 'Sequence' });
 export type SequenceDto = z.infer<typeof sequenceSchema>;
 
+// What a run in pending or running waits for (src/services/sequences/run-waiting.ts).
+export const WAITING_FOR = ['wait', 'window', 'retry', 'sequence_paused'] as const;
+export type WaitingFor = (typeof WAITING_FOR)[number] | null;
+
+// Where a run stands in time: in the run lists and a run's detail.
+const runWaitingShape = {
+  dueAt: z
+    .string()
+    .nullable()
+    .describe(
+      'When the run acts next: the end of its wait, the sending window\'s next opening, its webhook\'s next attempt, ' +
+        'or (with `waitingFor` null) a time already past: it is due now. Null when nothing is scheduled: ended, paused, ' +
+        'being carried out at this moment, at no step, or waiting for its sequence.',
+    )
+    .meta({ example: '2026-11-23T09:30:00.000Z' }),
+  waitingFor: z
+    .enum(WAITING_FOR)
+    .nullable()
+    .describe(
+      '`wait`: a wait step until `dueAt`; `window`: the sending window, which opens at `dueAt`; `retry`: a webhook ' +
+        'step\'s next attempt at `dueAt`; `sequence_paused`: the sequence is not active (no time). Null: nothing ' +
+        '(due now, being carried out, paused, ended, or at no step).',
+    )
+    .meta({ example: 'wait' }),
+};
+
 // A run in the run lists: the run, and what it belongs to.
 export const listedRunSchema = runSchema
   .extend({
     sequenceId: z.string().describe('UUID of the run\'s sequence.').meta({ example: '7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b' }),
     contactId: z.string().describe('UUID of the run\'s contact.').meta({ example: '3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f' }),
+    ...runWaitingShape,
   })
   .meta({ id: 'ListedRun' });
 export type ListedRunDto = z.infer<typeof listedRunSchema>;
@@ -178,11 +205,27 @@ export const executionSchema = z
   .meta({ id: 'StepExecution' });
 export type ExecutionDto = z.infer<typeof executionSchema>;
 
+// An execution in a run's timeline: with, for a wait, when it ends.
+export const timelineExecutionSchema = executionSchema
+  .extend({
+    endsAt: z
+      .string()
+      .nullable()
+      .describe(
+        'For a wait that is waiting (`running`): when it ends, kept while the run is paused. Null otherwise: a finished ' +
+          'execution\'s end is `finishedAt`.',
+      )
+      .meta({ example: null }),
+  })
+  .meta({ id: 'TimelineStepExecution' });
+export type TimelineExecutionDto = z.infer<typeof timelineExecutionSchema>;
+
 export const runDetailSchema = runSchema
   .extend({
     sequenceId: z.string().describe('UUID of the run\'s sequence.').meta({ example: '7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b' }),
     contactId: z.string().describe('UUID of the run\'s contact.').meta({ example: '3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f' }),
-    executions: z.array(executionSchema).describe('Every step execution, oldest first.'),
+    ...runWaitingShape,
+    executions: z.array(timelineExecutionSchema).describe('Every step execution, oldest first.'),
   })
   .meta({ id: 'SequenceRunDetail' });
 export type RunDetailDto = z.infer<typeof runDetailSchema>;
