@@ -28,8 +28,10 @@ const runParams = sequenceParam.extend({ runId: z.string().describe('The run id 
 const name = text().trim().min(1, 'Name must not be empty').max(255, 'Name must be at most 255 characters').meta({ example: 'Welcome series' });
 const status = z.enum(SEQUENCE_STATUSES);
 const DEFINITION_ERRORS =
-  'A bad definition is a 400 naming the step and the problem (unknown or duplicate step id, a cycle without a wait, a ' +
-  'duration out of range, a bad time zone, an endpointId that is not a webhook endpoint of the account); nothing is stored.';
+  'A bad definition is a 400 naming the step (by the id you gave, else by its place and type) and the problem: unknown ' +
+  'or duplicate step id, a cycle without a wait (at the branch that closes it), a duration out of range, a weekday ' +
+  'listed twice, a bad time zone, a condition or exit rule of no allowed shape, an endpointId that is not a webhook ' +
+  'endpoint of the account; nothing is stored.';
 
 export const sequencesRouter = router({
   list: accountProcedure
@@ -124,8 +126,9 @@ export const sequencesRouter = router({
         tags: TAGS,
         summary: 'A run and its timeline',
         description:
-          'The run with its version, its current step and every step execution, oldest first: step, attempt, ' +
-          'status (running, succeeded, failed, skipped), reason, start and end.',
+          'The run with its version, its current step, what it waits for and until when (`waitingFor`, `dueAt`), and ' +
+          'every step execution, oldest first: step, attempt, status (running, succeeded, failed, skipped), reason, ' +
+          'start and end (`endsAt`: when a wait under way ends).',
         protect: true,
         errorResponses: { 404: 'Sequence not found, or Run not found' },
       },

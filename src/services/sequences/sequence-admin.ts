@@ -65,7 +65,7 @@ export async function createSequence(
   await withTransaction(db, async (transaction) => {
     const [account] = await select<{ id: string }>(db, `SELECT id FROM accounts WHERE id = ?`, [input.accountId], transaction);
     if (!account) throw new NotFoundError('Account');
-    if (steps) await checkWebhookEndpoints(db, account.id, steps, transaction);
+    if (steps) await checkWebhookEndpoints(db, account.id, steps, transaction, input.steps);
     const now = new Date();
     const version = steps && steps.length > 0 ? 1 : null;
     await insertRows(
@@ -129,8 +129,9 @@ export async function changeSequence(
       const current = steps;
       // Checked again with the ids the current version gave: the same steps sent again without
       // their ids are the same steps, not a new version.
-      steps = checkSteps(keepIds(input.steps, current));
-      await checkWebhookEndpoints(db, accountId, steps, transaction);
+      const sent = keepIds(input.steps, current);
+      steps = checkSteps(sent);
+      await checkWebhookEndpoints(db, accountId, steps, transaction, sent);
       if (steps.length === 0 && current.length > 0) await refuseEmptyingWithRuns(db, id, transaction);
       if (!sameSteps(current, steps) && !(currentVersion === null && steps.length === 0)) {
         version = (currentVersion ?? 0) + 1;

@@ -119,10 +119,6 @@ describe('engine schedule: sending window', () => {
       expect(checkWindow({ timeZone: 'UTC', from: '00:00', to: '00:01', useContactTimeZone: true })).to.deep.equal({ ok: true });
     });
 
-    it('accepts repeated weekdays', () => {
-      expect(checkWindow({ timeZone: 'UTC', weekdays: ['mon', 'mon'] })).to.deep.equal({ ok: true });
-    });
-
     it('refuses an empty weekday list', () => {
       expect(checkWindow({ timeZone: 'UTC', weekdays: [] })).to.deep.equal({
         ok: false,
@@ -137,6 +133,14 @@ describe('engine schedule: sending window', () => {
         ok: false,
         path: 'weekdays',
         message: '"monday" is not a weekday (mon, tue, wed, thu, fri, sat, sun)',
+      });
+    });
+
+    it('refuses a weekday listed twice, naming where it repeats', () => {
+      expect(checkWindow({ timeZone: 'UTC', weekdays: ['fri', 'sat', 'sat'] })).to.deep.equal({
+        ok: false,
+        path: 'weekdays.2',
+        message: '"sat" is listed twice: name each weekday once',
       });
     });
 
