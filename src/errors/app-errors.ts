@@ -68,8 +68,10 @@ export class ConflictError extends AppError {
     message: string,
     readonly code: Extract<
       ErrorCode,
-      'contact_exists' | 'sequence_not_active' | 'sequence_has_runs' | 'idempotency_in_progress' | 'invalid_run_transition' | 'user_exists'
+      'contact_exists' | 'sequence_not_active' | 'sequence_has_runs' | 'idempotency_in_progress' | 'invalid_run_transition' | 'user_exists' | 'webhook_in_use'
     >,
+    // What is in the way, one entry each (webhook_in_use: the sequences' steps).
+    readonly details: IssueDetail[] = [],
   ) {
     super(message);
   }

@@ -55,9 +55,11 @@ function errorResponse(
   options: { headers?: object; exampleCode?: ErrorCode; details?: Array<{ path: string; message: string }> } = {},
 ) {
   const validation = codes.includes('validation_failed');
+  // A 409 that names what is in the way carries details too (ConflictWithDetails).
+  const base = validation ? 'ValidationError' : options.details ? 'ConflictWithDetails' : 'Error';
   const schema = {
     allOf: [
-      { $ref: `#/components/schemas/${validation ? 'ValidationError' : 'Error'}` },
+      { $ref: `#/components/schemas/${base}` },
       { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } },
     ],
   };
@@ -115,6 +117,21 @@ const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
   [SEQUENCE_HAS_RUNS]: 'sequence_has_runs',
   'A completed run cannot be paused': 'invalid_run_transition',
   'A pending run cannot be resumed: only a paused one': 'invalid_run_transition',
+  'The webhook endpoint is used by a webhook step of an active or paused sequence': 'webhook_in_use',
+};
+
+// The details a declared 409 lists, for its example (src/services/sequences/endpoint-users.ts).
+const DETAILS_FOR_CODE: Partial<Record<ErrorCode, { example: string; details: Array<{ path: string; message: string }> }>> = {
+  webhook_in_use: {
+    example:
+      'The webhook endpoint is used by the sequence "Welcome" (step "notify"): change those steps, or archive the sequence, before deleting it',
+    details: [
+      {
+        path: 'sequences.7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b.steps.3',
+        message: 'Step 4 "notify" of the active sequence "Welcome" (version 2) sends to this endpoint',
+      },
+    ],
+  },
 };
 
 // What the body parser can answer, by method. A GET's body is never read, and its input is path
@@ -325,7 +342,11 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
       ? // A declared 400 is still a validation failure (and on a body also malformed JSON): its
         // example is one, naming a field the operation really takes.
         invalidFieldResponse(message, firstField(operation))
-      : errorResponse(message, message, status === '409' ? [CODE_FOR_MESSAGE[message]] : [defaultCodeFor(Number(status))]),
+      : status === '409' && DETAILS_FOR_CODE[CODE_FOR_MESSAGE[message]!]
+        ? errorResponse(message, DETAILS_FOR_CODE[CODE_FOR_MESSAGE[message]!]!.example, [CODE_FOR_MESSAGE[message]!], {
+            details: DETAILS_FOR_CODE[CODE_FOR_MESSAGE[message]!]!.details,
+          })
+        : errorResponse(message, message, status === '409' ? [CODE_FOR_MESSAGE[message]] : [defaultCodeFor(Number(status))]),
   ]);
   if (meta.openapi!.method === 'POST') specific.push(...idempotencyErrors(declared['409']));
   Object.assign(
@@ -375,6 +396,29 @@ const ERROR_SCHEMAS: Components['schemas'] = {
       },
     },
     required: ['error', 'code', 'requestId'],
+    additionalProperties: false,
+  },
+  ConflictWithDetails: {
+    type: 'object',
+    description: 'A 409 that names what is in the way, one entry each in `details`.',
+    properties: {
+      error: { type: 'string', description: 'What is in the way, for a person to read.' },
+      code: { type: 'string', description: 'Stable, machine-readable: branch on this, not on `error`.' },
+      requestId: { type: 'string', description: 'The X-Request-Id of the request, for support.' },
+      details: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            path: { type: 'string', description: 'Where the obstacle is: `sequences.{id}.steps.{index}`.', example: 'sequences.7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b.steps.3' },
+            message: { type: 'string', example: 'Step 4 "notify" of the active sequence "Welcome" (version 2) sends to this endpoint' },
+          },
+          required: ['path', 'message'],
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ['error', 'code', 'requestId', 'details'],
     additionalProperties: false,
   },
 };

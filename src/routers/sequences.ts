@@ -15,12 +15,12 @@ import {
   sequenceListInputSchema,
   sequenceListOutputSchema,
 } from '../schemas/list-queries';
-import { definitionInputSchema, moveRunsSchema, runDetailSchema, sequenceSchema } from '../schemas/sequence';
+import { definitionInputSchema, movedRunsSchema, moveRunsSchema, runDetailSchema, sequenceSchema } from '../schemas/sequence';
 import { SEQUENCE_STATUSES } from '../schemas/statuses';
 import { text } from '../schemas/text';
 import { getRunDetail } from '../services/sequences/run-detail';
 import { pauseRun, resumeRun } from '../services/sequences/run-transitions';
-import { createSequence, updateSequence } from '../services/sequences/sequence-admin';
+import { changeSequence, createSequence } from '../services/sequences/sequence-admin';
 import { accountProcedure, router } from '../trpc/init';
 
 const TAGS = ['Sequences'];
@@ -29,8 +29,10 @@ const runParams = sequenceParam.extend({ runId: z.string().describe('The run id 
 const name = text().trim().min(1, 'Name must not be empty').max(255, 'Name must be at most 255 characters').meta({ example: 'Welcome series' });
 const status = z.enum(SEQUENCE_STATUSES);
 const DEFINITION_ERRORS =
-  'A bad definition is a 400 naming the step and the problem (unknown or duplicate step id, a cycle without a wait, a ' +
-  'duration out of range, a bad time zone, an endpointId that is not a webhook endpoint of the account); nothing is stored.';
+  'A bad definition is a 400 naming the step (by the id you gave, else by its place and type) and the problem: unknown ' +
+  'or duplicate step id, a cycle without a wait (at the branch that closes it), a duration out of range, a weekday ' +
+  'listed twice, a bad time zone, a condition or exit rule of no allowed shape, an endpointId that is not a webhook ' +
+  'endpoint of the account; nothing is stored.';
 
 export const sequencesRouter = router({
   list: accountProcedure
@@ -96,10 +98,13 @@ export const sequencesRouter = router({
         tags: TAGS,
         summary: 'Change a sequence',
         description:
-          'Any of name, status, steps, exitWhen, sendingWindow. New steps make a new version; runs keep the version ' +
-          'they started on unless `moveRuns` moves the active runs of older versions, each by `stepMap` or to the ' +
-          'step with the same id (a run at a step neither places is a 400, and nothing changes). Exit rules and the ' +
-          `sending window apply to every run at once. Setting status \`active\` again lets set-aside runs carry on. ${DEFINITION_ERRORS}`,
+          'Any of name, status, steps, exitWhen, sendingWindow. New steps make a new version (the same steps, in any ' +
+          'key order, with or without their ids, do not); runs keep the version they started on unless `moveRuns` ' +
+          'moves the active runs of older versions, each by `stepMap` or to the step with the same id (a run at a ' +
+          'step neither places is a 400, and nothing changes; a run of a version without steps goes to the first ' +
+          'step), and the answer\'s `moved` says how many runs moved from each version. Emptying the steps while ' +
+          'runs are at steps is a 400. Exit rules and the sending window apply to every run at once. Setting status ' +
+          `\`active\` again lets set-aside runs carry on. ${DEFINITION_ERRORS}`,
         protect: true,
         errorResponses: { 404: 'Sequence not found' },
       },
@@ -109,8 +114,11 @@ export const sequencesRouter = router({
         .extend({ name: name.optional(), status: status.optional(), moveRuns: moveRunsSchema.optional() })
         .extend(definitionInputSchema.shape),
     )
-    .output(z.object({ sequence: sequenceSchema }))
-    .mutation(async ({ ctx, input }) => ({ sequence: await updateSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+    .output(z.object({ sequence: sequenceSchema, moved: movedRunsSchema.optional() }))
+    .mutation(async ({ ctx, input }) => {
+      const { sequence, moved } = await changeSequence(ctx.db, { ...input, accountId: ctx.accountId });
+      return moved === null ? { sequence } : { sequence, moved };
+    }),
 
   delete: accountProcedure
     .meta({
@@ -145,8 +153,9 @@ export const sequencesRouter = router({
         tags: TAGS,
         summary: 'A run and its timeline',
         description:
-          'The run with its version, its current step and every step execution, oldest first: step, attempt, ' +
-          'status (running, succeeded, failed, skipped), reason, start and end.',
+          'The run with its version, its current step, what it waits for and until when (`waitingFor`, `dueAt`), and ' +
+          'every step execution, oldest first: step, attempt, status (running, succeeded, failed, skipped), reason, ' +
+          'start and end (`endsAt`: when a wait under way ends).',
         protect: true,
         errorResponses: { 404: 'Sequence not found, or Run not found' },
       },
@@ -221,8 +230,9 @@ export const sequencesRouter = router({
         summary: 'Upsert a contact and enroll it',
         description:
           'Atomically upserts the contact by email (upsert merge rules) and starts a run. The sequence must be ' +
-          '`active`. Every outcome is 202: enrolled, `active_run_exists`, or `sequence_limit_reached`; the ' +
-          'contact upsert stands in all three.',
+          '`active`. Every outcome is 202: enrolled, `active_run_exists`, `exit_rule_met` (the contact, once ' +
+          'upserted, already meets one of the sequence\'s exit rules: no run is started) or `sequence_limit_reached`; ' +
+          'the contact upsert stands in all four.',
         protect: true,
         errorResponses: { 404: 'Sequence not found', 409: 'Sequence is not active' },
       },
@@ -243,8 +253,8 @@ export const sequencesRouter = router({
         summary: 'Enroll existing contacts by id',
         description:
           'Up to 500 ids. Contacts with an active run in the sequence are skipped; ids that are not contacts of ' +
-          'the account, and contacts over the account\'s active-run limit, count as failed; `summary.failures` ' +
-          'names each, with its reason, in request order.',
+          'the account, contacts that already meet one of the sequence\'s exit rules, and contacts over the ' +
+          'account\'s active-run limit count as failed; `summary.failures` names each, with its reason, in request order.',
         protect: true,
         errorResponses: { 404: 'Sequence not found', 409: 'Sequence is not active' },
       },
@@ -270,10 +280,11 @@ export const sequencesRouter = router({
         summary: 'Upsert a contact by email and enroll it',
         description:
           'Like trigger, with the contact fields at the top level. 201 when enrolled; 200 when the contact ' +
-          'already has an active run, or the account\'s active-run limit is reached.',
+          'already has an active run, already meets one of the sequence\'s exit rules, or the account\'s ' +
+          'active-run limit is reached.',
         protect: true,
         errorResponses: { 404: 'Sequence not found', 409: 'Sequence is not active' },
-        successDescription: 'Not enrolled: `active_run_exists` or `sequence_limit_reached`',
+        successDescription: 'Not enrolled: `active_run_exists`, `exit_rule_met` or `sequence_limit_reached`',
       },
       successStatus: 200,
       alternateSuccess: { status: 201, description: 'Enrolled: a new run was started' },

@@ -23,6 +23,7 @@ import { accountProcedure, router } from '../trpc/init';
 const TAGS = ['Webhooks'];
 const idParam = z.object({ id: z.string().describe('The webhook endpoint id (UUID).') });
 const NOT_FOUND = { 404: 'Webhook not found' };
+const WEBHOOK_IN_USE = 'The webhook endpoint is used by a webhook step of an active or paused sequence';
 
 export const webhooksRouter = router({
   create: accountProcedure
@@ -107,9 +108,12 @@ export const webhooksRouter = router({
         path: '/webhooks/{id}',
         tags: TAGS,
         summary: 'Delete a webhook endpoint',
-        description: 'Its pending deliveries and its attempt history go with it.',
+        description:
+          'Its pending deliveries and its attempt history go with it. 409 `webhook_in_use` while a webhook step of an ' +
+          '`active` or `paused` sequence\'s current version sends to it: `details` names each sequence and step; ' +
+          'change those steps (or archive the sequence) first.',
         protect: true,
-        errorResponses: NOT_FOUND,
+        errorResponses: { ...NOT_FOUND, 409: WEBHOOK_IN_USE },
         successDescription: 'Deleted; no body',
       },
       successStatus: 204,

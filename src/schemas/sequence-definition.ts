@@ -30,11 +30,18 @@ const timeOfDay = (allow24: boolean) =>
     .regex(allow24 ? /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/ : /^([01]\d|2[0-3]):[0-5]\d$/, `A local time of day, HH:MM${allow24 ? ' (24:00 for the end of the day)' : ''}`)
     .meta({ example: '09:00' });
 
+// Each day once: ["sat", "sat"] is a mistake more often than a meaning.
+export const repeatedWeekdayMessage = (day: string) => `"${day}" is listed twice: name each weekday once`;
+
 const weekdaysSchema = z
   .array(z.enum(WEEKDAYS))
   .min(1, 'Name at least one weekday')
   .max(7 * 4)
-  .describe('Days of the week: `mon` to `sun`. Absent: every day.')
+  .superRefine((days, ctx) => {
+    const index = days.findIndex((day, i) => days.indexOf(day) !== i);
+    if (index >= 0) ctx.addIssue({ code: 'custom', path: [index], message: repeatedWeekdayMessage(days[index]!) });
+  })
+  .describe('Days of the week: `mon` to `sun`, each at most once. Absent: every day.')
   .meta({ example: ['mon', 'tue', 'wed', 'thu', 'fri'] });
 
 const timeZoneSchema = z
@@ -106,13 +113,35 @@ const webhookStep = z
 
 const fieldPath = text().min(1).max(255).describe('A custom field; a dot reaches into an object: `address.city`.');
 
+// What a client sees when a condition or an exit rule matches none of the shapes: the shapes
+// allowed, not zod's "Invalid input". (A value that has one shape's keys but a bad value, like an
+// empty tag, is named by that shape's own message.)
+export const CONDITION_SHAPES =
+  'A condition is one of { "tag": "…" }, { "field": "…", "equals": any JSON }, { "field": "…", "exists": true or false } ' +
+  `or { "channel": "email" or "whatsapp", "status": ${SUBSCRIPTION_STATUSES.map((status) => `"${status}"`).join(' or ')} }`;
+export const EXIT_RULE_SHAPES = 'An exit rule is { "tag": "…" } or { "unsubscribed": "email" or "whatsapp" }';
+const shapesError = (shapes: string) => (issue: { code?: string; input?: unknown }) =>
+  issue.code === 'invalid_union' ? `${shapes}; got ${sentShape(issue.input)}` : undefined;
+
+// What was sent, briefly: an object by its keys, anything else by its JSON type.
+function sentShape(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'an array';
+  if (typeof input !== 'object') return `a ${typeof input}`;
+  const keys = Object.keys(input);
+  return keys.length === 0 ? '{}' : `an object with ${keys.map((key) => JSON.stringify(key)).join(', ')}`;
+}
+
 export const conditionSchema = z
-  .union([
-    z.strictObject({ tag: tagSchema.describe('The contact has this tag.') }),
-    z.strictObject({ field: fieldPath, equals: z.unknown().describe('Equal as JSON (same type and value).') }),
-    z.strictObject({ field: fieldPath, exists: z.boolean().describe('The field is there (true) or not (false).') }),
-    z.strictObject({ channel: z.enum(['email', 'whatsapp']), status: z.enum(SUBSCRIPTION_STATUSES) }),
-  ])
+  .union(
+    [
+      z.strictObject({ tag: tagSchema.describe('The contact has this tag.') }),
+      z.strictObject({ field: fieldPath, equals: z.unknown().describe('Equal as JSON (same type and value).') }),
+      z.strictObject({ field: fieldPath, exists: z.boolean().describe('The field is there (true) or not (false).') }),
+      z.strictObject({ channel: z.enum(['email', 'whatsapp']), status: z.enum(SUBSCRIPTION_STATUSES) }),
+    ],
+    { error: shapesError(CONDITION_SHAPES) },
+  )
   .describe('One condition on the contact: `{ tag }`, `{ field, equals }`, `{ field, exists }` or `{ channel, status }`.')
   .meta({ id: 'StepCondition', example: { tag: 'vip' } });
 export type Condition = z.infer<typeof conditionSchema>;
@@ -142,10 +171,13 @@ export const stepsInputSchema = z
   .describe(`The steps, in order, at most ${MAX_STEPS}. An empty list: runs are moved from outside, as before steps existed.`);
 
 export const exitRuleSchema = z
-  .union([
-    z.strictObject({ unsubscribed: z.enum(['email', 'whatsapp']).describe('The contact unsubscribes from this channel.') }),
-    z.strictObject({ tag: tagSchema.describe('The contact gets this tag.') }),
-  ])
+  .union(
+    [
+      z.strictObject({ unsubscribed: z.enum(['email', 'whatsapp']).describe('The contact unsubscribes from this channel.') }),
+      z.strictObject({ tag: tagSchema.describe('The contact gets this tag.') }),
+    ],
+    { error: shapesError(EXIT_RULE_SHAPES) },
+  )
   .meta({ id: 'ExitRule', example: { tag: 'purchased' } });
 export type ExitRule = z.infer<typeof exitRuleSchema>;
 

@@ -51,15 +51,15 @@ export const enrollmentSchema = z
   .meta({ id: 'Enrollment' });
 export type EnrollmentDto = z.infer<typeof enrollmentSchema>;
 
-// Why an id given to enroll started no run: not a contact of the account, or over the account's
-// active-run limit.
-export const ENROLL_FAILURE_REASONS = ['not_found', 'sequence_limit_reached'] as const;
+// Why an id given to enroll started no run: not a contact of the account, over the account's
+// active-run limit, or the contact already meets one of the sequence's exit rules.
+export const ENROLL_FAILURE_REASONS = ['not_found', 'sequence_limit_reached', 'exit_rule_met'] as const;
 export type EnrollFailureReason = (typeof ENROLL_FAILURE_REASONS)[number];
 
 export const enrollSummarySchema = z.object({
   processed: z.number().int().describe('Distinct contact ids attempted.').meta({ example: 3 }),
   successful: z.number().int().describe('New runs created.').meta({ example: 2 }),
-  failed: z.number().int().describe('Unknown contacts, or over the account limit.').meta({ example: 0 }),
+  failed: z.number().int().describe('Unknown contacts, contacts over the account limit, and contacts that already meet an exit rule.').meta({ example: 0 }),
   skipped: z.number().int().describe('Contacts that already had an active run.').meta({ example: 1 }),
   failures: z
     .array(
@@ -67,7 +67,10 @@ export const enrollSummarySchema = z.object({
         contactId: z.string().describe('The id as the request gave it (its first occurrence).'),
         reason: z
           .enum(ENROLL_FAILURE_REASONS)
-          .describe('`not_found`: not a contact of the account; `sequence_limit_reached`: over the account\'s active-run limit.'),
+          .describe(
+            '`not_found`: not a contact of the account; `sequence_limit_reached`: over the account\'s active-run limit; ' +
+              '`exit_rule_met`: the contact already meets one of the sequence\'s exit rules (it has the tag, or is unsubscribed).',
+          ),
       }),
     )
     .describe('One entry per failed id, in request order: `failed` of them.')
@@ -93,7 +96,14 @@ export const limitReachedSchema = z.object({
   message: z.string().meta({ example: 'The account has reached its limit of active runs (1000)' }),
   contactId,
 });
-export const enrollOutcomeSchema = z.union([enrolledSchema, activeRunExistsSchema, limitReachedSchema]);
+// The contact already meets one of the sequence's exit rules: a run would be cancelled before
+// its first step, so none is started (docs/decisions.md "Runs").
+export const exitRuleMetSchema = z.object({
+  enrolled: z.literal(false),
+  reason: z.literal('exit_rule_met'),
+  contactId,
+});
+export const enrollOutcomeSchema = z.union([enrolledSchema, activeRunExistsSchema, limitReachedSchema, exitRuleMetSchema]);
 export type EnrollOutcome = z.infer<typeof enrollOutcomeSchema>;
 
 export const sequenceStatusSchema = z.enum(SEQUENCE_STATUSES);
@@ -114,11 +124,38 @@ export const sequenceSchema = z
   .meta({ id: 'Sequence' });
 export type SequenceDto = z.infer<typeof sequenceSchema>;
 
+// What a run in pending or running waits for (src/services/sequences/run-waiting.ts).
+export const WAITING_FOR = ['wait', 'window', 'retry', 'sequence_paused'] as const;
+export type WaitingFor = (typeof WAITING_FOR)[number] | null;
+
+// Where a run stands in time: in the run lists and a run's detail.
+const runWaitingShape = {
+  dueAt: z
+    .string()
+    .nullable()
+    .describe(
+      'When the run acts next: the end of its wait, the sending window\'s next opening, its webhook\'s next attempt, ' +
+        'or (with `waitingFor` null) a time already past: it is due now. Null when nothing is scheduled: ended, paused, ' +
+        'being carried out at this moment, at no step, or waiting for its sequence.',
+    )
+    .meta({ example: '2026-11-23T09:30:00.000Z' }),
+  waitingFor: z
+    .enum(WAITING_FOR)
+    .nullable()
+    .describe(
+      '`wait`: a wait step until `dueAt`; `window`: the sending window, which opens at `dueAt`; `retry`: a webhook ' +
+        'step\'s next attempt at `dueAt`; `sequence_paused`: the sequence is not active (no time). Null: nothing ' +
+        '(due now, being carried out, paused, ended, or at no step).',
+    )
+    .meta({ example: 'wait' }),
+};
+
 // A run in the run lists: the run, and what it belongs to.
 export const listedRunSchema = runSchema
   .extend({
     sequenceId: z.string().describe('UUID of the run\'s sequence.').meta({ example: '7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b' }),
     contactId: z.string().describe('UUID of the run\'s contact.').meta({ example: '3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f' }),
+    ...runWaitingShape,
   })
   .meta({ id: 'ListedRun' });
 export type ListedRunDto = z.infer<typeof listedRunSchema>;
@@ -142,6 +179,16 @@ export const moveRunsSchema = z
   })
   .describe('Moves the active runs of older versions to the current one. A moved run starts its new step afresh.');
 
+export const movedRunsSchema = z
+  .array(
+    z.object({
+      fromVersion: z.number().int().describe('The version the runs were on.').meta({ example: 1 }),
+      runs: z.number().int().describe('How many of its active runs moved to the current version.').meta({ example: 12 }),
+    }),
+  )
+  .describe('With `moveRuns`: the runs moved, per older version, oldest first; `[]` when none was active there.')
+  .meta({ example: [{ fromVersion: 1, runs: 12 }] });
+
 export const EXECUTION_STATUSES = ['running', 'succeeded', 'failed', 'skipped'] as const;
 
 export const executionSchema = z
@@ -158,11 +205,27 @@ export const executionSchema = z
   .meta({ id: 'StepExecution' });
 export type ExecutionDto = z.infer<typeof executionSchema>;
 
+// An execution in a run's timeline: with, for a wait, when it ends.
+export const timelineExecutionSchema = executionSchema
+  .extend({
+    endsAt: z
+      .string()
+      .nullable()
+      .describe(
+        'For a wait that is waiting (`running`): when it ends, kept while the run is paused. Null otherwise: a finished ' +
+          'execution\'s end is `finishedAt`.',
+      )
+      .meta({ example: null }),
+  })
+  .meta({ id: 'TimelineStepExecution' });
+export type TimelineExecutionDto = z.infer<typeof timelineExecutionSchema>;
+
 export const runDetailSchema = runSchema
   .extend({
     sequenceId: z.string().describe('UUID of the run\'s sequence.').meta({ example: '7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b' }),
     contactId: z.string().describe('UUID of the run\'s contact.').meta({ example: '3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f' }),
-    executions: z.array(executionSchema).describe('Every step execution, oldest first.'),
+    ...runWaitingShape,
+    executions: z.array(timelineExecutionSchema).describe('Every step execution, oldest first.'),
   })
   .meta({ id: 'SequenceRunDetail' });
 export type RunDetailDto = z.infer<typeof runDetailSchema>;

@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { defaultCodeFor, type ErrorCode } from '../errors/error-codes';
-import { AppError, ServiceUnavailableError, ValidationError, type IssueDetail } from '../errors/app-errors';
+import { AppError, ConflictError, ServiceUnavailableError, ValidationError, type IssueDetail } from '../errors/app-errors';
 
 // The single mapping from what went wrong to what a client sees, for both transports: the
 // REST body (rest-api.ts), the tRPC error formatter (init.ts) and the HTTP layer's own
@@ -44,7 +44,8 @@ function distinct(details: IssueDetail[]): IssueDetail[] {
 }
 
 export function issueDetails(error: TRPCError): IssueDetail[] | undefined {
-  if (error.cause instanceof ValidationError && error.cause.details.length > 0) return distinct(error.cause.details);
+  const cause = error.cause;
+  if ((cause instanceof ValidationError || cause instanceof ConflictError) && cause.details.length > 0) return distinct(cause.details);
   const issues = error.code === 'BAD_REQUEST' ? zodIssues(error.cause) : null;
   if (!issues) return undefined;
   return distinct(issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })));
@@ -92,7 +93,8 @@ export function restErrorFor(error: TRPCError): RestError {
   if (status >= 500) return { status: 500, body: { error: 'Internal server error', code: 'internal_error' } };
   const code = errorCode(error, status);
   const details = issueDetails(error);
-  if (details && !(error.cause instanceof ValidationError)) {
+  // zod's issues: the message is the first of them. A service's error keeps its own message.
+  if (details && !(error.cause instanceof AppError)) {
     const [first] = details;
     return { status, body: { error: first.path ? `${first.path}: ${first.message}` : first.message, code, details } };
   }

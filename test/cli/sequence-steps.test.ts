@@ -152,7 +152,7 @@ describe('admin command line: sequence:create --steps FILE', () => {
     const rules: Array<[string, unknown, string]> = [
       ['a duplicate step id', [{ id: 'a', type: 'exit' }, { id: 'a', type: 'exit' }], 'steps.1.id: Step id "a" is used by step 1 too'],
       ['a branch to an unknown step', [{ id: 'b', type: 'branch', if: { tag: 'x' }, then: 'nowhere', else: 'b2' }, { id: 'b2', type: 'exit' }], 'steps.0.then: Step "b": "nowhere" is not a step of this sequence'],
-      ['a cycle without a wait', [{ id: 'a', type: 'branch', if: { tag: 'x' }, then: 'a', else: 'a' }], 'steps.0.type: Step "a": the cycle a -> a has no wait step on it'],
+      ['a cycle without a wait', [{ id: 'a', type: 'branch', if: { tag: 'x' }, then: 'a', else: 'a' }], 'steps.0.then: Step "a": its then goes back to itself, closing the cycle "a" -> "a" with no wait step on it'],
       ['a duration out of range', [{ id: 'w', type: 'wait', duration: 'P2Y' }], 'steps.0.duration: Step "w": P2Y is more than 366 days'],
       ['a tag step without tags', [{ id: 't', type: 'tag' }], 'steps.0.add: Step "t": give at least one tag to add or remove'],
       ['a bad time zone', { sendingWindow: { timeZone: 'Mars/Olympus' } }, 'sendingWindow.timeZone: "Mars/Olympus" is not an IANA time zone'],

@@ -152,7 +152,7 @@ describe('run lists', () => {
     expect(all.body.nextCursor).to.equal(null);
     expect(all.body.runs[2]).to.deep.include({ id: f.b.runId, sequenceId: f.s1, contactId: f.b.contactId, status: 'running', completedAt: null });
     expect(Object.keys(all.body.runs[0]).sort()).to.deep.equal(
-      ['completedAt', 'contactId', 'createdAt', 'currentStepId', 'id', 'reason', 'sequenceId', 'startedAt', 'status', 'version'],
+      ['completedAt', 'contactId', 'createdAt', 'currentStepId', 'dueAt', 'id', 'reason', 'sequenceId', 'startedAt', 'status', 'version', 'waitingFor'],
     );
 
     expect(runIds((await api(f.key).get(`/sequences/${f.s1}/runs`).query({ active: 'true' })).body)).to.deep.equal([

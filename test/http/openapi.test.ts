@@ -428,6 +428,16 @@ const CASES: Record<string, Case[]> = {
   'DELETE /webhooks/{id}': [
     { status: 204, when: 'the endpoint exists', send: async (f) => rest(f.key).delete(`/webhooks/${await webhookOf(f)}`) },
     { status: 404, when: 'the endpoint is unknown', send: (f) => rest(f.key).delete(`/webhooks/${unknownId()}`) },
+    {
+      status: 409,
+      when: 'a step of an active sequence sends to it',
+      send: async (f) => {
+        const id = await webhookOf(f);
+        const steps = [{ id: 'notify', type: 'webhook', endpointId: id }];
+        expect((await rest(f.key).post('/sequences').send({ name: 'Uses it', status: 'active', steps })).status).to.equal(201);
+        return rest(f.key).delete(`/webhooks/${id}`);
+      },
+    },
   ],
   'POST /webhooks/{id}/rotate-secret': [
     { status: 200, when: 'the endpoint exists', send: async (f) => rest(f.key).post(`/webhooks/${await webhookOf(f)}/rotate-secret`).send({}) },

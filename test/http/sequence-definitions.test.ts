@@ -15,7 +15,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SEQUENCE_KEYS = ['id', 'name', 'status', 'activeRuns', 'version', 'steps', 'exitWhen', 'sendingWindow', 'createdAt', 'updatedAt'];
 const RUN_KEYS = ['id', 'status', 'startedAt', 'completedAt', 'createdAt', 'version', 'currentStepId', 'reason'];
-const RUN_DETAIL_KEYS = [...RUN_KEYS, 'sequenceId', 'contactId', 'executions'];
+const RUN_DETAIL_KEYS = [...RUN_KEYS, 'sequenceId', 'contactId', 'dueAt', 'waitingFor', 'executions'];
 const WAIT_THEN_EXIT = [
   { id: 'w1', type: 'wait', duration: 'P1D' },
   { id: 'end', type: 'exit' },
@@ -257,8 +257,10 @@ describe('Sequence definitions API (REST)', () => {
         currentStepId: 'w1',
         reason: null,
         completedAt: null,
+        waitingFor: null,
         executions: [],
       });
+      expect(res.body.run.dueAt).to.match(ISO);
 
       const { engine } = engineNow();
       await engine.runOnce();
@@ -266,9 +268,13 @@ describe('Sequence definitions API (REST)', () => {
       expectJson(after, 200);
       expect(after.body.run).to.include({ status: 'running', currentStepId: 'w1' });
       expect(after.body.run.executions).to.have.length(1);
-      expect(after.body.run.executions[0]).to.have.all.keys('stepId', 'type', 'attempt', 'status', 'reason', 'detail', 'startedAt', 'finishedAt');
+      expect(after.body.run.executions[0]).to.have.all.keys('stepId', 'type', 'attempt', 'status', 'reason', 'detail', 'startedAt', 'finishedAt', 'endsAt');
       expect(after.body.run.executions[0]).to.include({ stepId: 'w1', type: 'wait', attempt: 1, status: 'running', finishedAt: null });
       expect(after.body.run.executions[0].startedAt).to.match(ISO);
+      // The wait's end, P1D after it began: what the run waits for, and until when.
+      const end = new Date(Date.parse(after.body.run.executions[0].startedAt) + 86_400_000).toISOString();
+      expect(after.body.run.executions[0].endsAt).to.equal(end);
+      expect(after.body.run).to.include({ waitingFor: 'wait', dueAt: end });
     });
 
     it('answers 404 for an unknown run, another sequence\'s run, non-UUID ids and an unknown sequence', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { select } from '../../db/sql/statements';
+import { forShare, select } from '../../db/sql/statements';
 import { ValidationError, type IssueDetail } from '../../errors/app-errors';
 import type { SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
 import { checkDuration } from '../engine/schedule/durations';
@@ -23,12 +23,12 @@ export function checkSteps(steps: readonly StepInput[]): Step[] {
     if (seen.has(step.id)) problems.push(issue(index, 'id', `Step id "${step.id}" is used by step ${seen.get(step.id)! + 1} too`));
     else seen.set(step.id, index);
   });
-  const stored = steps.map((step) => ({ ...step, id: step.id ?? generatedId(seen) }) as Step);
+  // The id first, as every answer shows a step.
+  const stored = steps.map(({ id, ...rest }) => ({ id: id ?? generatedId(seen), ...rest }) as Step);
+  const name = stepNames(stored, steps);
 
   stored.forEach((step, index) => {
-    // A step is named as the caller knows it: by its id if it gave one, else by its place.
-    const name = steps[index]!.id === undefined ? `Step ${index + 1}` : `Step "${step.id}"`;
-    const at = (field: string, message: string) => problems.push(issue(index, field, `${name}: ${message}`));
+    const at = (field: string, message: string) => problems.push(issue(index, field, `${capitalized(name(index))}: ${message}`));
     switch (step.type) {
       case 'wait':
         if ((step.duration === undefined) === (step.until === undefined)) at('duration', 'give exactly one of duration and until');
@@ -50,7 +50,7 @@ export function checkSteps(steps: readonly StepInput[]): Step[] {
         break;
     }
   });
-  if (problems.length === 0) problems.push(...waitlessCycles(stored));
+  if (problems.length === 0) problems.push(...waitlessCycles(stored, name));
   if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
   return stored;
 }
@@ -63,22 +63,53 @@ export function checkSendingWindow(window: SendingWindow): void {
   if (!checked.ok) throw windowError(checked.path, checked.message);
 }
 
-// A webhook step names an endpoint of the caller's account: one statement for all of them.
+// A webhook step names an endpoint of the caller's account: one statement for all of them. In a
+// transaction, the endpoints are share-locked until it commits, so a concurrent delete of one
+// either waits for this write and then sees it (409), or goes first and this one finds the
+// endpoint gone (src/services/sequences/endpoint-users.ts).
+// given: the steps as sent (ids missing where the service made them), to name each step as the
+// caller knows it.
 export async function checkWebhookEndpoints(
   db: Database,
   accountId: string,
   steps: readonly Step[],
   transaction?: Transaction,
+  given: readonly StepInput[] = steps,
 ): Promise<void> {
   const webhooks = steps.flatMap((step, index) => (step.type === 'webhook' ? [{ step, index }] : []));
   if (webhooks.length === 0) return;
   const ids = [...new Set(webhooks.map(({ step }) => normalizeId(step.endpointId)!))];
-  const found = await select<{ id: string }>(db, 'SELECT id FROM webhook_endpoints WHERE account_id = ? AND id IN (?)', [accountId, ids], transaction);
+  const found = await select<{ id: string }>(
+    db,
+    `SELECT id FROM webhook_endpoints WHERE account_id = ? AND id IN (?)${transaction ? forShare(db) : ''}`,
+    [accountId, ids],
+    transaction,
+  );
   const known = new Set(found.map((row) => row.id));
   const problems = webhooks
     .filter(({ step }) => !known.has(normalizeId(step.endpointId)!))
-    .map(({ step, index }) => issue(index, 'endpointId', `Step "${step.id}": "${step.endpointId}" is not a webhook endpoint of the account`));
+    .map(({ step, index }) => issue(index, 'endpointId', `${capitalized(stepNames(steps, given)(index))}: "${step.endpointId}" is not a webhook endpoint of the account`));
   if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
+}
+
+// A step is named as the caller knows it: by its id if the caller gave it ('step "welcome"',
+// or '"welcome"' in a list of steps), else by its place and type ("step 3 (tag)"), never by an
+// id the service made up.
+interface StepNames {
+  (index: number): string;
+  short(index: number): string;
+}
+
+function stepNames(stored: readonly Step[], given: readonly StepInput[]): StepNames {
+  const generated = (index: number) => given[index]?.id === undefined;
+  const byPlace = (index: number) => `step ${index + 1} (${stored[index]!.type})`;
+  const name = (index: number) => (generated(index) ? byPlace(index) : `step "${stored[index]!.id}"`);
+  name.short = (index: number) => (generated(index) ? byPlace(index) : `"${stored[index]!.id}"`);
+  return name;
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function issue(index: number, field: string, message: string): IssueDetail {
@@ -112,8 +143,10 @@ export function successors(steps: readonly Step[], index: number): string[] {
 
 // A loop the engine could go round without ever sleeping (branch back to an earlier step with
 // no wait on the way) would spin a run as fast as the engine claims it. Every cycle must pass
-// through a wait: so with the waits taken out, what is left has no cycle.
-function waitlessCycles(steps: readonly Step[]): IssueDetail[] {
+// through a wait: so with the waits taken out, what is left has no cycle. The error points at
+// the branch that closes the cycle: the one that jumps back (to its own place or an earlier
+// one), which every cycle has, since only a branch goes anywhere but forward.
+function waitlessCycles(steps: readonly Step[], name: StepNames): IssueDetail[] {
   const indexOf = new Map(steps.map((step, index) => [step.id, index]));
   const state = new Array<'new' | 'open' | 'done'>(steps.length).fill('new');
   const path: number[] = [];
@@ -134,9 +167,19 @@ function waitlessCycles(steps: readonly Step[]): IssueDetail[] {
   for (let index = 0; index < steps.length; index += 1) {
     const cycle = visit(index);
     if (cycle) {
-      const ids = [...cycle, cycle[0]!].map((i) => steps[i]!.id).join(' -> ');
-      const first = Math.min(...cycle);
-      return [issue(first, 'type', `Step "${steps[first]!.id}": the cycle ${ids} has no wait step on it`)];
+      // Read from its earliest step, the order a run goes round it.
+      const start = cycle.indexOf(Math.min(...cycle));
+      const round = [...cycle.slice(start), ...cycle.slice(0, start)];
+      const loop = [...round, round[0]!];
+      const back = round.findIndex((from, i) => loop[i + 1]! <= from);
+      const [from, to] = [loop[back]!, loop[back + 1]!];
+      const branch = steps[from] as Extract<Step, { type: 'branch' }>;
+      const field = branch.then === steps[to]!.id ? 'then' : 'else';
+      const target = from === to ? 'itself' : name(to);
+      const names = loop.map((i) => name.short(i)).join(' -> ');
+      return [
+        issue(from, field, `${capitalized(name(from))}: its ${field} goes back to ${target}, closing the cycle ${names} with no wait step on it`),
+      ];
     }
   }
   return [];

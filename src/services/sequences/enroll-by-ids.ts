@@ -1,8 +1,12 @@
+import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { insertRows } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import type { EnrollFailureReason, EnrollmentDto, EnrollSummary } from '../../schemas/sequence';
-import { lockContactsById } from '../contacts/lock-contacts';
+import type { ExitRule } from '../../schemas/sequence-definition';
+import { stateFromRow } from '../contacts/contact-row';
+import { lockContactRows, lockContactsById } from '../contacts/lock-contacts';
+import { matchingExitRule } from '../exit-rules/exit-rules';
 import { requireSequenceRow } from './find-sequence';
 import { notifyDueWork } from '../engine/due-work';
 import { recordEvents } from '../events/record-events';
@@ -28,8 +32,8 @@ export interface EnrollByIdsResult {
 }
 
 // Enrolls existing contacts by id, set-based: the statements do not grow with the ids.
-// failed: not a contact of the account, or over the account's active-run limit (each listed in
-// summary.failures with its reason).
+// failed: not a contact of the account, meeting one of the sequence's exit rules, or over the
+// account's active-run limit (each listed in summary.failures with its reason).
 // skipped: already has an active run in the sequence (found first, or lost to a concurrent
 // enroll at insert time).
 export async function enrollByIds(
@@ -48,9 +52,12 @@ export async function enrollByIds(
 
     // Locked, in email order: a contact deleted between this read and its run's insert would
     // break the run's foreign key, and a concurrent unenroll or enroll of the same contact waits.
-    const existing = await lockContactsById(db, accountId, ids, transaction);
+    // With exit rules, the same statement reads what they look at.
+    const { existing, meetingExitRule } = await lockContacts(db, accountId, ids, sequence.exitWhen, transaction);
     const active = await contactsWithActiveRun(db, sequenceId, [...existing], transaction);
-    const candidates = ids.filter((id) => existing.has(id) && !active.has(id));
+    // A contact that meets an exit rule gets no run (its run would be cancelled before its first
+    // step), and takes no room under the account's limit.
+    const candidates = ids.filter((id) => existing.has(id) && !active.has(id) && !meetingExitRule.has(id));
     const allowed = capacity ? candidates.slice(0, capacity.remaining) : candidates;
 
     const started = await startRuns(db, { accountId, sequence, contactIds: allowed }, transaction);
@@ -58,6 +65,8 @@ export async function enrollByIds(
     const failures: Array<{ contactId: string; reason: EnrollFailureReason }> = [];
     for (const [id, asGiven] of given) {
       if (!existing.has(id)) failures.push({ contactId: asGiven, reason: 'not_found' });
+      else if (active.has(id)) continue;
+      else if (meetingExitRule.has(id)) failures.push({ contactId: asGiven, reason: 'exit_rule_met' });
       else if (overLimit.has(id)) failures.push({ contactId: asGiven, reason: 'sequence_limit_reached' });
     }
     const successful = started.size;
@@ -86,4 +95,21 @@ export async function enrollByIds(
   });
   if (result.due) notifyDueWork();
   return { enrollment: result.enrollment, summary: result.summary };
+}
+
+// The contacts among ids, locked; those that meet one of the exit rules. Without rules, ids only
+// are read; with them, the rows, in the same one statement.
+async function lockContacts(
+  db: Database,
+  accountId: string,
+  ids: readonly string[],
+  exitWhen: readonly ExitRule[],
+  transaction: Transaction,
+): Promise<{ existing: Set<string>; meetingExitRule: Set<string> }> {
+  if (exitWhen.length === 0) return { existing: await lockContactsById(db, accountId, ids, transaction), meetingExitRule: new Set() };
+  const rows = await lockContactRows(db, accountId, ids, transaction);
+  return {
+    existing: new Set(rows.map((row) => row.id)),
+    meetingExitRule: new Set(rows.filter((row) => matchingExitRule(exitWhen, stateFromRow(row)) !== null).map((row) => row.id)),
+  };
 }

@@ -5,6 +5,7 @@ import type { ContactFields } from '../../schemas/contact';
 import type { NewEventOf } from '../../schemas/event';
 import type { EnrollOutcome } from '../../schemas/sequence';
 import { upsertContacts } from '../contacts/upsert-contacts';
+import { matchingExitRule } from '../exit-rules/exit-rules';
 import { recordEvents } from '../events/record-events';
 import { requireSequenceRow, type RequiredSequence } from './find-sequence';
 import { notifyDueWork } from '../engine/due-work';
@@ -12,7 +13,8 @@ import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRu
 
 // Trigger and enroll-by-email: upsert a contact by email and enroll it, in one transaction
 // (docs/decisions.md "Trigger and enroll-by-email"). The contact upsert stands whatever the outcome,
-// and so do its events.
+// and so do its events. A contact that, once upserted, meets one of the sequence's exit rules is
+// not enrolled (exit_rule_met).
 export async function enrollContact(
   db: Database,
   input: { accountId: string; sequenceId: string; contact: ContactFields },
@@ -25,7 +27,8 @@ export async function enrollContact(
     const capacity = await remainingRunCapacity(db, accountId, transaction);
     const upserted = await upsertContacts(db, accountId, [input.contact], transaction);
     const contactId = upserted.results[0].contact.id;
-    const { outcome, events } = await startRun(db, { accountId, sequence, contactId, capacity }, transaction);
+    const meetsExitRule = matchingExitRule(sequence.exitWhen, upserted.results[0].contact) !== null;
+    const { outcome, events } = await startRun(db, { accountId, sequence, contactId, capacity, meetsExitRule }, transaction);
     await recordEvents(db, accountId, [...upserted.events, ...events], transaction);
     return { outcome, due: outcome.enrolled && sequence.firstStepId !== null };
   });
@@ -35,13 +38,22 @@ export async function enrollContact(
 
 async function startRun(
   db: Database,
-  input: { accountId: string; sequence: RequiredSequence; contactId: string; capacity: { remaining: number; limit: number } | null },
+  input: {
+    accountId: string;
+    sequence: RequiredSequence;
+    contactId: string;
+    capacity: { remaining: number; limit: number } | null;
+    meetsExitRule: boolean;
+  },
   transaction: Transaction,
 ): Promise<{ outcome: EnrollOutcome; events: NewEventOf[] }> {
   const { accountId, sequence, contactId, capacity } = input;
   const sequenceId = sequence.id;
   const active = await contactsWithActiveRun(db, sequenceId, [contactId], transaction);
   if (active.has(contactId)) return { outcome: { enrolled: false, reason: 'active_run_exists', contactId }, events: [] };
+  // Its run would be cancelled before its first step: none is started, and it takes no room
+  // under the account's limit.
+  if (input.meetsExitRule) return { outcome: { enrolled: false, reason: 'exit_rule_met', contactId }, events: [] };
   if (capacity && capacity.remaining === 0) {
     return {
       outcome: {

@@ -1,7 +1,9 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
+import { parseJson } from '../../db/sql/rows';
 import { forShare, select } from '../../db/sql/statements';
 import { ConflictError, NotFoundError } from '../../errors/app-errors';
+import type { ExitRule } from '../../schemas/sequence-definition';
 import { normalizeId } from '../ids';
 import { readSteps } from './sequence-versions';
 
@@ -11,6 +13,8 @@ export interface RequiredSequence {
   // null for a sequence without steps.
   version: number | null;
   firstStepId: string | null;
+  // Its exit rules: a contact that already meets one is not enrolled (exit_rule_met).
+  exitWhen: ExitRule[];
 }
 
 // Every sequence operation starts here (docs/decisions.md "Sequence errors"): a sequence of another
@@ -30,11 +34,11 @@ export async function requireSequenceRow(
 ): Promise<RequiredSequence> {
   const id = normalizeId(input.sequenceId);
   const [sequence] = id
-    ? await select<{ id: string; status: string; version: number | string | null }>(
+    ? await select<{ id: string; status: string; version: number | string | null; exit_when: string | null }>(
         db,
-        // Enrolling, the status (and the version new runs start on) must stay until the runs
-        // are in: a shared lock.
-        `SELECT id, status, version FROM sequences WHERE id = ? AND account_id = ?${input.mustBeActive && transaction ? forShare(db) : ''}`,
+        // Enrolling, the status (and the version new runs start on, and the exit rules) must
+        // stay until the runs are in: a shared lock.
+        `SELECT id, status, version, exit_when FROM sequences WHERE id = ? AND account_id = ?${input.mustBeActive && transaction ? forShare(db) : ''}`,
         [id, input.accountId],
         transaction,
       )
@@ -43,5 +47,6 @@ export async function requireSequenceRow(
   if (input.mustBeActive && sequence.status !== 'active') throw new ConflictError('Sequence is not active', 'sequence_not_active');
   const version = sequence.version === null ? null : Number(sequence.version);
   const steps = await readSteps(db, sequence.id, version, transaction);
-  return { id: sequence.id, version, firstStepId: steps[0]?.id ?? null };
+  const exitWhen = sequence.exit_when === null ? [] : parseJson<ExitRule[]>(sequence.exit_when);
+  return { id: sequence.id, version, firstStepId: steps[0]?.id ?? null, exitWhen };
 }

@@ -6,18 +6,24 @@ import type { ExecutionDto, RunDetailDto } from '../../schemas/sequence';
 import { normalizeId } from '../ids';
 import { requireSequence } from './find-sequence';
 import { RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
+import { runsWaiting, waitEndsAt, WAITING_COLUMNS, type WaitingRow } from './run-waiting';
 
-// GET /sequences/{id}/runs/{runId}: the run, where it is, and every step execution, oldest
-// first (by visit, then attempt).
-export async function getRunDetail(db: Database, input: { accountId: string; sequenceId: string; runId: string }): Promise<RunDetailDto> {
+// GET /sequences/{id}/runs/{runId}: the run, where it is, what it waits for and until when, and
+// every step execution, oldest first (by visit, then attempt). `now` decides whether a step not
+// yet begun is due now or held for the sending window.
+export async function getRunDetail(
+  db: Database,
+  input: { accountId: string; sequenceId: string; runId: string },
+  now: Date = new Date(),
+): Promise<RunDetailDto> {
   const sequenceId = await requireSequence(db, { accountId: input.accountId, sequenceId: input.sequenceId, mustBeActive: false });
   const id = normalizeId(input.runId);
   const [run] = id
-    ? await select<RunRow>(db, `SELECT ${RUN_COLUMNS_READ} FROM sequence_runs WHERE id = ? AND sequence_id = ? AND account_id = ?`, [
-        id,
-        sequenceId,
-        input.accountId,
-      ])
+    ? await select<RunRow & WaitingRow & { sequence_id: string }>(
+        db,
+        `SELECT ${RUN_COLUMNS_READ}, sequence_id, ${WAITING_COLUMNS} FROM sequence_runs WHERE id = ? AND sequence_id = ? AND account_id = ?`,
+        [id, sequenceId, input.accountId],
+      )
     : [];
   if (!run) throw new NotFoundError('Run');
   const executions = await select<{
@@ -34,10 +40,14 @@ export async function getRunDetail(db: Database, input: { accountId: string; seq
     'SELECT step_id, type, attempt, status, reason, detail, started_at, finished_at FROM run_step_executions WHERE run_id = ? ORDER BY visit, attempt',
     [run.id],
   );
+  const waiting = (await runsWaiting(db, [run], now)).get(run.id)!;
+  // The one execution a run can have under way is its current step's.
+  const waitEnd = waitEndsAt(run);
   return {
     ...runFromRow(run),
     sequenceId,
     contactId: run.contact_id,
+    ...waiting,
     executions: executions.map((row) => ({
       stepId: row.step_id,
       type: row.type,
@@ -47,6 +57,7 @@ export async function getRunDetail(db: Database, input: { accountId: string; seq
       detail: row.detail ? parseJson<Record<string, unknown>>(row.detail) : null,
       startedAt: toIso(row.started_at),
       finishedAt: toIsoOrNull(row.finished_at),
+      endsAt: row.type === 'wait' && row.status === 'running' ? waitEnd : null,
     })),
   };
 }

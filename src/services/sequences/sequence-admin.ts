@@ -10,7 +10,9 @@ import { notifyDueWork } from '../engine/due-work';
 import { newRowId, normalizeId } from '../ids';
 import { checkSendingWindow, checkSteps, checkWebhookEndpoints } from './definition-rules';
 import { getSequence } from './list-sequences';
-import { moveRunsToVersion } from './move-runs';
+import { moveRunsToVersion, type MovedRuns } from './move-runs';
+import { refuseEmptyingWithRuns } from './stranded-runs';
+import { keepIds, sameSteps, canonicalText } from './same-steps';
 import { readSteps, writeVersion } from './sequence-versions';
 import { releaseHeldRuns, unparkRuns } from './park-runs';
 
@@ -63,7 +65,7 @@ export async function createSequence(
   await withTransaction(db, async (transaction) => {
     const [account] = await select<{ id: string }>(db, `SELECT id FROM accounts WHERE id = ?`, [input.accountId], transaction);
     if (!account) throw new NotFoundError('Account');
-    if (steps) await checkWebhookEndpoints(db, account.id, steps, transaction);
+    if (steps) await checkWebhookEndpoints(db, account.id, steps, transaction, input.steps);
     const now = new Date();
     const version = steps && steps.length > 0 ? 1 : null;
     await insertRows(
@@ -89,6 +91,15 @@ export async function updateSequence(
     moveRuns?: { stepMap: Record<string, string> };
   } & SequenceDefinitionInput,
 ): Promise<SequenceDto & { accountId: string }> {
+  return (await changeSequence(db, input)).sequence;
+}
+
+// updateSequence, answering also what a moveRuns moved: how many runs from each older version
+// (null without moveRuns).
+export async function changeSequence(
+  db: Database,
+  input: Parameters<typeof updateSequence>[1],
+): Promise<{ sequence: SequenceDto & { accountId: string }; moved: MovedRuns[] | null }> {
   checkDefinition(input);
   const id = normalizeId(input.id);
   if (!id) throw new NotFoundError('Sequence');
@@ -106,8 +117,9 @@ export async function updateSequence(
     const changes: Array<[string, unknown]> = [];
     if (input.name !== undefined && input.name !== row.name) changes.push(['name', input.name]);
     if (input.status !== undefined && input.status !== row.status) changes.push(['status', input.status]);
-    if (input.exitWhen !== undefined && rulesText(input.exitWhen) !== row.exit_when) changes.push(['exit_when', rulesText(input.exitWhen)]);
-    if (input.sendingWindow !== undefined && windowText(input.sendingWindow) !== row.sending_window) {
+    // Compared as JSON values: the same rules or window spelled in another key order change nothing.
+    if (input.exitWhen !== undefined && !sameText(rulesText(input.exitWhen), row.exit_when)) changes.push(['exit_when', rulesText(input.exitWhen)]);
+    if (input.sendingWindow !== undefined && !sameText(windowText(input.sendingWindow), row.sending_window)) {
       changes.push(['sending_window', windowText(input.sendingWindow)]);
     }
     let version = currentVersion;
@@ -117,17 +129,21 @@ export async function updateSequence(
       const current = steps;
       // Checked again with the ids the current version gave: the same steps sent again without
       // their ids are the same steps, not a new version.
-      steps = checkSteps(keepIds(input.steps, current));
-      await checkWebhookEndpoints(db, accountId, steps, transaction);
-      if (JSON.stringify(current) !== JSON.stringify(steps) && !(currentVersion === null && steps.length === 0)) {
+      const sent = keepIds(input.steps, current);
+      steps = checkSteps(sent);
+      await checkWebhookEndpoints(db, accountId, steps, transaction, sent);
+      if (steps.length === 0 && current.length > 0) await refuseEmptyingWithRuns(db, id, transaction);
+      if (!sameSteps(current, steps) && !(currentVersion === null && steps.length === 0)) {
         version = (currentVersion ?? 0) + 1;
         await writeVersion(db, { accountId, sequenceId: id, version, steps }, transaction);
         changes.push(['version', version]);
       }
     }
-    let moved = 0;
+    let moved: MovedRuns[] | null = null;
     if (input.moveRuns) {
-      if (version === null) throw new ValidationError('moveRuns: the sequence has no steps to move runs to', [{ path: 'moveRuns', message: 'The sequence has no steps to move runs to' }]);
+      if (version === null || steps.length === 0) {
+        throw new ValidationError('moveRuns: the sequence has no steps to move runs to', [{ path: 'moveRuns', message: 'The sequence has no steps to move runs to' }]);
+      }
       // The steps in hand, not read back: a version written in this transaction must not reach
       // the versions' cache before it commits.
       moved = await moveRunsToVersion(db, { sequenceId: id, version, steps, stepMap: input.moveRuns.stepMap }, transaction);
@@ -144,10 +160,12 @@ export async function updateSequence(
     const released = changes.some(([column]) => column === 'sending_window') ? await releaseHeldRuns(db, id, transaction) : 0;
     // Active again: the runs the engine set aside while it was not carry on.
     const unparked = input.status === 'active' && row.status !== 'active' ? await unparkRuns(db, id, transaction) : 0;
-    return { accountId, due: unparked + moved + released > 0 };
+    const movedRuns = (moved ?? []).reduce((sum, item) => sum + item.runs, 0);
+    return { accountId, moved, due: unparked + movedRuns + released > 0 };
   });
   if (outcome.due) notifyDueWork();
-  return { ...(await getSequence(db, { accountId: outcome.accountId, id })), accountId: outcome.accountId };
+  const sequence = { ...(await getSequence(db, { accountId: outcome.accountId, id })), accountId: outcome.accountId };
+  return { sequence, moved: outcome.moved };
 }
 
 export function setSequenceStatus(
@@ -176,22 +194,14 @@ export async function listSequences(db: Database, input: { accountId: string; st
   }));
 }
 
-// A step sent without an id, at the place of a current step that is the same but for its id,
-// keeps that step's id (unless the request gives the id to another step).
-function keepIds(steps: readonly StepInput[], current: readonly Step[]): StepInput[] {
-  const given = new Set(steps.flatMap((step) => (step.id === undefined ? [] : [step.id])));
-  return steps.map((step, index) => {
-    const old = current[index];
-    if (step.id !== undefined || !old || given.has(old.id)) return step;
-    const { id: _id, ...rest } = old;
-    return JSON.stringify(rest) === JSON.stringify(step) ? { ...step, id: old.id } : step;
-  });
-}
-
 function rulesText(rules: readonly ExitRule[] | undefined): string | null {
   return rules && rules.length > 0 ? JSON.stringify(rules) : null;
 }
 
 function windowText(window: SendingWindow | null | undefined): string | null {
   return window ? JSON.stringify(window) : null;
+}
+
+function sameText(a: string | null, b: string | null): boolean {
+  return a === b || (a !== null && b !== null && canonicalText(JSON.parse(a)) === canonicalText(JSON.parse(b)));
 }

@@ -6,6 +6,7 @@ import { execute, forUpdate, insertRows, select } from '../../db/sql/statements'
 import { withTransaction } from '../../db/sql/transaction';
 import { normalizeId } from '../ids';
 import { recordEvents } from '../events/record-events';
+import { refuseDeletingUsedEndpoint } from '../sequences/endpoint-users';
 import { checkWebhookUrl } from './address-policy';
 import type { WebhookSettings } from './webhook-settings';
 
@@ -149,6 +150,9 @@ export async function updateWebhook(
   return getWebhook(db, { accountId: input.accountId, id }, settings);
 }
 
+// Refused (409 webhook_in_use) while a webhook step of an active or paused sequence sends to it,
+// checked after the endpoint's row is locked (why that is enough against concurrent sequence
+// writes: src/services/sequences/endpoint-users.ts).
 export async function deleteWebhook(db: Database, input: { accountId: string; id: string }): Promise<void> {
   const id = normalizeId(input.id);
   if (!id) throw new NotFoundError('Webhook');
@@ -160,6 +164,7 @@ export async function deleteWebhook(db: Database, input: { accountId: string; id
       transaction,
     );
     if (!row) throw new NotFoundError('Webhook');
+    await refuseDeletingUsedEndpoint(db, input.accountId, id, transaction);
     // Attempts and deliveries go with it (ON DELETE CASCADE).
     await execute(db, 'DELETE FROM webhook_endpoints WHERE id = ?', [id], transaction);
   });

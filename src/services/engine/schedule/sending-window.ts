@@ -1,5 +1,6 @@
 import { DateTime, IANAZone } from 'luxon';
 import { checkTimeOfDay, minuteOfDay } from './until';
+import { repeatedWeekdayMessage } from '../../../schemas/sequence-definition';
 import { allowedWeekdayNumbers, isWeekday, WEEKDAYS, type Weekday } from './weekdays';
 import { instantsAtLocalTime, isValidTimeZone, type ZoneRule } from './zones';
 
@@ -28,6 +29,8 @@ export function checkWindow(rule: WindowRule): WindowCheck {
     }
     const wrong = rule.weekdays.find((day) => !isWeekday(day));
     if (wrong !== undefined) return fail('weekdays', `${JSON.stringify(wrong)} is not a weekday (${WEEKDAYS.join(', ')})`);
+    const repeated = rule.weekdays.findIndex((day, i) => rule.weekdays!.indexOf(day) !== i);
+    if (repeated >= 0) return fail(`weekdays.${repeated}`, repeatedWeekdayMessage(rule.weekdays[repeated]!));
   }
   if ((rule.from === undefined) !== (rule.to === undefined)) {
     const missing = rule.from === undefined ? 'from' : 'to';

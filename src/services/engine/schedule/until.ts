@@ -1,13 +1,14 @@
 import { DateTime } from 'luxon';
 import { allowedWeekdayNumbers, type Weekday } from './weekdays';
-import { instantsAtLocalTime } from './zones';
+import { firstInstantAtOrAfter } from './zones';
 
 // `wait.until`: wait until the local clock next reads a time of day, optionally only on some
 // weekdays, always strictly after the wait starts (a contact arriving at 09:00 for "until 09:00"
 // waits a day, so a loop through the step cannot run twice in the same minute).
 // Daylight saving, read in the run's zone:
 // - A time the clock skips when it springs forward (02:30 in Europe/Paris on the last Sunday of
-//   March) happens as far past the gap's end as it was into the gap: 03:30 local, as luxon shifts.
+//   March) happens at the end of the gap, when the clock jumps: 03:00 local (docs/sequences.md),
+//   as a sending window opening in the gap does, and not 03:30 as luxon would shift it.
 // - A time the clock reads twice when it falls back (01:30 in America/New_York on the first Sunday
 //   of November) happens at its first occurrence only, so the step fires once that day.
 export interface UntilRule {
@@ -44,12 +45,13 @@ export function nextUntil(from: Date, rule: UntilRule, zone: string): Date {
   const days = allowedWeekdayNumbers(rule.weekdays);
   const minutes = minuteOfDay(rule.time);
   const start = DateTime.fromJSDate(from, { zone });
-  // From the day before: a time shifted out of a gap can land on the next local date.
+  // From the day before: where the clock falls back across midnight, the start's local date
+  // reads a day ahead of a time still to come.
   for (let i = -1; i <= SEARCH_DAYS; i++) {
     const date = DateTime.utc(start.year, start.month, start.day).plus({ days: i });
     if (!days.has(date.weekday)) continue;
     const local = { year: date.year, month: date.month, day: date.day, hour: Math.floor(minutes / 60), minute: minutes % 60 };
-    const at = instantsAtLocalTime(local, zone)[0] ?? DateTime.fromObject(local, { zone }).toJSDate();
+    const at = firstInstantAtOrAfter(local, zone);
     if (at.getTime() > from.getTime()) return at;
   }
   throw new Error(`no ${rule.time} in ${zone} within ${SEARCH_DAYS} days of ${from.toISOString()}`);

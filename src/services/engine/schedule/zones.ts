@@ -47,3 +47,24 @@ export function instantsAtLocalTime(local: LocalDateTime, zone: string): Date[] 
   const instants = [...offsets].map((offset) => wall - offset * 60_000).filter((at) => wall - tz.offset(at) * 60_000 === at);
   return [...new Set(instants)].sort((a, b) => a - b).map((at) => new Date(at));
 }
+
+// The first instant at which the clock in `zone` reads `local` or later that day: the instant
+// itself on most days (the first of two when the hour repeats), and for a time that the clock
+// skips when it springs forward, the end of the gap (02:30 in a 02:00-03:00 gap is 03:00 local,
+// the instant the clock jumps), as peers schedule it.
+export function firstInstantAtOrAfter(local: LocalDateTime, zone: string): Date {
+  const [first] = instantsAtLocalTime(local, zone);
+  if (first) return first;
+  const tz = IANAZone.create(zone);
+  const wall = Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute);
+  const [before, after] = [tz.offset(wall - DAY_MS), tz.offset(wall + DAY_MS)];
+  // Read with the offset after the change, the time falls before the jump; with the one before
+  // it, after the jump: the jump lies between, and is the one change of offset there.
+  let [lo, hi] = [wall - after * 60_000, wall - before * 60_000];
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (tz.offset(mid) === before) lo = mid;
+    else hi = mid;
+  }
+  return new Date(hi);
+}

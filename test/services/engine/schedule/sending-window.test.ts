@@ -81,6 +81,10 @@ describe('engine schedule: sending window', () => {
       // In Paris on 2027-03-28 the clock jumps from 02:00 CET (01:00Z) to 03:00 CEST.
       const night: WindowRule = { timeZone: 'Europe/Paris', from: '02:30', to: '04:00' };
       expect(opening('2027-03-27T23:00:00.000Z', night)).to.equal('2027-03-28T01:00:00.000Z');
+      // New York, 2027-03-14: 02:00 EST (07:00Z) jumps to 03:00 EDT; a 02:15 opening is 03:00 EDT,
+      // the same instant a wait until 02:15 ends (until.test.ts).
+      const early: WindowRule = { timeZone: 'America/New_York', weekdays: ['sun'], from: '02:15', to: '05:00' };
+      expect(opening('2027-03-14T05:00:00.000Z', early)).to.equal('2027-03-14T07:00:00.000Z');
     });
 
     it('skips a day whose window the spring-forward gap swallows whole', () => {
@@ -115,10 +119,6 @@ describe('engine schedule: sending window', () => {
       expect(checkWindow({ timeZone: 'UTC', from: '00:00', to: '00:01', useContactTimeZone: true })).to.deep.equal({ ok: true });
     });
 
-    it('accepts repeated weekdays', () => {
-      expect(checkWindow({ timeZone: 'UTC', weekdays: ['mon', 'mon'] })).to.deep.equal({ ok: true });
-    });
-
     it('refuses an empty weekday list', () => {
       expect(checkWindow({ timeZone: 'UTC', weekdays: [] })).to.deep.equal({
         ok: false,
@@ -133,6 +133,14 @@ describe('engine schedule: sending window', () => {
         ok: false,
         path: 'weekdays',
         message: '"monday" is not a weekday (mon, tue, wed, thu, fri, sat, sun)',
+      });
+    });
+
+    it('refuses a weekday listed twice, naming where it repeats', () => {
+      expect(checkWindow({ timeZone: 'UTC', weekdays: ['fri', 'sat', 'sat'] })).to.deep.equal({
+        ok: false,
+        path: 'weekdays.2',
+        message: '"sat" is listed twice: name each weekday once',
       });
     });
 

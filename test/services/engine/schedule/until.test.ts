@@ -56,10 +56,25 @@ describe('engine schedule: wait until a time of day', () => {
       expect(until('2027-03-27T09:00:00.000Z', { time: '09:00' }, 'Europe/Paris')).to.equal('2027-03-28T07:00:00.000Z');
     });
 
-    it('moves a time skipped by spring-forward as far past the gap: 02:30 in Paris on 2027-03-28 is 03:30 local', () => {
-      expect(until('2027-03-27T12:00:00.000Z', { time: '02:30' }, 'Europe/Paris')).to.equal('2027-03-28T01:30:00.000Z');
+    it('ends a time skipped by spring-forward at the end of the gap: 02:30 in Paris on 2027-03-28 is 03:00 local (01:00Z)', () => {
+      // The clock jumps from 02:00 CET (01:00Z) to 03:00 CEST: 02:30 never happens that day.
+      expect(until('2027-03-27T12:00:00.000Z', { time: '02:30' }, 'Europe/Paris')).to.equal('2027-03-28T01:00:00.000Z');
+      // Every time inside the gap ends at the same instant, 02:00 (the gap's first minute) too.
+      expect(until('2027-03-27T12:00:00.000Z', { time: '02:00' }, 'Europe/Paris')).to.equal('2027-03-28T01:00:00.000Z');
+      expect(until('2027-03-27T12:00:00.000Z', { time: '02:59' }, 'Europe/Paris')).to.equal('2027-03-28T01:00:00.000Z');
+      // 03:00 exists: it is that same instant, read on the clock after the jump.
+      expect(until('2027-03-27T12:00:00.000Z', { time: '03:00' }, 'Europe/Paris')).to.equal('2027-03-28T01:00:00.000Z');
       // The next day 02:30 exists again, now at UTC+2.
-      expect(until('2027-03-28T01:30:00.000Z', { time: '02:30' }, 'Europe/Paris')).to.equal('2027-03-29T00:30:00.000Z');
+      expect(until('2027-03-28T01:00:00.000Z', { time: '02:30' }, 'Europe/Paris')).to.equal('2027-03-29T00:30:00.000Z');
+    });
+
+    it('ends a gap time at the end of the gap in New York too, and only on the listed weekday', () => {
+      // 2027-03-14 (a Sunday): 02:00 EST (07:00Z) jumps to 03:00 EDT.
+      expect(until('2027-03-13T12:00:00.000Z', { time: '02:15' }, 'America/New_York')).to.equal('2027-03-14T07:00:00.000Z');
+      // Sundays only, from a moment after that gap: the next Sunday's 02:15 exists (EDT).
+      expect(until('2027-03-14T07:00:00.000Z', { time: '02:15', weekdays: ['sun'] }, 'America/New_York')).to.equal('2027-03-21T06:15:00.000Z');
+      // A wait that starts inside the gap's instant (exactly its end) waits for the next day's time.
+      expect(until('2027-03-14T07:00:00.000Z', { time: '02:15' }, 'America/New_York')).to.equal('2027-03-15T06:15:00.000Z');
     });
 
     it('ends at the first occurrence of a time the fall-back change repeats: 01:30 in New York on 2027-11-07 is 05:30Z', () => {

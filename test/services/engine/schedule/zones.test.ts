@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import {
   CONTACT_TIME_ZONE_FIELD,
+  firstInstantAtOrAfter,
   instantsAtLocalTime,
   isValidTimeZone,
   runTimeZone,
@@ -70,6 +71,25 @@ describe('engine schedule: time zones', () => {
 
     it('finds none for a time the spring-forward change skips', () => {
       expect(instantsAtLocalTime({ year: 2027, month: 3, day: 28, hour: 2, minute: 30 }, 'Europe/Paris')).to.deep.equal([]);
+    });
+  });
+
+  describe('firstInstantAtOrAfter', () => {
+    const at = (local: { year: number; month: number; day: number; hour: number; minute: number }, zone: string) =>
+      firstInstantAtOrAfter(local, zone).toISOString();
+
+    it('is the instant itself for an ordinary time, and the first of a repeated one', () => {
+      expect(at({ year: 2027, month: 1, day: 12, hour: 9, minute: 0 }, 'Europe/Paris')).to.equal('2027-01-12T08:00:00.000Z');
+      expect(at({ year: 2027, month: 11, day: 7, hour: 1, minute: 30 }, 'America/New_York')).to.equal('2027-11-07T05:30:00.000Z');
+    });
+
+    it('is the end of the gap for a time the spring-forward change skips', () => {
+      // Paris, 2027-03-28: 02:00 CET (01:00Z) jumps to 03:00 CEST.
+      expect(at({ year: 2027, month: 3, day: 28, hour: 2, minute: 30 }, 'Europe/Paris')).to.equal('2027-03-28T01:00:00.000Z');
+      // Santiago springs forward at midnight, 2027-09-05 00:00 (-04, 04:00Z) to 01:00 (-03).
+      expect(at({ year: 2027, month: 9, day: 5, hour: 0, minute: 30 }, 'America/Santiago')).to.equal('2027-09-05T04:00:00.000Z');
+      // Lord Howe moves by half an hour: 02:00 (+10:30, 2027-10-02T15:30Z) jumps to 02:30 (+11).
+      expect(at({ year: 2027, month: 10, day: 3, hour: 2, minute: 15 }, 'Australia/Lord_Howe')).to.equal('2027-10-02T15:30:00.000Z');
     });
   });
 });

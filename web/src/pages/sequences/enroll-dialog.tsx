@@ -11,6 +11,7 @@ export type Enrollee = { id: string; email: string };
 const REASONS: Record<string, string> = {
   not_found: 'no longer a contact of this account',
   sequence_limit_reached: "over the account's active-run limit",
+  exit_rule_met: "already meets one of the sequence's exit rules",
 };
 
 // Enrolls one contact (from its page) or the selected ones (from the list) in an active

@@ -1,0 +1,82 @@
+import type { Transaction } from 'sequelize';
+import type { Database } from '../../db/database';
+import { toIsoOrNull } from '../../db/sql/rows';
+import { select } from '../../db/sql/statements';
+import type { WaitingFor } from '../../schemas/sequence';
+import type { Step } from '../../schemas/sequence-definition';
+import { readVersions, versionKey } from './sequence-versions';
+
+// What a run is waiting for, and until when (docs/sequences.md "How runs move"), derived from
+// what the run's row already holds: nothing is stored for it. The engine writes due_at for every
+// reason a run waits; the reason follows from the rest of the row:
+// - `sequence_paused`: its sequence is not active, or the engine set it aside for that (due_at
+//   null): it waits for the sequence to be active again, with no time;
+// - `wait`: its step is a wait that has begun (step_started_at): due_at is the wait's end;
+// - `retry`: its step is a webhook with a failed attempt behind it: due_at is the next attempt;
+// - `window`: its step has not begun and is due later: the engine deferred it to the sending
+//   window's next opening, due_at;
+// - null: due now (the engine takes it at its next look), being carried out now (claimed: the
+//   row's due_at is then its lease's end, not a time the run waits for), paused (resume says
+//   what comes next), ended, or at no step (a sequence without steps).
+
+export const WAITING_COLUMNS = 'due_at, paused_due_at, claim_token, step_started_at, attempt';
+
+export interface WaitingRow {
+  status: string;
+  version: number | string | null;
+  current_step_id: string | null;
+  due_at: unknown;
+  paused_due_at: unknown;
+  claim_token: string | null;
+  step_started_at: unknown;
+  attempt: number | string;
+}
+
+export interface RunWaiting {
+  dueAt: string | null;
+  waitingFor: WaitingFor;
+}
+
+const NOTHING: RunWaiting = { dueAt: null, waitingFor: null };
+
+export function runWaiting(row: WaitingRow, step: Step | undefined, sequenceStatus: string, now: Date): RunWaiting {
+  if ((row.status !== 'pending' && row.status !== 'running') || row.current_step_id === null) return NOTHING;
+  if (sequenceStatus !== 'active' || row.due_at === null || row.due_at === undefined) return { dueAt: null, waitingFor: 'sequence_paused' };
+  if (row.claim_token !== null) return NOTHING;
+  const dueAt = toIsoOrNull(row.due_at)!;
+  if (step?.type === 'wait' && row.step_started_at !== null) return { dueAt, waitingFor: 'wait' };
+  if (step?.type === 'webhook' && Number(row.attempt) > 0) return { dueAt, waitingFor: 'retry' };
+  if (row.step_started_at === null && Date.parse(dueAt) > now.getTime()) return { dueAt, waitingFor: 'window' };
+  return { dueAt, waitingFor: null };
+}
+
+// When a wait that is waiting ends: the run's due time, kept aside while the run is paused
+// (resume gives it back). Null while the engine holds the run: it is ending now.
+export function waitEndsAt(row: WaitingRow): string | null {
+  if (row.status === 'paused') return toIsoOrNull(row.paused_due_at);
+  return row.claim_token === null ? toIsoOrNull(row.due_at) : null;
+}
+
+// For a page of runs, what each waits for: the steps of their versions (the versions' cache, or
+// one statement) and their sequences' statuses (one statement), only for runs at a step.
+export async function runsWaiting<Row extends WaitingRow & { id: string; sequence_id: string }>(
+  db: Database,
+  rows: readonly Row[],
+  now: Date,
+  transaction?: Transaction,
+): Promise<Map<string, RunWaiting>> {
+  const atStep = rows.filter((row) => (row.status === 'pending' || row.status === 'running') && row.current_step_id !== null && row.version !== null);
+  const result = new Map<string, RunWaiting>(rows.map((row) => [row.id, NOTHING]));
+  if (atStep.length === 0) return result;
+  const sequenceIds = [...new Set(atStep.map((row) => row.sequence_id))];
+  const statuses = new Map(
+    (await select<{ id: string; status: string }>(db, 'SELECT id, status FROM sequences WHERE id IN (?)', [sequenceIds], transaction)).map((row) => [row.id, row.status]),
+  );
+  const versions = await readVersions(db, atStep.map((row) => ({ sequenceId: row.sequence_id, version: Number(row.version) })), transaction);
+  for (const row of atStep) {
+    const steps = versions.get(versionKey(row.sequence_id, Number(row.version)));
+    const step = steps?.find((candidate) => candidate.id === row.current_step_id);
+    result.set(row.id, runWaiting(row, step, statuses.get(row.sequence_id) ?? 'active', now));
+  }
+  return result;
+}
