@@ -38,7 +38,7 @@ export async function measureThroughput(bench: EngineBench, step: Record<string,
     [sequenceId],
   );
   const recorded = Number((rows as Array<{ c: number }>)[0].c) - WARM_RUNS;
-  const passes = [...statements.shapes].filter(([shape]) => shape.startsWith('SELECT id, due_at FROM sequence_runs WHERE due_at <=')).reduce((sum, [, n]) => sum + n.count, 0);
+  const passes = [...statements.shapes].filter(([shape]) => shape.startsWith('SELECT id, account_id, due_at FROM sequence_runs WHERE due_at <=')).reduce((sum, [, n]) => sum + n.count, 0);
   return {
     type: step.type,
     runs,

@@ -61,6 +61,8 @@ export class SequenceEngine {
   private stopped = false;
   private running = false;
   private unsubscribe: (() => void) | undefined;
+  // Where the fair claim's next search for accounts with due runs starts (run-queue.ts).
+  private claimCursor = '';
 
   constructor(
     private readonly db: Database,
@@ -170,7 +172,8 @@ export class SequenceEngine {
   private async pass(): Promise<number> {
     const maxInFlight = this.options.webhook.maxInFlight ?? 1_024;
     const now = new Date(this.timers.now());
-    const claim = await claimDueRuns(this.db, now, { limit: this.batchSize, leaseMs: this.leaseMs });
+    const claim = await claimDueRuns(this.db, now, { limit: this.batchSize, leaseMs: this.leaseMs, cursor: this.claimCursor });
+    this.claimCursor = claim.cursor;
     if (claim.runs.length === 0) return 0;
     for (const { dueAt } of claim.runs) this.options.metrics?.lagSeconds.observe(Math.max(0, now.getTime() - dueAt.getTime()) / 1000);
     const runs = await loadClaimedRuns(this.db, claim);

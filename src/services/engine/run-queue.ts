@@ -8,6 +8,8 @@ import type { ExitRule, SendingWindow } from '../../schemas/sequence-definition'
 import type { RunDto } from '../../schemas/sequence';
 import type { RunStatus, SequenceStatus } from '../../schemas/statuses';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contact-row';
+import { dueAccounts } from './due-accounts';
+import { roundRobin, shareOf, type DueRun } from './fair-share';
 
 // sequence_runs as the engine's queue (db/migrations/20261208000000-create-sequence-engine.js):
 // the claim, the read of what was claimed, and the hand-back. The loop (engine.ts) and the
@@ -15,40 +17,108 @@ import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contact-row';
 //
 // The claim reads the sequence_runs_due index in due order and stops at `limit`: its cost is
 // the batch's, whatever the number of runs waiting (bench/engine.ts measures it at a million).
-// It names no account and joins nothing, so on a table sharded by account each shard answers
-// it alone (docs/architecture.md "Outgrowing one database"). The claim's lease is the run's
-// next due time: a worker that dies holding it leaves a run that is due again when the lease
-// ends, and another worker takes it; nothing else ever needs to find stuck runs.
+// The claim's lease is the run's next due time: a worker that dies holding it leaves a run that
+// is due again when the lease ends, and another worker takes it; nothing else ever needs to
+// find stuck runs.
 // - MySQL/MariaDB: SELECT ... FOR UPDATE SKIP LOCKED, then one UPDATE; concurrent workers
 //   pass over each other's rows instead of waiting for them.
 // - SQLite: one writer at a time; the claim's SELECT and UPDATE are one transaction, and a second
 //   process on the same file cannot write between them (its write waits, or fails and retries).
+//
+// Fair to every account: when that head of the due index fills the whole batch, more is due
+// than one pass takes, and due order alone would let one account's burst (a million-contact
+// enrollment, a cohort's waits ending together) hold back every other account until it is
+// done. Then the batch is shared round-robin over the accounts with due runs (fair-share.ts):
+// the accounts of a slice of the account space are found through sequence_runs_account_due
+// (due-accounts.ts), those not in the head give up to their share of their own earliest due
+// runs (one statement for all of them, SKIP LOCKED too), and the batch takes the first of every
+// account, then the second, and so on. Runs read but not taken stay due (their locks end with
+// the claim's transaction). A pass then costs five statements whatever the number of accounts.
+
+// Accounts outside the head of the due index that one pass reads runs of: bounds the claim's
+// statement (and with SLICE_ACCOUNTS, the pass's cost); the cursor moves on to the others.
+const MAX_OTHER_ACCOUNTS = 64;
 
 export interface Claim {
   token: string;
-  // Each claimed run and the time it was due (for the lag histogram).
-  runs: Array<{ id: string; dueAt: Date }>;
+  // Each claimed run, its account and the time it was due (for the lag histogram).
+  runs: DueRun[];
+  // Where the next pass's search for accounts with due runs starts (due-accounts.ts).
+  cursor: string;
 }
 
-export async function claimDueRuns(db: Database, now: Date, options: { limit: number; leaseMs: number }): Promise<Claim> {
+export interface ClaimOptions {
+  limit: number;
+  leaseMs: number;
+  // Where to look for accounts with due runs (the last claim's cursor).
+  cursor?: string;
+  // Accounts looked at per claim (due-accounts.ts SLICE_ACCOUNTS unless given).
+  sliceAccounts?: number;
+}
+
+export async function claimDueRuns(db: Database, now: Date, options: ClaimOptions): Promise<Claim> {
   const token = randomUUID();
   const leaseEnd = new Date(now.getTime() + options.leaseMs);
   const limit = Math.max(1, Math.floor(options.limit));
   return withTransaction(db, async (transaction) => {
-    const due = await select<{ id: string; due_at: unknown }>(
-      db,
-      `SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ${limit}${skipLocked(db)}`,
-      [now],
-      transaction,
-    );
-    if (due.length === 0) return { token, runs: [] };
-    await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = ? WHERE id IN (?)', [leaseEnd, token, due.map((row) => row.id)], transaction);
-    return { token, runs: due.map((row) => ({ id: row.id, dueAt: toDate(row.due_at) })) };
+    let cursor = options.cursor ?? '';
+    const head = (
+      await select<DueRow>(
+        db,
+        `SELECT id, account_id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ${limit}${skipLocked(db)}`,
+        [now],
+        transaction,
+      )
+    ).map(dueRun);
+    let runs = head;
+    if (head.length >= limit) {
+      const inHead = new Set(head.map((run) => run.accountId));
+      const found = await dueAccounts(db, now, { after: cursor, limit: MAX_OTHER_ACCOUNTS, slice: options.sliceAccounts }, transaction);
+      cursor = found.cursor;
+      const others = found.accounts.filter((accountId) => !inHead.has(accountId));
+      const share = shareOf(limit, inHead.size + others.length);
+      runs = roundRobin([...head, ...(await earliestDueOf(db, others, share, now, transaction))], limit);
+    }
+    if (runs.length === 0) return { token, runs, cursor };
+    await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = ? WHERE id IN (?)', [leaseEnd, token, runs.map((run) => run.id)], transaction);
+    return { token, runs, cursor };
   });
 }
 
-// The text of the claim's SELECT, for the benchmark's EXPLAIN.
-export const CLAIM_SELECT = 'SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ?';
+interface DueRow {
+  id: string;
+  account_id: string;
+  due_at: unknown;
+}
+
+function dueRun(row: DueRow): DueRun {
+  return { id: row.id, accountId: row.account_id, dueAt: toDate(row.due_at) };
+}
+
+// Each account's `share` earliest due runs, locked (skipping those another claim holds), in one
+// statement: a range read of sequence_runs_account_due per account, then the rows by key.
+async function earliestDueOf(db: Database, accountIds: readonly string[], share: number, now: Date, transaction: Transaction): Promise<DueRun[]> {
+  if (accountIds.length === 0) return [];
+  const rows = await select<DueRow>(
+    db,
+    `${earliestDueSql(accountIds.length, share)}${skipLocked(db)}`,
+    [...accountIds.flatMap((accountId) => [accountId, now]), now],
+    transaction,
+  );
+  return rows.map(dueRun);
+}
+
+// Its text for `accounts` accounts (also for the benchmark's EXPLAIN).
+export function earliestDueSql(accounts: number, share: number): string {
+  const perAccount = Array.from(
+    { length: accounts },
+    (_, index) => `SELECT * FROM (SELECT id FROM sequence_runs WHERE account_id = ? AND due_at <= ? ORDER BY due_at LIMIT ${share}) a${index}`,
+  ).join(' UNION ALL ');
+  return `SELECT id, account_id, due_at FROM sequence_runs WHERE id IN (SELECT id FROM (${perAccount}) fair) AND due_at <= ?`;
+}
+
+// The text of the claim's first SELECT (the head of the due index), for the benchmark's EXPLAIN.
+export const CLAIM_SELECT = 'SELECT id, account_id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ?';
 
 // The earliest time anything is due, for the loop to sleep until: the index's first non-null
 // entry. No WHERE: MIN skips NULLs by itself, and with `due_at IS NOT NULL` written out MariaDB
