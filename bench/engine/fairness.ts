@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createAccount } from '../../src/services/accounts';
-import { dueInSliceSql, SLICE_ACCOUNTS, sliceEndSql } from '../../src/services/engine/due-accounts';
+import { dueAccountsSql, SLICE_ACCOUNTS } from '../../src/services/engine/due-accounts';
 import { CLAIM_SELECT, earliestDueSql } from '../../src/services/engine/run-queue';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import type { EngineBench } from './context';
@@ -103,8 +103,7 @@ export async function measureFairness(bench: EngineBench, burst: number, few: nu
 async function explainClaim(bench: EngineBench, fewAccountId: string, now: Date) {
   const statements: Array<[string, unknown[]]> = [
     [`${CLAIM_SELECT} FOR UPDATE SKIP LOCKED`, [now, 500]],
-    [sliceEndSql(SLICE_ACCOUNTS), ['']],
-    [dueInSliceSql(false, 64), ['', now]],
+    [dueAccountsSql(SLICE_ACCOUNTS), ['']],
     [`${earliestDueSql(1, 250)} FOR UPDATE SKIP LOCKED`, [fewAccountId, now, now]],
   ];
   const explains = [];

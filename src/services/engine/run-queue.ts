@@ -29,7 +29,7 @@ import { roundRobin, shareOf, type DueRun } from './fair-share';
 // than one pass takes, and due order alone would let one account's burst (a million-contact
 // enrollment, a cohort's waits ending together) hold back every other account until it is
 // done. Then the batch is shared round-robin over the accounts with due runs (fair-share.ts):
-// the accounts of a slice of the account space are found through sequence_runs_account_due
+// the accounts with due runs are found a slice of the accounts table at a time
 // (due-accounts.ts), those not in the head give up to their share of their own earliest due
 // runs (one statement for all of them, SKIP LOCKED too), and the batch takes the first of every
 // account, then the second, and so on. Runs read but not taken stay due (their locks end with
@@ -56,10 +56,13 @@ export interface ClaimOptions {
   sliceAccounts?: number;
 }
 
+// `now` is the database's time (the engine reads it before each claim, engine-clock.ts), not
+// this process's: a process whose clock is ahead would take runs whose lease is still live, and
+// one whose clock is behind would hand out leases that have already ended.
 export async function claimDueRuns(db: Database, now: Date, options: ClaimOptions): Promise<Claim> {
   const token = randomUUID();
-  const leaseEnd = new Date(now.getTime() + options.leaseMs);
   const limit = Math.max(1, Math.floor(options.limit));
+  const leaseEnd = new Date(now.getTime() + options.leaseMs);
   return withTransaction(db, async (transaction) => {
     let cursor = options.cursor ?? '';
     const head = (
@@ -96,7 +99,8 @@ function dueRun(row: DueRow): DueRun {
 }
 
 // Each account's `share` earliest due runs, locked (skipping those another claim holds), in one
-// statement: a range read of sequence_runs_account_due per account, then the rows by key.
+// statement: a range read of sequence_runs_account_due per account, then the rows by key. (The
+// inner reads take no locks: a run another claim is taking meanwhile is passed over here.)
 async function earliestDueOf(db: Database, accountIds: readonly string[], share: number, now: Date, transaction: Transaction): Promise<DueRun[]> {
   if (accountIds.length === 0) return [];
   const rows = await select<DueRow>(
@@ -112,7 +116,7 @@ async function earliestDueOf(db: Database, accountIds: readonly string[], share:
 export function earliestDueSql(accounts: number, share: number): string {
   const perAccount = Array.from(
     { length: accounts },
-    (_, index) => `SELECT * FROM (SELECT id FROM sequence_runs WHERE account_id = ? AND due_at <= ? ORDER BY due_at LIMIT ${share}) a${index}`,
+    (_, index) => `SELECT * FROM (SELECT id FROM sequence_runs WHERE due_account = ? AND due_at <= ? ORDER BY due_at LIMIT ${share}) a${index}`,
   ).join(' UNION ALL ');
   return `SELECT id, account_id, due_at FROM sequence_runs WHERE id IN (SELECT id FROM (${perAccount}) fair) AND due_at <= ?`;
 }
