@@ -10,6 +10,7 @@ import { readVersions, versionKey } from '../sequences/sequence-versions';
 import { onDueWork } from './due-work';
 import { isWebhookWork, planRun } from './plan-run';
 import { recordBatch, type RunResult, type StepCount } from './record-batch';
+import { EngineClock } from './engine-clock';
 import { claimDueRuns, loadClaimedRuns, nextDueAt, releaseRuns, type Claim } from './run-queue';
 import { beginWebhookAttempts, INTERRUPTED, sendWebhookAttempts, type WebhookWork } from './webhook-step';
 
@@ -48,6 +49,7 @@ export interface EngineOptions {
 // the earliest due time (or idlePollMs), or until this process makes work due.
 export class SequenceEngine {
   private readonly timers: Timers;
+  private readonly clock: EngineClock;
   private readonly logThrottle: LogThrottle;
   private readonly backoff: LoopBackoff;
   private readonly batchSize: number;
@@ -69,6 +71,7 @@ export class SequenceEngine {
     private readonly options: EngineOptions,
   ) {
     this.timers = options.timers ?? systemTimers;
+    this.clock = new EngineClock(db, this.timers);
     this.logThrottle = options.logThrottle ?? new LogThrottle(10_000, this.timers.now);
     this.backoff = new LoopBackoff({ name: 'sequence engine', logger: options.logger, throttle: this.logThrottle, ...options.backoff });
     this.batchSize = options.batchSize ?? 500;
@@ -98,7 +101,7 @@ export class SequenceEngine {
     try {
       const next = await nextDueAt(this.db);
       if (!next) return this.idlePollMs;
-      return Math.max(0, Math.min(this.idlePollMs, next.getTime() - this.timers.now()));
+      return Math.max(0, Math.min(this.idlePollMs, next.getTime() - this.clock.now().getTime()));
     } catch (error) {
       return this.backoff.failed(error);
     }
@@ -171,7 +174,9 @@ export class SequenceEngine {
 
   private async pass(): Promise<number> {
     const maxInFlight = this.options.webhook.maxInFlight ?? 1_024;
-    const now = new Date(this.timers.now());
+    // The pass's time is the database's: what it claims, plans and records counts from the
+    // clock the leases are counted from (engine-clock.ts).
+    const now = await this.clock.read();
     const claim = await claimDueRuns(this.db, now, { limit: this.batchSize, leaseMs: this.leaseMs, cursor: this.claimCursor });
     this.claimCursor = claim.cursor;
     if (claim.runs.length === 0) return 0;
@@ -239,14 +244,14 @@ export class SequenceEngine {
     const { webhook } = this.options;
     const work = (async () => {
       const sent = await sendWebhookAttempts(this.db, begun, {
-        now: () => new Date(this.timers.now()),
+        now: () => this.clock.now(),
         timeoutMs: webhook.timeoutMs,
         allowInsecure: webhook.allowInsecure,
         concurrency: webhook.concurrency ?? WEBHOOK_CONCURRENCY,
         signal: this.abort.signal,
         random: webhook.random,
       });
-      const now = new Date(this.timers.now());
+      const now = this.clock.now();
       // Stopping cut these short: not the receiver's doing. Handed back, to be sent again.
       const cut = sent.filter((item) => this.abort.signal.aborted && item.attempt.reason?.startsWith('aborted'));
       await releaseRuns(this.db, cut.map((item) => item.run.id), begun[0]!.run.token, now);
