@@ -83,7 +83,7 @@ export async function measureFairness(bench: EngineBench, burst: number, few: nu
   );
   // What is left of the burst is set aside, so that later parts find nothing of it due.
   await bench.admin.query('UPDATE sequence_runs SET due_at = NULL WHERE sequence_id = ? AND due_at IS NOT NULL', [burstSequence]);
-  const passes = [...statements.shapes].filter(([shape]) => shape.startsWith('SELECT id, account_id, due_at FROM sequence_runs WHERE due_at <=')).reduce((sum, [, n]) => sum + n.count, 0);
+  const passes = [...statements.shapes].filter(([shape]) => shape.startsWith(CLAIM_SELECT.slice(0, CLAIM_SELECT.indexOf(' ?')))).reduce((sum, [, n]) => sum + n.count, 0);
   return {
     burst,
     few,

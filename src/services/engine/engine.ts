@@ -6,12 +6,12 @@ import { failureCause } from '../background/failure-cause';
 import { LoopBackoff } from '../background/loop-backoff';
 import { settleWithin } from '../background/settle-within';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
-import { readVersions, versionKey } from '../sequences/sequence-versions';
 import { onDueWork } from './due-work';
-import { isWebhookWork, planRun } from './plan-run';
-import { recordBatch, type RunResult, type StepCount } from './record-batch';
 import { EngineClock } from './engine-clock';
-import { claimDueRuns, loadClaimedRuns, nextDueAt, releaseRuns, type Claim } from './run-queue';
+import { planBatch } from './plan-batch';
+import type { RunResult, StepCount } from './record-batch';
+import { recordIsolated } from './record-isolated';
+import { claimDueRuns, loadClaimedRuns, nextDueAt, releaseRuns, type Claim, type DeadLetter } from './run-queue';
 import { beginWebhookAttempts, INTERRUPTED, sendWebhookAttempts, type WebhookWork } from './webhook-step';
 
 // Requests of one batch of webhook steps under way at once.
@@ -21,6 +21,10 @@ const WEBHOOK_CONCURRENCY = 64;
 export interface EngineMetrics {
   steps: { inc(labels: { type: string; outcome: string }, value: number): void };
   lagSeconds: { observe(value: number): void };
+  // Runs failed alone because their stored data could not be planned or recorded.
+  unprocessable?: { inc(labels: { stage: 'plan' | 'record' }, value: number): void };
+  // Runs set aside after their claims kept running out (run-queue.ts, dead letters).
+  deadLettered?: { inc(value: number): void };
 }
 
 export interface EngineOptions {
@@ -37,13 +41,17 @@ export interface EngineOptions {
   // The longest the engine sleeps without looking: what another process made due is found
   // within this (this process's own writes wake it at once).
   idlePollMs?: number;
+  // A run is set aside after this many claims in a row whose lease ran out unrecorded.
+  deadLetterAfter?: number;
   webhook: { timeoutMs: number; allowInsecure: boolean; concurrency?: number; maxInFlight?: number; random?: () => number };
   metrics?: EngineMetrics;
 }
 
 // The sequence engine: a loop over sequence_runs (docs/sequences.md "How runs move"). Each pass
-// claims the runs that are due (run-queue.ts), decides what each does (plan-run.ts, the step
-// handlers in steps/), and records it all in one transaction (record-batch.ts). Webhook steps
+// reads the database's clock (engine-clock.ts), claims the runs that are due, fairly across
+// accounts (run-queue.ts), decides what each does, one run at a time (plan-batch.ts, plan-run.ts,
+// the step handlers in steps/), and records it all in one transaction (record-batch.ts; split
+// down to the run that cannot be recorded, record-isolated.ts). Webhook steps
 // send their requests outside the pass, at most maxInFlight at a time, so a slow receiver never
 // holds up the other runs. The loop holds no due work itself: between passes it sleeps until
 // the earliest due time (or idlePollMs), or until this process makes work due.
@@ -177,27 +185,50 @@ export class SequenceEngine {
     // The pass's time is the database's: what it claims, plans and records counts from the
     // clock the leases are counted from (engine-clock.ts).
     const now = await this.clock.read();
-    const claim = await claimDueRuns(this.db, now, { limit: this.batchSize, leaseMs: this.leaseMs, cursor: this.claimCursor });
+    const claim = await claimDueRuns(this.db, now, {
+      limit: this.batchSize,
+      leaseMs: this.leaseMs,
+      cursor: this.claimCursor,
+      deadLetterAfter: this.options.deadLetterAfter,
+    });
     this.claimCursor = claim.cursor;
-    if (claim.runs.length === 0) return 0;
+    this.reportDeadLetters(claim.deadLettered);
+    if (claim.runs.length === 0) return claim.deadLettered.length;
     for (const { dueAt } of claim.runs) this.options.metrics?.lagSeconds.observe(Math.max(0, now.getTime() - dueAt.getTime()) / 1000);
     const runs = await loadClaimedRuns(this.db, claim);
     await this.dropVanished(claim, runs.length);
-    const versions = await readVersions(this.db, runs.map((run) => ({ sequenceId: run.sequenceId, version: run.version })));
-    const local: RunResult[] = [];
-    const webhooks: WebhookWork[] = [];
-    for (const run of runs) {
-      const planned = planRun(run, versions.get(versionKey(run.sequenceId, run.version)), now);
-      if (isWebhookWork(planned)) webhooks.push(planned);
-      else local.push(planned);
-    }
-    this.count(await recordBatch(this.db, local, now));
+    // One run at a time: a run this version cannot plan or record fails alone.
+    const { local, webhooks, unplannable } = await planBatch(this.db, runs, now);
+    this.options.metrics?.unprocessable?.inc({ stage: 'plan' }, unplannable);
+    this.count(await this.record(local, now));
     // Webhook steps beyond the free request slots are handed back, due at the next look: the
     // slots bound this process's requests, never the other runs' steps.
     const over = webhooks.splice(Math.max(0, maxInFlight - this.inFlightRuns));
     await releaseRuns(this.db, over.map(({ run }) => run.id), claim.token, new Date(now.getTime() + this.idlePollMs));
     if (webhooks.length > 0) await this.beginWebhooks(webhooks, now);
-    return claim.runs.length;
+    return claim.runs.length + claim.deadLettered.length;
+  }
+
+  private record(results: RunResult[], now: Date): Promise<StepCount[]> {
+    return recordIsolated(this.db, results, now, ({ run, error, failed }) => {
+      if (failed) this.options.metrics?.unprocessable?.inc({ stage: 'record' }, 1);
+      this.options.logger.error(
+        { err: error, runId: run.id, accountId: run.accountId, sequenceId: run.sequenceId, stepId: run.currentStepId },
+        failed ? 'a run could not be recorded: it failed alone ("cannot record")' : 'a run could not be recorded, nor failed: its claim is left to run out',
+      );
+    });
+  }
+
+  // Each run set aside is logged, for an operator to find (docs/operations.md "Dead letters").
+  private reportDeadLetters(runs: readonly DeadLetter[]): void {
+    if (runs.length === 0) return;
+    this.options.metrics?.deadLettered?.inc(runs.length);
+    for (const run of runs) {
+      this.options.logger.error(
+        { runId: run.id, accountId: run.accountId, sequenceId: run.sequenceId, expiredClaims: run.expiredClaims },
+        'run dead-lettered: its claims kept running out before its outcome was recorded; set aside until paused and resumed',
+      );
+    }
   }
 
   // Begins the attempts and launches their requests. A run whose last attempt was cut short by
@@ -211,8 +242,7 @@ export class SequenceEngine {
     this.count(counts);
     if (exhausted.length > 0) {
       this.count(
-        await recordBatch(
-          this.db,
+        await this.record(
           exhausted.map(({ run, step, steps }) => ({
             run,
             kind: 'webhook' as const,
@@ -258,7 +288,7 @@ export class SequenceEngine {
       const results: RunResult[] = sent
         .filter((item) => !cut.includes(item))
         .map(({ run, step, steps, attempt }) => ({ run, kind: 'webhook', step, steps, attempt }));
-      this.count(await recordBatch(this.db, results, now));
+      this.count(await this.record(results, now));
     })()
       .catch((error: unknown) => {
         // Their leases expire and the steps are taken again, with the same webhook ids.

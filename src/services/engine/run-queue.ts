@@ -39,12 +39,30 @@ import { roundRobin, shareOf, type DueRun } from './fair-share';
 // statement (and with SLICE_ACCOUNTS, the pass's cost); the cursor moves on to the others.
 const MAX_OTHER_ACCOUNTS = 64;
 
+// What a claim reads of each due run.
+const CLAIM_COLUMNS = 'id, account_id, sequence_id, due_at, claim_token, expired_claims';
+
+// Dead letters: a run is claimed at most this many times in a row with its lease running out
+// before its outcome is recorded (a pass that fails on it, a worker that dies on it); the next
+// claim sets it aside instead (due_at NULL, dead_lettered_at, a reason), for the logs and the
+// metrics to show and an operator to look at. Pause and resume make it due again.
+export const DEAD_LETTER_AFTER = 5;
+
 export interface Claim {
   token: string;
   // Each claimed run, its account and the time it was due (for the lag histogram).
   runs: DueRun[];
   // Where the next pass's search for accounts with due runs starts (due-accounts.ts).
   cursor: string;
+  // The runs this claim set aside instead of claiming them.
+  deadLettered: DeadLetter[];
+}
+
+export interface DeadLetter {
+  id: string;
+  accountId: string;
+  sequenceId: string;
+  expiredClaims: number;
 }
 
 export interface ClaimOptions {
@@ -54,6 +72,8 @@ export interface ClaimOptions {
   cursor?: string;
   // Accounts looked at per claim (due-accounts.ts SLICE_ACCOUNTS unless given).
   sliceAccounts?: number;
+  // DEAD_LETTER_AFTER unless given.
+  deadLetterAfter?: number;
 }
 
 // `now` is the database's time (the engine reads it before each claim, engine-clock.ts), not
@@ -63,16 +83,10 @@ export async function claimDueRuns(db: Database, now: Date, options: ClaimOption
   const token = randomUUID();
   const limit = Math.max(1, Math.floor(options.limit));
   const leaseEnd = new Date(now.getTime() + options.leaseMs);
+  const deadLetterAfter = Math.max(1, Math.floor(options.deadLetterAfter ?? DEAD_LETTER_AFTER));
   return withTransaction(db, async (transaction) => {
     let cursor = options.cursor ?? '';
-    const head = (
-      await select<DueRow>(
-        db,
-        `SELECT id, account_id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ${limit}${skipLocked(db)}`,
-        [now],
-        transaction,
-      )
-    ).map(dueRun);
+    const head = (await select<DueRow>(db, `${CLAIM_SELECT.replace('LIMIT ?', `LIMIT ${limit}`)}${skipLocked(db)}`, [now], transaction)).map(dueRun);
     let runs = head;
     if (head.length >= limit) {
       const inHead = new Set(head.map((run) => run.accountId));
@@ -82,26 +96,66 @@ export async function claimDueRuns(db: Database, now: Date, options: ClaimOption
       const share = shareOf(limit, inHead.size + others.length);
       runs = roundRobin([...head, ...(await earliestDueOf(db, others, share, now, transaction))], limit);
     }
-    if (runs.length === 0) return { token, runs, cursor };
-    await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = ? WHERE id IN (?)', [leaseEnd, token, runs.map((run) => run.id)], transaction);
-    return { token, runs, cursor };
+    // A run still carrying a claim token was claimed before and its lease ran out unrecorded.
+    const deadLettered = runs.filter((run) => run.expiredClaims >= deadLetterAfter);
+    runs = runs.filter((run) => run.expiredClaims < deadLetterAfter);
+    if (deadLettered.length > 0) {
+      await execute(
+        db,
+        `UPDATE sequence_runs SET expired_claims = expired_claims + 1, due_at = NULL, claim_token = NULL, dead_lettered_at = ?, reason = ?
+         WHERE id IN (?)`,
+        [now, `dead-lettered: claimed ${deadLetterAfter} times in a row, each lease ran out before its outcome was recorded`, deadLettered.map((run) => run.id)],
+        transaction,
+      );
+    }
+    if (runs.length > 0) {
+      // expired_claims first: MySQL's UPDATE reads a column as the assignments before it left it.
+      await execute(
+        db,
+        `UPDATE sequence_runs SET expired_claims = CASE WHEN claim_token IS NULL THEN 0 ELSE expired_claims + 1 END, due_at = ?, claim_token = ?
+         WHERE id IN (?)`,
+        [leaseEnd, token, runs.map((run) => run.id)],
+        transaction,
+      );
+    }
+    return {
+      token,
+      runs: runs.map(({ id, accountId, dueAt }) => ({ id, accountId, dueAt })),
+      cursor,
+      deadLettered: deadLettered.map(({ id, accountId, sequenceId, expiredClaims }) => ({ id, accountId, sequenceId, expiredClaims })),
+    };
   });
 }
 
 interface DueRow {
   id: string;
   account_id: string;
+  sequence_id: string;
   due_at: unknown;
+  claim_token: string | null;
+  expired_claims: number | string;
 }
 
-function dueRun(row: DueRow): DueRun {
-  return { id: row.id, accountId: row.account_id, dueAt: toDate(row.due_at) };
+interface Candidate extends DueRun {
+  sequenceId: string;
+  // Its claims in a row whose lease ran out unrecorded, this one included if it is taken.
+  expiredClaims: number;
+}
+
+function dueRun(row: DueRow): Candidate {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    sequenceId: row.sequence_id,
+    dueAt: toDate(row.due_at),
+    expiredClaims: row.claim_token === null ? 0 : Number(row.expired_claims) + 1,
+  };
 }
 
 // Each account's `share` earliest due runs, locked (skipping those another claim holds), in one
 // statement: a range read of sequence_runs_account_due per account, then the rows by key. (The
 // inner reads take no locks: a run another claim is taking meanwhile is passed over here.)
-async function earliestDueOf(db: Database, accountIds: readonly string[], share: number, now: Date, transaction: Transaction): Promise<DueRun[]> {
+async function earliestDueOf(db: Database, accountIds: readonly string[], share: number, now: Date, transaction: Transaction): Promise<Candidate[]> {
   if (accountIds.length === 0) return [];
   const rows = await select<DueRow>(
     db,
@@ -118,11 +172,11 @@ export function earliestDueSql(accounts: number, share: number): string {
     { length: accounts },
     (_, index) => `SELECT * FROM (SELECT id FROM sequence_runs WHERE due_account = ? AND due_at <= ? ORDER BY due_at LIMIT ${share}) a${index}`,
   ).join(' UNION ALL ');
-  return `SELECT id, account_id, due_at FROM sequence_runs WHERE id IN (SELECT id FROM (${perAccount}) fair) AND due_at <= ?`;
+  return `SELECT ${CLAIM_COLUMNS} FROM sequence_runs WHERE id IN (SELECT id FROM (${perAccount}) fair) AND due_at <= ?`;
 }
 
 // The text of the claim's first SELECT (the head of the due index), for the benchmark's EXPLAIN.
-export const CLAIM_SELECT = 'SELECT id, account_id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ?';
+export const CLAIM_SELECT = `SELECT ${CLAIM_COLUMNS} FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ?`;
 
 // The earliest time anything is due, for the loop to sleep until: the index's first non-null
 // entry. No WHERE: MIN skips NULLs by itself, and with `due_at IS NOT NULL` written out MariaDB
@@ -152,6 +206,9 @@ export interface ClaimedRun {
   exitWhen: ExitRule[];
   sendingWindow: SendingWindow | null;
   contact: ContactRow;
+  // Why the run's stored rules cannot be read (JSON that does not parse), if they cannot: the
+  // run then fails alone when it is planned (plan-batch.ts), not the whole batch here.
+  unreadable?: string;
 }
 
 // The claimed runs with their sequence's rules and their contact, in one statement (all three
@@ -187,7 +244,7 @@ export async function loadClaimedRuns(db: Database, claim: Claim): Promise<Claim
      WHERE r.id IN (?) AND r.claim_token = ? AND r.current_step_id IS NOT NULL`,
     [[...dueAt.keys()], claim.token],
   );
-  return rows.map((row) => ({
+  return rows.map((row): ClaimedRun => ({
     id: row.run_id,
     token: claim.token,
     accountId: row.account_id,
@@ -203,10 +260,20 @@ export async function loadClaimedRuns(db: Database, claim: Claim): Promise<Claim
     createdAt: toDate(row.run_created_at),
     dueAt: dueAt.get(row.run_id)!,
     sequenceStatus: row.sequence_status,
-    exitWhen: row.exit_when ? parseJson<ExitRule[]>(row.exit_when) : [],
-    sendingWindow: row.sending_window ? parseJson<SendingWindow>(row.sending_window) : null,
+    ...readRules(row),
     contact: row,
   }));
+}
+
+function readRules(row: { exit_when: string | null; sending_window: string | null }) {
+  try {
+    return {
+      exitWhen: row.exit_when ? parseJson<ExitRule[]>(row.exit_when) : [],
+      sendingWindow: row.sending_window ? parseJson<SendingWindow>(row.sending_window) : null,
+    };
+  } catch (error) {
+    return { exitWhen: [], sendingWindow: null, unreadable: `the sequence's exitWhen or sendingWindow cannot be read: ${(error as Error).message}` };
+  }
 }
 
 // A stopping engine gives back what it claimed and did not start: due again at once, for
