@@ -15,6 +15,7 @@ import { recordEvents } from '../events/record-events';
 import { runStatusChangedEvent } from '../events/run-events';
 import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import { newRowId } from '../ids';
+import { exitsWithinBatch } from './batch-exits';
 import { runsToLockContactsOf } from './ending-runs';
 import { byAccount, claimedEventRun, claimedRunDto, lockClaimedRuns, type ClaimedRun } from './run-queue';
 import type { StepOutcome } from './steps/step-outcome';
@@ -125,6 +126,8 @@ async function applyContactChanges(
   transaction: Transaction,
 ): Promise<AccountEvent[]> {
   const changes = new Map<string, ContactChange & { accountId: string }>();
+  // A run whose exit rule another change of this batch meets is cancelled, and does not act.
+  for (const [index, reason] of exitsWithinBatch(results, locked)) results[index] = { run: results[index]!.run, kind: 'end', status: 'cancelled', reason };
   for (let index = 0; index < results.length; index += 1) {
     const result = results[index]!;
     if (result.kind !== 'step' || result.outcome.kind !== 'change') continue;
