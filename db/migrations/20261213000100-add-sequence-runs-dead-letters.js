@@ -8,7 +8,7 @@
 //   that finds the run's claim_token still set (its last claim never ended) counts one more,
 //   one that finds it cleared starts again from 0.
 // - dead_lettered_at: when it was set aside (due_at NULL: nothing claims it until pause and
-//   resume, or a move, makes it due again); NULL otherwise. The engine logs each one and counts
+//   resume, or a move, makes it due again; its next claim clears it); NULL otherwise. The engine logs each one and counts
 //   it (sequence_runs_dead_lettered_total, docs/operations.md).
 // Both are added in place on MariaDB (no table copy).
 

@@ -199,7 +199,10 @@ export class SequenceEngine {
     await this.dropVanished(claim, runs.length);
     // One run at a time: a run this version cannot plan or record fails alone.
     const { local, webhooks, unplannable } = await planBatch(this.db, runs, now);
-    this.options.metrics?.unprocessable?.inc({ stage: 'plan' }, unplannable);
+    this.options.metrics?.unprocessable?.inc({ stage: 'plan' }, unplannable.length);
+    for (const { run, reason } of unplannable) {
+      this.options.logger.warn({ runId: run.id, accountId: run.accountId, sequenceId: run.sequenceId, version: run.version, reason }, 'a run could not be planned: it failed alone');
+    }
     this.count(await this.record(local, now));
     // Webhook steps beyond the free request slots are handed back, due at the next look: the
     // slots bound this process's requests, never the other runs' steps.
@@ -219,7 +222,7 @@ export class SequenceEngine {
     });
   }
 
-  // Each run set aside is logged, for an operator to find (docs/operations.md "Dead letters").
+  // Each run set aside is logged, for an operator to find (docs/operations.md "Runs set aside").
   private reportDeadLetters(runs: readonly DeadLetter[]): void {
     if (runs.length === 0) return;
     this.options.metrics?.deadLettered?.inc(runs.length);

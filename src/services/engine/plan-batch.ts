@@ -18,13 +18,13 @@ import type { WebhookWork } from './webhook-step';
 export interface PlannedBatch {
   local: RunResult[];
   webhooks: WebhookWork[];
-  // How many runs could not be planned (each fails alone).
-  unplannable: number;
+  // The runs that could not be planned (each fails alone), with why.
+  unplannable: Array<{ run: ClaimedRun; reason: string }>;
 }
 
 export async function planBatch(db: Database, runs: readonly ClaimedRun[], now: Date): Promise<PlannedBatch> {
   const versions = await readEachVersion(db, runs);
-  const planned: PlannedBatch = { local: [], webhooks: [], unplannable: 0 };
+  const planned: PlannedBatch = { local: [], webhooks: [], unplannable: [] };
   for (const run of runs) {
     let result: RunResult | WebhookWork;
     try {
@@ -34,8 +34,8 @@ export async function planBatch(db: Database, runs: readonly ClaimedRun[], now: 
       result = planRun(run, steps, now);
     } catch (error) {
       if (isTransient(error)) throw error;
-      planned.unplannable += 1;
       result = cannotPlan(run, error);
+      planned.unplannable.push({ run, reason: result.kind === 'end' ? result.reason : '' });
     }
     if (isWebhookWork(result)) planned.webhooks.push(result);
     else planned.local.push(result);

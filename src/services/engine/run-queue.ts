@@ -112,8 +112,8 @@ export async function claimDueRuns(db: Database, now: Date, options: ClaimOption
       // expired_claims first: MySQL's UPDATE reads a column as the assignments before it left it.
       await execute(
         db,
-        `UPDATE sequence_runs SET expired_claims = CASE WHEN claim_token IS NULL THEN 0 ELSE expired_claims + 1 END, due_at = ?, claim_token = ?
-         WHERE id IN (?)`,
+        `UPDATE sequence_runs SET expired_claims = CASE WHEN claim_token IS NULL THEN 0 ELSE expired_claims + 1 END, due_at = ?, claim_token = ?,
+           dead_lettered_at = NULL WHERE id IN (?)`,
         [leaseEnd, token, runs.map((run) => run.id)],
         transaction,
       );

@@ -75,7 +75,8 @@ describe('sequence engine: one bad run cannot hold its batch', () => {
     await storeVersion(badField, JSON.stringify([{ id: 'pause', type: 'wait', duration: 12 }]));
     await execute(testDb(), "UPDATE sequence_runs SET current_step_id = 'pause' WHERE sequence_id = ?", [badField.sequenceId]);
     const metrics = createMetrics(testDb());
-    const { engine } = engineAt(Date.now() + 1, { metrics: metrics.engine });
+    const logs = bufferLogger('warn');
+    const { engine } = engineAt(Date.now() + 1, { metrics: metrics.engine, logger: logs.logger });
 
     expect(await engine.runOnce()).to.equal(7);
     expect(await statuses(good.runs)).to.deep.equal(['completed', 'completed', 'completed']);
@@ -90,6 +91,8 @@ describe('sequence engine: one bad run cannot hold its batch', () => {
     expect(await reasons(badRules)).to.match(/^cannot plan: the sequence's exitWhen or sendingWindow cannot be read: /);
     expect(await reasons(badField)).to.match(/^cannot plan: step "pause"\.duration: /);
     expect(await metrics.registry.metrics()).to.include('sequence_runs_unprocessable_total{stage="plan"} 4');
+    const logged = logs.records().filter((record) => record.msg === 'a run could not be planned: it failed alone');
+    expect(logged.map((record) => record.reason as string).sort()).to.have.length(4).and.satisfy((reasons: string[]) => reasons.every((reason) => reason.startsWith('cannot plan: ')));
     // Nothing is left claimed, nothing is due.
     const claimed = await select<{ n: number | string }>(testDb(), 'SELECT COUNT(*) AS n FROM sequence_runs WHERE claim_token IS NOT NULL OR due_at IS NOT NULL', []);
     expect(Number(claimed[0]!.n)).to.equal(0);
@@ -157,5 +160,7 @@ describe('sequence engine: one bad run cannot hold its batch', () => {
     advance(LEASE_MS);
     await engine.runUntilIdle();
     expect(await batch.run(bad!.id)).to.include({ status: 'completed', reason: null });
+    const [after] = await select<{ dead_lettered_at: unknown }>(testDb(), 'SELECT dead_lettered_at FROM sequence_runs WHERE id = ?', [bad!.id]);
+    expect(after!.dead_lettered_at).to.equal(null);
   });
 });
