@@ -1,7 +1,9 @@
 import { openDatabase, prepareDatabase } from '../src/db/database';
+import { CLAIM_SELECT } from '../src/services/engine/run-queue';
 import { migrateToLatest } from '../src/db/migrator';
 import { benchAccount, passFail } from './engine/context';
 import { measureExactness, startService, type ExactnessResult } from './engine/exactness';
+import { fairnessP99, measureFairness, type FairnessResult } from './engine/fairness';
 import { startReceiver } from './engine/receiver';
 import { claimPlanOk, measureScale, medianOf, type SizeResult } from './engine/scale';
 import { ensureNumbers } from './engine/seed';
@@ -13,22 +15,27 @@ import { listFrom, loadAverage, machineLine, numberFrom } from './lib/settings';
 
 // `npm run bench:engine`: the sequence engine's figures on MariaDB (issue 22), each printed with
 // its target: steps per second (tag, webhook), the lag from due to claim at half the tag rate,
-// the cost of a batch with 10,000 and with 1,000,000 runs waiting (and the claim's plan), and
-// exactly-once with the service and two workers, one of them killed twice. How to read the
-// output: bench/README.md.
+// the cost of a batch with 10,000 and with 1,000,000 runs waiting (and the claim's plan),
+// exactly-once with the service and two workers, one of them killed twice, and (issue 27) one
+// account's burst beside another account's few due runs. How to read the output:
+// bench/README.md.
 
-const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'lag', 'scale', 'exactness']);
+const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'lag', 'scale', 'exactness', 'fairness']);
 const TAG_RUNS = numberFrom('BENCH_TAG_RUNS', 30_000);
 const WEBHOOK_RUNS = numberFrom('BENCH_WEBHOOK_RUNS', 10_000);
 const LAG_SECONDS = numberFrom('BENCH_LAG_SECONDS', 30);
 const SCALE_SIZES = listFrom('BENCH_SCALE_SIZES', ['10000', '1000000']).map(Number);
 const SCALE_ROUNDS = numberFrom('BENCH_SCALE_ROUNDS', 5);
 const RUNS = numberFrom('BENCH_RUNS', 100_000);
+const FAIR_BURST = numberFrom('BENCH_FAIR_BURST', 500_000);
+const FAIR_FEW = numberFrom('BENCH_FAIR_FEW', 1_000);
+const FAIR_SECONDS = numberFrom('BENCH_FAIR_SECONDS', 20);
 
 const TARGET_TAG = 5_000;
 const TARGET_WEBHOOK = 1_000;
 const TARGET_LAG_P99_MS = 1_000;
 const TARGET_SCALE_RATIO = 1.2;
+const TARGET_FAIR_P99_MS = 2_000;
 
 const out = (text = '') => process.stdout.write(`${text}\n`);
 const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
@@ -110,6 +117,13 @@ async function main() {
     for (const size of sizes) {
       verdicts.push([`claim plan at ${size.waiting} waiting`, planCell(size.explain), 'range on sequence_runs_due', claimPlanOk(size.explain)]);
     }
+  }
+
+  if (PHASES.includes('fairness')) {
+    const fair = await measureFairness(bench, FAIR_BURST, FAIR_FEW, FAIR_SECONDS, progress);
+    reportFairness(fair);
+    const p99 = fairnessP99(fair);
+    verdicts.push([`B's p99 lag, due to done, beside A's burst of ${fair.burst}`, `${fixed(p99, 0)} ms`, `< ${TARGET_FAIR_P99_MS} ms`, p99 < TARGET_FAIR_P99_MS && fair.lagsMs.length === fair.few]);
   }
 
   out();
@@ -218,7 +232,7 @@ function reportScale(sizes: SizeResult[]) {
   out('"disk page reads": InnoDB pages read from disk during the engine\'s 500 (the server\'s global counter). "engine": SequenceEngine.runOnce() until nothing is due (passes of up to 500); "one batch": the engine\'s functions for one claim of 500 (claimDueRuns, loadClaimedRuns, readVersions, planRun, recordBatch), each timed.');
   for (const size of sizes) {
     out();
-    out(`EXPLAIN ${'`'}SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED${'`'} with ${size.waiting} waiting and 500 due:`);
+    out(`EXPLAIN ${'`'}${CLAIM_SELECT} FOR UPDATE SKIP LOCKED${'`'} with ${size.waiting} waiting and 500 due:`);
     out();
     const columns = Object.keys(size.explain[0] ?? {});
     out(table(columns, size.explain.map((row) => columns.map((c) => String(row[c] ?? 'NULL')))));
@@ -233,6 +247,46 @@ function reportScale(sizes: SizeResult[]) {
     out();
     const columns = Object.keys(size.nextDueExplain[0] ?? {});
     out(table(columns, size.nextDueExplain.map((row) => columns.map((c) => String(row[c] ?? 'NULL')))));
+  }
+}
+
+function reportFairness(r: FairnessResult) {
+  const p = (q: number) => fixed(r.lagsMs.length ? [...r.lagsMs].sort((a, b) => a - b)[Math.min(r.lagsMs.length - 1, Math.max(0, Math.ceil((q / 100) * r.lagsMs.length) - 1))]! : NaN, 0);
+  out();
+  out(`## 5. Fairness: account A's ${r.burst} tag runs and account B's ${r.few}, all due at once (A's a second earlier); one engine`);
+  out();
+  out(
+    table(
+      ['B runs done', 'B p50 ms', 'B p99 ms', 'B max ms', 'target p99', "B's last done (s)", "A's rate while B ran (runs/s)", `A's rate over ${fixed(r.windowSeconds, 0)} s (runs/s)`, 'A done', 'in due order alone, B would wait (s)'],
+      [[
+        String(r.lagsMs.length),
+        p(50),
+        p(99),
+        fixed(Math.max(...r.lagsMs), 0),
+        `< ${TARGET_FAIR_P99_MS} ms`,
+        fixed(r.fewDoneSeconds, 2),
+        fixed(r.burstRateWhileFew, 0),
+        fixed(r.burstRate, 0),
+        String(r.burstDone),
+        fixed(r.burst / Math.max(1, r.burstRate), 0),
+      ]],
+    ),
+  );
+  out();
+  out(`"B would wait": A's whole burst at A's measured rate, the wait due order alone gave B. Statements of the ${r.passes} passes, by shape, most time first (${fixed(r.statementsPerPass, 1)} per pass):`);
+  out();
+  out(
+    table(
+      ['count', 'per pass', 'ms in all', 'ms per pass', 'statement'],
+      r.topStatements.map(([shape, n]) => [String(n.count), fixed(n.count / Math.max(1, r.passes), 2), fixed(n.ms, 0), fixed(n.ms / Math.max(1, r.passes), 1), shape]),
+    ),
+  );
+  for (const { statement, rows } of r.explains) {
+    out();
+    out(`EXPLAIN ${'`'}${statement}${'`'} with the burst due:`);
+    out();
+    const columns = Object.keys(rows[0] ?? {});
+    out(table(columns, rows.map((row) => columns.map((c) => String(row[c] ?? 'NULL')))));
   }
 }
 

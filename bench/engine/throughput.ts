@@ -1,3 +1,4 @@
+import { CLAIM_SELECT } from '../../src/services/engine/run-queue';
 import type { EngineBench } from './context';
 import { percentile, productEngine, sleep, StatementCounter } from './context';
 import { seedContacts, seedRuns } from './seed';
@@ -38,7 +39,7 @@ export async function measureThroughput(bench: EngineBench, step: Record<string,
     [sequenceId],
   );
   const recorded = Number((rows as Array<{ c: number }>)[0].c) - WARM_RUNS;
-  const passes = [...statements.shapes].filter(([shape]) => shape.startsWith('SELECT id, due_at FROM sequence_runs WHERE due_at <=')).reduce((sum, [, n]) => sum + n.count, 0);
+  const passes = [...statements.shapes].filter(([shape]) => shape.startsWith(CLAIM_SELECT.slice(0, CLAIM_SELECT.indexOf(' ?')))).reduce((sum, [, n]) => sum + n.count, 0);
   return {
     type: step.type,
     runs,

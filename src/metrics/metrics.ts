@@ -11,9 +11,10 @@ export interface Metrics {
   requestDuration: Histogram<'method' | 'route' | 'status'>;
   rateLimited: Counter<'limiter'>;
   unavailable: Counter<'cause'>;
-  // The sequence engine's (src/services/engine/engine.ts): steps by type and outcome, and the
-  // lag from a run's due time to its claim.
-  engine: { steps: Counter<'type' | 'outcome'>; lagSeconds: Histogram };
+  // The sequence engine's (src/services/engine/engine.ts): steps by type and outcome, the lag
+  // from a run's due time to its claim, runs failed alone because their stored data could not be
+  // planned or recorded, and runs set aside (dead letters).
+  engine: { steps: Counter<'type' | 'outcome'>; lagSeconds: Histogram; unprocessable: Counter<'stage'>; deadLettered: Counter };
 }
 
 // The label values known in advance start at 0, so that a rate() over them exists before the
@@ -129,7 +130,19 @@ export function createMetrics(db: Database): Metrics {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers,
   });
+  const unprocessable = new Counter({
+    name: 'sequence_runs_unprocessable_total',
+    help: 'Runs this process\'s engine failed alone because their stored data could not be planned (stage=plan) or recorded (stage=record)',
+    labelNames: ['stage'] as const,
+    registers,
+  });
+  for (const stage of ['plan', 'record'] as const) unprocessable.inc({ stage }, 0);
+  const deadLettered = new Counter({
+    name: 'sequence_runs_dead_lettered_total',
+    help: 'Runs this process\'s engine set aside because their claims kept running out before their outcome was recorded',
+    registers,
+  });
   runsByStatus(db, registers);
 
-  return { registry, requestDuration, rateLimited, unavailable, engine: { steps, lagSeconds } };
+  return { registry, requestDuration, rateLimited, unavailable, engine: { steps, lagSeconds, unprocessable, deadLettered } };
 }

@@ -21,6 +21,8 @@ export function manualTimers(start = 1_800_000_000_000) {
     clearTimeout(handle) {
       pending.delete(handle as number);
     },
+    // The database's clock, for the engine's claims and leases, is this one: the test moves it.
+    databaseNow: async () => new Date(now),
   };
   const earliest = () => [...pending.entries()].sort(([, a], [, b]) => a.at - b.at)[0];
   return {

@@ -6,6 +6,10 @@ export interface Timers {
   now(): number;
   setTimeout(fn: () => void, ms: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
+  // The database's time, for a loop that goes by it (the sequence engine's leases and due
+  // times): `read` reads it (src/db/sql/clock.ts). Absent, the loop calls `read`; a test's
+  // timers answer with the test's own time instead.
+  databaseNow?(read: () => Promise<Date>): Promise<Date>;
 }
 
 export const systemTimers: Timers = {

@@ -6,11 +6,12 @@ import { failureCause } from '../background/failure-cause';
 import { LoopBackoff } from '../background/loop-backoff';
 import { settleWithin } from '../background/settle-within';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
-import { readVersions, versionKey } from '../sequences/sequence-versions';
 import { onDueWork } from './due-work';
-import { isWebhookWork, planRun } from './plan-run';
-import { recordBatch, type RunResult, type StepCount } from './record-batch';
-import { claimDueRuns, loadClaimedRuns, nextDueAt, releaseRuns, type Claim } from './run-queue';
+import { EngineClock } from './engine-clock';
+import { planBatch } from './plan-batch';
+import type { RunResult, StepCount } from './record-batch';
+import { recordIsolated } from './record-isolated';
+import { claimDueRuns, loadClaimedRuns, nextDueAt, releaseRuns, type Claim, type DeadLetter } from './run-queue';
 import { beginWebhookAttempts, INTERRUPTED, sendWebhookAttempts, type WebhookWork } from './webhook-step';
 
 // Requests of one batch of webhook steps under way at once.
@@ -20,6 +21,10 @@ const WEBHOOK_CONCURRENCY = 64;
 export interface EngineMetrics {
   steps: { inc(labels: { type: string; outcome: string }, value: number): void };
   lagSeconds: { observe(value: number): void };
+  // Runs failed alone because their stored data could not be planned or recorded.
+  unprocessable?: { inc(labels: { stage: 'plan' | 'record' }, value: number): void };
+  // Runs set aside after their claims kept running out (run-queue.ts, dead letters).
+  deadLettered?: { inc(value: number): void };
 }
 
 export interface EngineOptions {
@@ -36,18 +41,23 @@ export interface EngineOptions {
   // The longest the engine sleeps without looking: what another process made due is found
   // within this (this process's own writes wake it at once).
   idlePollMs?: number;
+  // A run is set aside after this many claims in a row whose lease ran out unrecorded.
+  deadLetterAfter?: number;
   webhook: { timeoutMs: number; allowInsecure: boolean; concurrency?: number; maxInFlight?: number; random?: () => number };
   metrics?: EngineMetrics;
 }
 
 // The sequence engine: a loop over sequence_runs (docs/sequences.md "How runs move"). Each pass
-// claims the runs that are due (run-queue.ts), decides what each does (plan-run.ts, the step
-// handlers in steps/), and records it all in one transaction (record-batch.ts). Webhook steps
+// reads the database's clock (engine-clock.ts), claims the runs that are due, fairly across
+// accounts (run-queue.ts), decides what each does, one run at a time (plan-batch.ts, plan-run.ts,
+// the step handlers in steps/), and records it all in one transaction (record-batch.ts; split
+// down to the run that cannot be recorded, record-isolated.ts). Webhook steps
 // send their requests outside the pass, at most maxInFlight at a time, so a slow receiver never
 // holds up the other runs. The loop holds no due work itself: between passes it sleeps until
 // the earliest due time (or idlePollMs), or until this process makes work due.
 export class SequenceEngine {
   private readonly timers: Timers;
+  private readonly clock: EngineClock;
   private readonly logThrottle: LogThrottle;
   private readonly backoff: LoopBackoff;
   private readonly batchSize: number;
@@ -61,12 +71,15 @@ export class SequenceEngine {
   private stopped = false;
   private running = false;
   private unsubscribe: (() => void) | undefined;
+  // Where the fair claim's next search for accounts with due runs starts (run-queue.ts).
+  private claimCursor = '';
 
   constructor(
     private readonly db: Database,
     private readonly options: EngineOptions,
   ) {
     this.timers = options.timers ?? systemTimers;
+    this.clock = new EngineClock(db, this.timers);
     this.logThrottle = options.logThrottle ?? new LogThrottle(10_000, this.timers.now);
     this.backoff = new LoopBackoff({ name: 'sequence engine', logger: options.logger, throttle: this.logThrottle, ...options.backoff });
     this.batchSize = options.batchSize ?? 500;
@@ -96,7 +109,7 @@ export class SequenceEngine {
     try {
       const next = await nextDueAt(this.db);
       if (!next) return this.idlePollMs;
-      return Math.max(0, Math.min(this.idlePollMs, next.getTime() - this.timers.now()));
+      return Math.max(0, Math.min(this.idlePollMs, next.getTime() - this.clock.now().getTime()));
     } catch (error) {
       return this.backoff.failed(error);
     }
@@ -169,27 +182,56 @@ export class SequenceEngine {
 
   private async pass(): Promise<number> {
     const maxInFlight = this.options.webhook.maxInFlight ?? 1_024;
-    const now = new Date(this.timers.now());
-    const claim = await claimDueRuns(this.db, now, { limit: this.batchSize, leaseMs: this.leaseMs });
-    if (claim.runs.length === 0) return 0;
+    // The pass's time is the database's: what it claims, plans and records counts from the
+    // clock the leases are counted from (engine-clock.ts).
+    const now = await this.clock.read();
+    const claim = await claimDueRuns(this.db, now, {
+      limit: this.batchSize,
+      leaseMs: this.leaseMs,
+      cursor: this.claimCursor,
+      deadLetterAfter: this.options.deadLetterAfter,
+    });
+    this.claimCursor = claim.cursor;
+    this.reportDeadLetters(claim.deadLettered);
+    if (claim.runs.length === 0) return claim.deadLettered.length;
     for (const { dueAt } of claim.runs) this.options.metrics?.lagSeconds.observe(Math.max(0, now.getTime() - dueAt.getTime()) / 1000);
     const runs = await loadClaimedRuns(this.db, claim);
     await this.dropVanished(claim, runs.length);
-    const versions = await readVersions(this.db, runs.map((run) => ({ sequenceId: run.sequenceId, version: run.version })));
-    const local: RunResult[] = [];
-    const webhooks: WebhookWork[] = [];
-    for (const run of runs) {
-      const planned = planRun(run, versions.get(versionKey(run.sequenceId, run.version)), now);
-      if (isWebhookWork(planned)) webhooks.push(planned);
-      else local.push(planned);
+    // One run at a time: a run this version cannot plan or record fails alone.
+    const { local, webhooks, unplannable } = await planBatch(this.db, runs, now);
+    this.options.metrics?.unprocessable?.inc({ stage: 'plan' }, unplannable.length);
+    for (const { run, reason } of unplannable) {
+      this.options.logger.warn({ runId: run.id, accountId: run.accountId, sequenceId: run.sequenceId, version: run.version, reason }, 'a run could not be planned: it failed alone');
     }
-    this.count(await recordBatch(this.db, local, now));
+    this.count(await this.record(local, now));
     // Webhook steps beyond the free request slots are handed back, due at the next look: the
     // slots bound this process's requests, never the other runs' steps.
     const over = webhooks.splice(Math.max(0, maxInFlight - this.inFlightRuns));
     await releaseRuns(this.db, over.map(({ run }) => run.id), claim.token, new Date(now.getTime() + this.idlePollMs));
     if (webhooks.length > 0) await this.beginWebhooks(webhooks, now);
-    return claim.runs.length;
+    return claim.runs.length + claim.deadLettered.length;
+  }
+
+  private record(results: RunResult[], now: Date): Promise<StepCount[]> {
+    return recordIsolated(this.db, results, now, ({ run, error, failed }) => {
+      if (failed) this.options.metrics?.unprocessable?.inc({ stage: 'record' }, 1);
+      this.options.logger.error(
+        { err: error, runId: run.id, accountId: run.accountId, sequenceId: run.sequenceId, stepId: run.currentStepId },
+        failed ? 'a run could not be recorded: it failed alone ("cannot record")' : 'a run could not be recorded, nor failed: its claim is left to run out',
+      );
+    });
+  }
+
+  // Each run set aside is logged, for an operator to find (docs/operations.md "Runs set aside").
+  private reportDeadLetters(runs: readonly DeadLetter[]): void {
+    if (runs.length === 0) return;
+    this.options.metrics?.deadLettered?.inc(runs.length);
+    for (const run of runs) {
+      this.options.logger.error(
+        { runId: run.id, accountId: run.accountId, sequenceId: run.sequenceId, expiredClaims: run.expiredClaims },
+        'run dead-lettered: its claims kept running out before its outcome was recorded; set aside until paused and resumed',
+      );
+    }
   }
 
   // Begins the attempts and launches their requests. A run whose last attempt was cut short by
@@ -203,8 +245,7 @@ export class SequenceEngine {
     this.count(counts);
     if (exhausted.length > 0) {
       this.count(
-        await recordBatch(
-          this.db,
+        await this.record(
           exhausted.map(({ run, step, steps }) => ({
             run,
             kind: 'webhook' as const,
@@ -236,21 +277,21 @@ export class SequenceEngine {
     const { webhook } = this.options;
     const work = (async () => {
       const sent = await sendWebhookAttempts(this.db, begun, {
-        now: () => new Date(this.timers.now()),
+        now: () => this.clock.now(),
         timeoutMs: webhook.timeoutMs,
         allowInsecure: webhook.allowInsecure,
         concurrency: webhook.concurrency ?? WEBHOOK_CONCURRENCY,
         signal: this.abort.signal,
         random: webhook.random,
       });
-      const now = new Date(this.timers.now());
+      const now = this.clock.now();
       // Stopping cut these short: not the receiver's doing. Handed back, to be sent again.
       const cut = sent.filter((item) => this.abort.signal.aborted && item.attempt.reason?.startsWith('aborted'));
       await releaseRuns(this.db, cut.map((item) => item.run.id), begun[0]!.run.token, now);
       const results: RunResult[] = sent
         .filter((item) => !cut.includes(item))
         .map(({ run, step, steps, attempt }) => ({ run, kind: 'webhook', step, steps, attempt }));
-      this.count(await recordBatch(this.db, results, now));
+      this.count(await this.record(results, now));
     })()
       .catch((error: unknown) => {
         // Their leases expire and the steps are taken again, with the same webhook ids.

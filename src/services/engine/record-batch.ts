@@ -15,6 +15,8 @@ import { recordEvents } from '../events/record-events';
 import { runStatusChangedEvent } from '../events/run-events';
 import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import { newRowId } from '../ids';
+import { exitsWithinBatch } from './batch-exits';
+import { runsToLockContactsOf } from './ending-runs';
 import { byAccount, claimedEventRun, claimedRunDto, lockClaimedRuns, type ClaimedRun } from './run-queue';
 import type { StepOutcome } from './steps/step-outcome';
 
@@ -71,9 +73,9 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
   if (results.length === 0) return [];
   const token = results[0]!.run.token;
   return withTransaction(db, async (transaction) => {
-    // Contacts first, then runs: the order every writer takes them in.
-    const changing = results.filter((result) => result.kind === 'step' && result.outcome.kind === 'change');
-    const contactRows = await lockChangedContacts(db, changing.map((result) => result.run), transaction);
+    // Contacts first, then runs: the order every writer takes them in. Those the steps change,
+    // and those of the runs this record may end (ending-runs.ts).
+    const contactRows = await lockChangedContacts(db, runsToLockContactsOf(results), transaction);
     const active = await sequencesActiveAgain(db, results, transaction);
     const owned = await lockClaimedRuns(db, results.map((result) => result.run.id), token, transaction);
     // A run to set aside whose sequence was set active again since the claim: the re-activation
@@ -124,6 +126,8 @@ async function applyContactChanges(
   transaction: Transaction,
 ): Promise<AccountEvent[]> {
   const changes = new Map<string, ContactChange & { accountId: string }>();
+  // A run whose exit rule another change of this batch meets is cancelled, and does not act.
+  for (const [index, reason] of exitsWithinBatch(results, locked)) results[index] = { run: results[index]!.run, kind: 'end', status: 'cancelled', reason };
   for (let index = 0; index < results.length; index += 1) {
     const result = results[index]!;
     if (result.kind !== 'step' || result.outcome.kind !== 'change') continue;

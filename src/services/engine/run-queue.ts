@@ -8,6 +8,8 @@ import type { ExitRule, SendingWindow } from '../../schemas/sequence-definition'
 import type { RunDto } from '../../schemas/sequence';
 import type { RunStatus, SequenceStatus } from '../../schemas/statuses';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contact-row';
+import { dueAccounts } from './due-accounts';
+import { roundRobin, shareOf, type DueRun } from './fair-share';
 
 // sequence_runs as the engine's queue (db/migrations/20261208000000-create-sequence-engine.js):
 // the claim, the read of what was claimed, and the hand-back. The loop (engine.ts) and the
@@ -15,40 +17,166 @@ import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contact-row';
 //
 // The claim reads the sequence_runs_due index in due order and stops at `limit`: its cost is
 // the batch's, whatever the number of runs waiting (bench/engine.ts measures it at a million).
-// It names no account and joins nothing, so on a table sharded by account each shard answers
-// it alone (docs/architecture.md "Outgrowing one database"). The claim's lease is the run's
-// next due time: a worker that dies holding it leaves a run that is due again when the lease
-// ends, and another worker takes it; nothing else ever needs to find stuck runs.
+// The claim's lease is the run's next due time: a worker that dies holding it leaves a run that
+// is due again when the lease ends, and another worker takes it; nothing else ever needs to
+// find stuck runs.
 // - MySQL/MariaDB: SELECT ... FOR UPDATE SKIP LOCKED, then one UPDATE; concurrent workers
 //   pass over each other's rows instead of waiting for them.
 // - SQLite: one writer at a time; the claim's SELECT and UPDATE are one transaction, and a second
 //   process on the same file cannot write between them (its write waits, or fails and retries).
+//
+// Fair to every account: when that head of the due index fills the whole batch, more is due
+// than one pass takes, and due order alone would let one account's burst (a million-contact
+// enrollment, a cohort's waits ending together) hold back every other account until it is
+// done. Then the batch is shared round-robin over the accounts with due runs (fair-share.ts):
+// the accounts with due runs are found a slice of the accounts table at a time
+// (due-accounts.ts), those not in the head give up to their share of their own earliest due
+// runs (one statement for all of them, SKIP LOCKED too), and the batch takes the first of every
+// account, then the second, and so on. Runs read but not taken stay due (their locks end with
+// the claim's transaction). A pass then costs five statements whatever the number of accounts.
+
+// Accounts outside the head of the due index that one pass reads runs of: bounds the claim's
+// statement (and with SLICE_ACCOUNTS, the pass's cost); the cursor moves on to the others.
+const MAX_OTHER_ACCOUNTS = 64;
+
+// What a claim reads of each due run.
+const CLAIM_COLUMNS = 'id, account_id, sequence_id, due_at, claim_token, expired_claims';
+
+// Dead letters: a run is claimed at most this many times in a row with its lease running out
+// before its outcome is recorded (a pass that fails on it, a worker that dies on it); the next
+// claim sets it aside instead (due_at NULL, dead_lettered_at, a reason), for the logs and the
+// metrics to show and an operator to look at. Pause and resume make it due again.
+export const DEAD_LETTER_AFTER = 5;
 
 export interface Claim {
   token: string;
-  // Each claimed run and the time it was due (for the lag histogram).
-  runs: Array<{ id: string; dueAt: Date }>;
+  // Each claimed run, its account and the time it was due (for the lag histogram).
+  runs: DueRun[];
+  // Where the next pass's search for accounts with due runs starts (due-accounts.ts).
+  cursor: string;
+  // The runs this claim set aside instead of claiming them.
+  deadLettered: DeadLetter[];
 }
 
-export async function claimDueRuns(db: Database, now: Date, options: { limit: number; leaseMs: number }): Promise<Claim> {
+export interface DeadLetter {
+  id: string;
+  accountId: string;
+  sequenceId: string;
+  expiredClaims: number;
+}
+
+export interface ClaimOptions {
+  limit: number;
+  leaseMs: number;
+  // Where to look for accounts with due runs (the last claim's cursor).
+  cursor?: string;
+  // Accounts looked at per claim (due-accounts.ts SLICE_ACCOUNTS unless given).
+  sliceAccounts?: number;
+  // DEAD_LETTER_AFTER unless given.
+  deadLetterAfter?: number;
+}
+
+// `now` is the database's time (the engine reads it before each claim, engine-clock.ts), not
+// this process's: a process whose clock is ahead would take runs whose lease is still live, and
+// one whose clock is behind would hand out leases that have already ended.
+export async function claimDueRuns(db: Database, now: Date, options: ClaimOptions): Promise<Claim> {
   const token = randomUUID();
-  const leaseEnd = new Date(now.getTime() + options.leaseMs);
   const limit = Math.max(1, Math.floor(options.limit));
+  const leaseEnd = new Date(now.getTime() + options.leaseMs);
+  const deadLetterAfter = Math.max(1, Math.floor(options.deadLetterAfter ?? DEAD_LETTER_AFTER));
   return withTransaction(db, async (transaction) => {
-    const due = await select<{ id: string; due_at: unknown }>(
-      db,
-      `SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ${limit}${skipLocked(db)}`,
-      [now],
-      transaction,
-    );
-    if (due.length === 0) return { token, runs: [] };
-    await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = ? WHERE id IN (?)', [leaseEnd, token, due.map((row) => row.id)], transaction);
-    return { token, runs: due.map((row) => ({ id: row.id, dueAt: toDate(row.due_at) })) };
+    let cursor = options.cursor ?? '';
+    const head = (await select<DueRow>(db, `${CLAIM_SELECT.replace('LIMIT ?', `LIMIT ${limit}`)}${skipLocked(db)}`, [now], transaction)).map(dueRun);
+    let runs = head;
+    if (head.length >= limit) {
+      const inHead = new Set(head.map((run) => run.accountId));
+      const found = await dueAccounts(db, now, { after: cursor, limit: MAX_OTHER_ACCOUNTS, slice: options.sliceAccounts }, transaction);
+      cursor = found.cursor;
+      const others = found.accounts.filter((accountId) => !inHead.has(accountId));
+      const share = shareOf(limit, inHead.size + others.length);
+      runs = roundRobin([...head, ...(await earliestDueOf(db, others, share, now, transaction))], limit);
+    }
+    // A run still carrying a claim token was claimed before and its lease ran out unrecorded.
+    const deadLettered = runs.filter((run) => run.expiredClaims >= deadLetterAfter);
+    runs = runs.filter((run) => run.expiredClaims < deadLetterAfter);
+    if (deadLettered.length > 0) {
+      await execute(
+        db,
+        `UPDATE sequence_runs SET expired_claims = expired_claims + 1, due_at = NULL, claim_token = NULL, dead_lettered_at = ?, reason = ?
+         WHERE id IN (?)`,
+        [now, `dead-lettered: claimed ${deadLetterAfter} times in a row, each lease ran out before its outcome was recorded`, deadLettered.map((run) => run.id)],
+        transaction,
+      );
+    }
+    if (runs.length > 0) {
+      // expired_claims first: MySQL's UPDATE reads a column as the assignments before it left it.
+      await execute(
+        db,
+        `UPDATE sequence_runs SET expired_claims = CASE WHEN claim_token IS NULL THEN 0 ELSE expired_claims + 1 END, due_at = ?, claim_token = ?,
+           dead_lettered_at = NULL WHERE id IN (?)`,
+        [leaseEnd, token, runs.map((run) => run.id)],
+        transaction,
+      );
+    }
+    return {
+      token,
+      runs: runs.map(({ id, accountId, dueAt }) => ({ id, accountId, dueAt })),
+      cursor,
+      deadLettered: deadLettered.map(({ id, accountId, sequenceId, expiredClaims }) => ({ id, accountId, sequenceId, expiredClaims })),
+    };
   });
 }
 
-// The text of the claim's SELECT, for the benchmark's EXPLAIN.
-export const CLAIM_SELECT = 'SELECT id, due_at FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ?';
+interface DueRow {
+  id: string;
+  account_id: string;
+  sequence_id: string;
+  due_at: unknown;
+  claim_token: string | null;
+  expired_claims: number | string;
+}
+
+interface Candidate extends DueRun {
+  sequenceId: string;
+  // Its claims in a row whose lease ran out unrecorded, this one included if it is taken.
+  expiredClaims: number;
+}
+
+function dueRun(row: DueRow): Candidate {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    sequenceId: row.sequence_id,
+    dueAt: toDate(row.due_at),
+    expiredClaims: row.claim_token === null ? 0 : Number(row.expired_claims) + 1,
+  };
+}
+
+// Each account's `share` earliest due runs, locked (skipping those another claim holds), in one
+// statement: a range read of sequence_runs_account_due per account, then the rows by key. (The
+// inner reads take no locks: a run another claim is taking meanwhile is passed over here.)
+async function earliestDueOf(db: Database, accountIds: readonly string[], share: number, now: Date, transaction: Transaction): Promise<Candidate[]> {
+  if (accountIds.length === 0) return [];
+  const rows = await select<DueRow>(
+    db,
+    `${earliestDueSql(accountIds.length, share)}${skipLocked(db)}`,
+    [...accountIds.flatMap((accountId) => [accountId, now]), now],
+    transaction,
+  );
+  return rows.map(dueRun);
+}
+
+// Its text for `accounts` accounts (also for the benchmark's EXPLAIN).
+export function earliestDueSql(accounts: number, share: number): string {
+  const perAccount = Array.from(
+    { length: accounts },
+    (_, index) => `SELECT * FROM (SELECT id FROM sequence_runs WHERE due_account = ? AND due_at <= ? ORDER BY due_at LIMIT ${share}) a${index}`,
+  ).join(' UNION ALL ');
+  return `SELECT ${CLAIM_COLUMNS} FROM sequence_runs WHERE id IN (SELECT id FROM (${perAccount}) fair) AND due_at <= ?`;
+}
+
+// The text of the claim's first SELECT (the head of the due index), for the benchmark's EXPLAIN.
+export const CLAIM_SELECT = `SELECT ${CLAIM_COLUMNS} FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ?`;
 
 // The earliest time anything is due, for the loop to sleep until: the index's first non-null
 // entry. No WHERE: MIN skips NULLs by itself, and with `due_at IS NOT NULL` written out MariaDB
@@ -78,6 +206,9 @@ export interface ClaimedRun {
   exitWhen: ExitRule[];
   sendingWindow: SendingWindow | null;
   contact: ContactRow;
+  // Why the run's stored rules cannot be read (JSON that does not parse), if they cannot: the
+  // run then fails alone when it is planned (plan-batch.ts), not the whole batch here.
+  unreadable?: string;
 }
 
 // The claimed runs with their sequence's rules and their contact, in one statement (all three
@@ -113,7 +244,7 @@ export async function loadClaimedRuns(db: Database, claim: Claim): Promise<Claim
      WHERE r.id IN (?) AND r.claim_token = ? AND r.current_step_id IS NOT NULL`,
     [[...dueAt.keys()], claim.token],
   );
-  return rows.map((row) => ({
+  return rows.map((row): ClaimedRun => ({
     id: row.run_id,
     token: claim.token,
     accountId: row.account_id,
@@ -129,10 +260,20 @@ export async function loadClaimedRuns(db: Database, claim: Claim): Promise<Claim
     createdAt: toDate(row.run_created_at),
     dueAt: dueAt.get(row.run_id)!,
     sequenceStatus: row.sequence_status,
-    exitWhen: row.exit_when ? parseJson<ExitRule[]>(row.exit_when) : [],
-    sendingWindow: row.sending_window ? parseJson<SendingWindow>(row.sending_window) : null,
+    ...readRules(row),
     contact: row,
   }));
+}
+
+function readRules(row: { exit_when: string | null; sending_window: string | null }) {
+  try {
+    return {
+      exitWhen: row.exit_when ? parseJson<ExitRule[]>(row.exit_when) : [],
+      sendingWindow: row.sending_window ? parseJson<SendingWindow>(row.sending_window) : null,
+    };
+  } catch (error) {
+    return { exitWhen: [], sendingWindow: null, unreadable: `the sequence's exitWhen or sendingWindow cannot be read: ${(error as Error).message}` };
+  }
 }
 
 // A stopping engine gives back what it claimed and did not start: due again at once, for

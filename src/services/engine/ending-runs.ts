@@ -1,0 +1,47 @@
+import type { RunResult } from './record-batch';
+import type { ClaimedRun } from './run-queue';
+
+// The runs of a batch whose record may take them out of the active statuses (completed, failed,
+// cancelled). On MySQL/MariaDB that rewrites the run's entry in sequence_runs_one_active, the
+// index that carries its foreign key to its contact, and InnoDB then share-locks the contact
+// row. Taken while the run is locked, that lock comes after the run's: against a pause, an
+// unenroll or a contact write, which lock the contact and then the run, it deadlocks. So the
+// record locks these runs' contacts first, with the contacts its steps change, before it locks
+// any run (record-batch.ts; docs/architecture.md "One lock order").
+//
+// A run that only sleeps, waits for its window, is set aside or moves on to another step stays
+// active and rewrites no such entry: its contact is not locked. When in doubt, a run counts as
+// ending (an extra lock costs a little; a missing one, a deadlock).
+export function runsToLockContactsOf(results: readonly RunResult[]): ClaimedRun[] {
+  return results.filter((result) => changesContact(result) || mayEnd(result)).map((result) => result.run);
+}
+
+function changesContact(result: RunResult): boolean {
+  return result.kind === 'step' && result.outcome.kind === 'change';
+}
+
+function mayEnd(result: RunResult): boolean {
+  switch (result.kind) {
+    case 'park':
+    case 'defer':
+      return false;
+    case 'end':
+      return true;
+    case 'step': {
+      const { outcome } = result;
+      if (outcome.kind === 'sleep') return false;
+      if (outcome.kind === 'complete') return true;
+      if (outcome.kind === 'next' && outcome.to !== undefined) return !result.steps.some((step) => step.id === outcome.to);
+      return isLast(result.step.id, result.steps);
+    }
+    case 'webhook':
+      return result.attempt.succeeded ? isLast(result.step.id, result.steps) : result.attempt.retryAt === null;
+    default:
+      return true;
+  }
+}
+
+function isLast(stepId: string, steps: readonly { id: string }[]): boolean {
+  const index = steps.findIndex((step) => step.id === stepId);
+  return index < 0 || index === steps.length - 1;
+}
