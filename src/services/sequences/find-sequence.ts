@@ -24,7 +24,9 @@ export async function requireSequence(
   input: { accountId: string; sequenceId: string; mustBeActive: boolean },
   transaction?: Transaction,
 ): Promise<string> {
-  return (await requireSequenceRow(db, input, transaction)).id;
+  // Only the row: reading the steps and exit rules is the enrolling operations' need
+  // (requireSequenceRow), not every reader's.
+  return (await lockedSequence(db, input, transaction)).id;
 }
 
 export async function requireSequenceRow(
@@ -32,6 +34,18 @@ export async function requireSequenceRow(
   input: { accountId: string; sequenceId: string; mustBeActive: boolean },
   transaction?: Transaction,
 ): Promise<RequiredSequence> {
+  const sequence = await lockedSequence(db, input, transaction);
+  const version = sequence.version === null ? null : Number(sequence.version);
+  const steps = await readSteps(db, sequence.id, version, transaction);
+  const exitWhen = sequence.exit_when === null ? [] : parseJson<ExitRule[]>(sequence.exit_when);
+  return { id: sequence.id, version, firstStepId: steps[0]?.id ?? null, exitWhen };
+}
+
+async function lockedSequence(
+  db: Database,
+  input: { accountId: string; sequenceId: string; mustBeActive: boolean },
+  transaction?: Transaction,
+) {
   const id = normalizeId(input.sequenceId);
   const [sequence] = id
     ? await select<{ id: string; status: string; version: number | string | null; exit_when: string | null }>(
@@ -45,8 +59,5 @@ export async function requireSequenceRow(
     : [];
   if (!sequence) throw new NotFoundError('Sequence');
   if (input.mustBeActive && sequence.status !== 'active') throw new ConflictError('Sequence is not active', 'sequence_not_active');
-  const version = sequence.version === null ? null : Number(sequence.version);
-  const steps = await readSteps(db, sequence.id, version, transaction);
-  const exitWhen = sequence.exit_when === null ? [] : parseJson<ExitRule[]>(sequence.exit_when);
-  return { id: sequence.id, version, firstStepId: steps[0]?.id ?? null, exitWhen };
+  return sequence;
 }
