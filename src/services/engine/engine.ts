@@ -2,25 +2,34 @@ import type { Database } from '../../db/database';
 import { execute } from '../../db/sql/statements';
 import { LogThrottle } from '../../logging/log-throttle';
 import type { Logger } from '../../logging/logger';
-import { failureCause } from '../background/failure-cause';
 import { LoopBackoff } from '../background/loop-backoff';
-import { settleWithin } from '../background/settle-within';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
 import { readVersions, versionKey } from '../sequences/sequence-versions';
-import { onDueWork } from './due-work';
-import { isWebhookWork, planRun } from './plan-run';
-import { recordBatch, type RunResult, type StepCount } from './record-batch';
-import { claimDueRuns, loadClaimedRuns, nextDueAt, releaseRuns, type Claim } from './run-queue';
-import { beginWebhookAttempts, INTERRUPTED, sendWebhookAttempts, type WebhookWork } from './webhook-step';
-
-// Requests of one batch of webhook steps under way at once.
-const WEBHOOK_CONCURRENCY = 64;
+import { notifyDueWork, onDueWork } from './due-work';
+import { webhookChannel } from './outbound/channels/webhook';
+import { OutboundDispatcher } from './outbound/dispatcher';
+import { planRun } from './plan-run';
+import { recordBatch } from './record-batch';
+import { claimDueRuns, loadClaimedRuns, nextDueAt, type Claim } from './run-queue';
+import type { StepCount } from './step-counts';
 
 // What the engine reports, if given (src/metrics/metrics.ts registers them).
 export interface EngineMetrics {
   steps: { inc(labels: { type: string; outcome: string }, value: number): void };
   lagSeconds: { observe(value: number): void };
 }
+
+export interface OutboundOptions {
+  // Requests under way in this process, all targets together.
+  maxInFlight?: number;
+  // Requests under way in this process per (account, target): a receiver that hangs holds
+  // these, never the others'.
+  perTarget?: number;
+  // Sends started per second in this process, per account and channel.
+  perAccountPerSecond?: Partial<Record<string, number>>;
+}
+
+export const OUTBOUND_DEFAULTS = { maxInFlight: 1_024, perTarget: 32, perAccountPerSecond: { webhook: 2_000 } };
 
 export interface EngineOptions {
   logger: Logger;
@@ -31,21 +40,24 @@ export interface EngineOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   // Runs claimed at most per pass.
   batchSize?: number;
-  // A claimed run is this engine's until then; a crash lets it become due again.
+  // A claimed run (or send) is this engine's until then; a crash lets it become due again.
   leaseMs?: number;
   // The longest the engine sleeps without looking: what another process made due is found
   // within this (this process's own writes wake it at once).
   idlePollMs?: number;
-  webhook: { timeoutMs: number; allowInsecure: boolean; concurrency?: number; maxInFlight?: number; random?: () => number };
+  webhook: { timeoutMs: number; allowInsecure: boolean; random?: () => number };
+  outbound?: OutboundOptions;
   metrics?: EngineMetrics;
 }
 
-// The sequence engine: a loop over sequence_runs (docs/sequences.md "How runs move"). Each pass
-// claims the runs that are due (run-queue.ts), decides what each does (plan-run.ts, the step
-// handlers in steps/), and records it all in one transaction (record-batch.ts). Webhook steps
-// send their requests outside the pass, at most maxInFlight at a time, so a slow receiver never
-// holds up the other runs. The loop holds no due work itself: between passes it sleeps until
-// the earliest due time (or idlePollMs), or until this process makes work due.
+// The sequence engine: a loop over sequence_runs and the outbox (docs/sequences.md "How runs
+// move"). Each pass claims the runs that are due (run-queue.ts), decides what each does
+// (plan-run.ts, the step handlers in steps/), and records it all in one transaction
+// (record-batch.ts); then the outbound dispatcher (outbound/dispatcher.ts) starts the sends
+// it may start now, fairly per account and target. Requests run outside the pass, and each
+// outcome is recorded when it arrives: a slow receiver holds up no run but its own. The loop
+// holds no due work itself: between passes it sleeps until the earliest due run or send (or
+// idlePollMs), or until this process makes work due or frees a request slot.
 export class SequenceEngine {
   private readonly timers: Timers;
   private readonly logThrottle: LogThrottle;
@@ -53,11 +65,13 @@ export class SequenceEngine {
   private readonly batchSize: number;
   private readonly leaseMs: number;
   private readonly idlePollMs: number;
-  private readonly inFlight = new Set<Promise<void>>();
-  private inFlightRuns = 0;
-  private readonly abort = new AbortController();
+  private readonly dispatcher: OutboundDispatcher;
   private timer: TimerHandle | undefined;
-  private ticking: Promise<{ claimed: number; retryInMs?: number }> | undefined;
+  private ticking: Promise<PassResult> | undefined;
+  // When the runs are next worth a claim, and whether something made them due before that.
+  private runsNextAt = 0;
+  private runsDirty = true;
+  private wokenDuringPass = false;
   private stopped = false;
   private running = false;
   private unsubscribe: (() => void) | undefined;
@@ -72,11 +86,36 @@ export class SequenceEngine {
     this.batchSize = options.batchSize ?? 500;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.idlePollMs = options.idlePollMs ?? 1_000;
+    const outbound = { ...OUTBOUND_DEFAULTS, ...options.outbound };
+    const rates: Partial<Record<string, number>> = { ...OUTBOUND_DEFAULTS.perAccountPerSecond, ...options.outbound?.perAccountPerSecond };
+    const { webhook } = options;
+    this.dispatcher = new OutboundDispatcher(db, {
+      logger: options.logger,
+      logThrottle: this.logThrottle,
+      timers: this.timers,
+      channels: [webhookChannel({ timeoutMs: webhook.timeoutMs, allowInsecure: webhook.allowInsecure, now: () => new Date(this.timers.now()) })],
+      // Well past a request's timeout: a live dispatcher's sends are never taken from it.
+      leaseMs: Math.max(this.leaseMs, 3 * webhook.timeoutMs),
+      idlePollMs: this.idlePollMs,
+      maxInFlight: outbound.maxInFlight,
+      perTarget: outbound.perTarget,
+      perAccountPerSecond: (channel) => rates[channel] ?? Infinity,
+      random: webhook.random,
+      wake: () => this.wake(),
+      recorded: ({ counts, due }) => {
+        this.count(counts);
+        // Runs moved on to their next step: this process's engine (and only it) is told now.
+        if (due) notifyDueWork();
+      },
+    });
   }
 
   start(): void {
     this.running = true;
-    this.unsubscribe = onDueWork(() => this.wake());
+    this.unsubscribe = onDueWork(() => {
+      this.runsDirty = true;
+      this.wake();
+    });
     void this.loop();
   }
 
@@ -84,80 +123,73 @@ export class SequenceEngine {
     this.timers.clearTimeout(this.timer);
     this.timer = undefined;
     if (this.stopped) return;
-    const { claimed, retryInMs } = await this.tick();
+    const { retryInMs, nextAt } = await this.tick(false);
     if (this.stopped) return;
-    // A full batch: there is more, look again at once. Otherwise sleep until the next due time.
-    const delay = retryInMs ?? (claimed >= this.batchSize ? 0 : await this.untilNextDue());
-    if (this.stopped) return;
+    const woken = this.wokenDuringPass;
+    this.wokenDuringPass = false;
+    const delay = retryInMs ?? (woken ? 0 : Math.max(0, Math.min(nextAt, this.timers.now() + this.idlePollMs) - this.timers.now()));
     this.timer = this.timers.setTimeout(() => void this.loop(), delay);
   }
 
-  private async untilNextDue(): Promise<number> {
-    try {
-      const next = await nextDueAt(this.db);
-      if (!next) return this.idlePollMs;
-      return Math.max(0, Math.min(this.idlePollMs, next.getTime() - this.timers.now()));
-    } catch (error) {
-      return this.backoff.failed(error);
-    }
-  }
-
-  // Work became due in this process: look now, unless a pass is under way (it loops again at
-  // once when it found work) or the database is failing (the backoff decides then).
+  // Work became due in this process, or a request slot came free: look now, unless the
+  // database is failing (the backoff decides then). During a pass, the next one follows at once.
   private wake(): void {
-    if (!this.running || this.stopped || this.ticking || this.timer === undefined || this.backoff.failing) return;
+    if (!this.running || this.stopped || this.backoff.failing) return;
+    if (this.ticking) {
+      this.wokenDuringPass = true;
+      return;
+    }
+    if (this.timer === undefined) return;
     this.timers.clearTimeout(this.timer);
     this.timer = this.timers.setTimeout(() => void this.loop(), 0);
   }
 
-  // One pass, and the webhook requests it began: how many runs it claimed. Tests and the
-  // benchmark drive the engine with it.
+  // One pass, and the requests it began, their outcomes recorded: how many runs it claimed
+  // and sends it started. Tests and the benchmark drive the engine with it.
   async runOnce(): Promise<number> {
-    const { claimed, retryInMs } = await this.tick();
-    await this.settled();
+    const { taken, retryInMs } = await this.tick(true);
+    await this.dispatcher.settled();
     if (retryInMs !== undefined) throw new Error('the engine pass failed (see the log)');
-    return claimed;
+    return taken;
   }
 
   // Passes until nothing is due now (by the engine's clock).
   async runUntilIdle(maxPasses = 1_000): Promise<number> {
     let total = 0;
     for (let pass = 0; pass < maxPasses; pass += 1) {
-      const claimed = await this.runOnce();
-      if (claimed === 0) return total;
-      total += claimed;
+      const taken = await this.runOnce();
+      if (taken === 0) return total;
+      total += taken;
     }
     throw new Error(`still work due after ${maxPasses} passes`);
   }
 
   async settled(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    await this.dispatcher.settled();
   }
 
-  // Stops claiming; waits up to boundMs (real time: it holds a process's exit) for the webhook
-  // requests in flight, then aborts the rest: their runs are handed back, due now.
+  // Stops claiming; waits up to boundMs (real time: it holds a process's exit) for the requests
+  // under way, then cuts the rest short: their sends go back, due now, with their ids, and no
+  // attempt is counted for them.
   async stop(boundMs: number): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
     this.timers.clearTimeout(this.timer);
     await this.ticking;
-    if (await settleWithin(this.settled(), boundMs)) {
-      this.abort.abort();
-      await this.settled();
-    }
+    await this.dispatcher.stop(boundMs);
   }
 
-  private async tick(): Promise<{ claimed: number; retryInMs?: number }> {
+  private async tick(force: boolean): Promise<PassResult> {
     if (this.ticking) {
       await this.ticking;
-      return { claimed: 0 };
+      return { taken: 0, nextAt: this.timers.now() };
     }
-    const pass = this.pass().then(
-      (claimed) => {
+    const pass = this.pass(force).then(
+      (result) => {
         this.backoff.succeeded();
-        return { claimed };
+        return result;
       },
-      (error: unknown) => ({ claimed: 0, retryInMs: this.backoff.failed(error) }),
+      (error: unknown) => ({ taken: 0, nextAt: this.timers.now(), retryInMs: this.backoff.failed(error) }),
     );
     this.ticking = pass;
     try {
@@ -167,56 +199,42 @@ export class SequenceEngine {
     }
   }
 
-  private async pass(): Promise<number> {
-    const maxInFlight = this.options.webhook.maxInFlight ?? 1_024;
-    const now = new Date(this.timers.now());
+  // The runs' part, when they may have work (their next due time came, or this process made
+  // work due), then the outbound part.
+  private async pass(force: boolean): Promise<PassResult> {
+    const now = this.timers.now();
+    let claimed = 0;
+    if (force || this.runsDirty || now >= this.runsNextAt) {
+      const { claimed: count, sendsQueued } = await this.passRuns(new Date(now));
+      claimed = count;
+      this.runsDirty = false;
+      // A full batch: there is more, look again at once. Otherwise at the next due time.
+      this.runsNextAt = claimed >= this.batchSize ? now : await this.nextDue(now);
+      if (sendsQueued > 0) this.dispatcher.markDirty();
+    }
+    if (force) this.dispatcher.markDirty();
+    const { started, nextAt } = await this.dispatcher.pass();
+    return { taken: claimed + started, nextAt: Math.min(this.runsNextAt, nextAt) };
+  }
+
+  private async passRuns(now: Date): Promise<{ claimed: number; sendsQueued: number }> {
     const claim = await claimDueRuns(this.db, now, { limit: this.batchSize, leaseMs: this.leaseMs });
-    if (claim.runs.length === 0) return 0;
+    if (claim.runs.length === 0) return { claimed: 0, sendsQueued: 0 };
     for (const { dueAt } of claim.runs) this.options.metrics?.lagSeconds.observe(Math.max(0, now.getTime() - dueAt.getTime()) / 1000);
     const runs = await loadClaimedRuns(this.db, claim);
     await this.dropVanished(claim, runs.length);
     const versions = await readVersions(this.db, runs.map((run) => ({ sequenceId: run.sequenceId, version: run.version })));
-    const local: RunResult[] = [];
-    const webhooks: WebhookWork[] = [];
-    for (const run of runs) {
-      const planned = planRun(run, versions.get(versionKey(run.sequenceId, run.version)), now);
-      if (isWebhookWork(planned)) webhooks.push(planned);
-      else local.push(planned);
-    }
-    this.count(await recordBatch(this.db, local, now));
-    // Webhook steps beyond the free request slots are handed back, due at the next look: the
-    // slots bound this process's requests, never the other runs' steps.
-    const over = webhooks.splice(Math.max(0, maxInFlight - this.inFlightRuns));
-    await releaseRuns(this.db, over.map(({ run }) => run.id), claim.token, new Date(now.getTime() + this.idlePollMs));
-    if (webhooks.length > 0) await this.beginWebhooks(webhooks, now);
-    return claim.runs.length;
+    const results = runs.map((run) => planRun(run, versions.get(versionKey(run.sequenceId, run.version)), now));
+    const { counts, sendsQueued } = await recordBatch(this.db, results, now);
+    this.count(counts);
+    return { claimed: claim.runs.length, sendsQueued };
   }
 
-  // Begins the attempts and launches their requests. A run whose last attempt was cut short by
-  // a dead worker, and was its last allowed one, fails its step instead (recorded at once).
-  private async beginWebhooks(webhooks: WebhookWork[], now: Date): Promise<void> {
-    // Their requests go 64 at a time, each bounded by the timeout: the lease covers the whole
-    // queue, so that no other worker takes a run whose request is only waiting for its turn.
-    const { timeoutMs, concurrency = WEBHOOK_CONCURRENCY } = this.options.webhook;
-    const leaseUntil = new Date(now.getTime() + this.leaseMs + timeoutMs * Math.ceil(webhooks.length / concurrency));
-    const { begun, exhausted, counts } = await beginWebhookAttempts(this.db, webhooks, now, leaseUntil);
-    this.count(counts);
-    if (exhausted.length > 0) {
-      this.count(
-        await recordBatch(
-          this.db,
-          exhausted.map(({ run, step, steps }) => ({
-            run,
-            kind: 'webhook' as const,
-            step,
-            steps,
-            attempt: { succeeded: false, reason: INTERRUPTED, detail: {}, retryAt: null, startedAt: now },
-          })),
-          now,
-        ),
-      );
-    }
-    this.launch(begun);
+  // When the runs are next due, at most idlePollMs away (another process may make work due).
+  private async nextDue(now: number): Promise<number> {
+    const next = await nextDueAt(this.db);
+    if (!next) return now + this.idlePollMs;
+    return Math.max(now, Math.min(now + this.idlePollMs, next.getTime()));
   }
 
   // Claimed, but no longer a run with a step to take (it ended or went in the meantime): its
@@ -230,40 +248,6 @@ export class SequenceEngine {
     );
   }
 
-  private launch(begun: WebhookWork[]): void {
-    if (begun.length === 0) return;
-    this.inFlightRuns += begun.length;
-    const { webhook } = this.options;
-    const work = (async () => {
-      const sent = await sendWebhookAttempts(this.db, begun, {
-        now: () => new Date(this.timers.now()),
-        timeoutMs: webhook.timeoutMs,
-        allowInsecure: webhook.allowInsecure,
-        concurrency: webhook.concurrency ?? WEBHOOK_CONCURRENCY,
-        signal: this.abort.signal,
-        random: webhook.random,
-      });
-      const now = new Date(this.timers.now());
-      // Stopping cut these short: not the receiver's doing. Handed back, to be sent again.
-      const cut = sent.filter((item) => this.abort.signal.aborted && item.attempt.reason?.startsWith('aborted'));
-      await releaseRuns(this.db, cut.map((item) => item.run.id), begun[0]!.run.token, now);
-      const results: RunResult[] = sent
-        .filter((item) => !cut.includes(item))
-        .map(({ run, step, steps, attempt }) => ({ run, kind: 'webhook', step, steps, attempt }));
-      this.count(await recordBatch(this.db, results, now));
-    })()
-      .catch((error: unknown) => {
-        // Their leases expire and the steps are taken again, with the same webhook ids.
-        this.logThrottle.log(this.options.logger, 'error', failureCause(error, 'sequence_webhook_step'), { err: error }, 'webhook steps failed to record');
-      })
-      .finally(() => {
-        this.inFlight.delete(work);
-        this.inFlightRuns -= begun.length;
-        this.wake();
-      });
-    this.inFlight.add(work);
-  }
-
   private count(counts: StepCount[]): void {
     const metrics = this.options.metrics;
     if (!metrics) return;
@@ -274,4 +258,13 @@ export class SequenceEngine {
       metrics.steps.inc({ type, outcome }, value);
     }
   }
+}
+
+interface PassResult {
+  // Runs claimed and sends started.
+  taken: number;
+  // When the engine wants to look next (its clock).
+  nextAt: number;
+  // The pass failed: wait this long.
+  retryInMs?: number;
 }

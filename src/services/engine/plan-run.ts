@@ -1,18 +1,17 @@
-import type { Step, StepOf } from '../../schemas/sequence-definition';
+import type { Step } from '../../schemas/sequence-definition';
 import { stateFromRow } from '../contacts/contact-row';
 import { exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import type { RunResult } from './record-batch';
 import type { ClaimedRun } from './run-queue';
 import { isInsideWindow, nextOpening } from './schedule/sending-window';
 import { runTimeZone } from './schedule/zones';
-import { actsOutward, runLocalStep } from './steps/run-step';
-import type { WebhookWork } from './webhook-step';
+import { actsOutward, runStep } from './steps/run-step';
 
 // What a claimed run does now, decided from the run, its version's steps and its contact as
 // read at the claim. In this order: a sequence that is not active sets the run aside; an exit
 // rule that holds cancels it; a step that acts (tag, update, webhook) outside the sending
 // window waits for its opening; otherwise the step runs. Nothing is written here.
-export function planRun(run: ClaimedRun, steps: readonly Step[] | undefined, now: Date): RunResult | WebhookWork {
+export function planRun(run: ClaimedRun, steps: readonly Step[] | undefined, now: Date): RunResult {
   if (run.sequenceStatus !== 'active') return { run, kind: 'park' };
   const contact = stateFromRow(run.contact);
   const rule = matchingExitRule(run.exitWhen, contact);
@@ -23,10 +22,5 @@ export function planRun(run: ClaimedRun, steps: readonly Step[] | undefined, now
   if (run.sendingWindow && actsOutward(step) && !run.stepStartedAt && !isInsideWindow(now, run.sendingWindow, zone)) {
     return { run, kind: 'defer', until: nextOpening(now, run.sendingWindow, zone) };
   }
-  if (step.type === 'webhook') return { run, step: step as StepOf<'webhook'>, steps };
-  return { run, kind: 'step', step, steps, outcome: runLocalStep({ step, steps, contact, begun: run.stepStartedAt !== null, now, zone }) };
-}
-
-export function isWebhookWork(planned: RunResult | WebhookWork): planned is WebhookWork {
-  return !('kind' in planned);
+  return { run, kind: 'step', step, steps, outcome: runStep({ step, steps, contact, begun: run.stepStartedAt !== null, now, zone }) };
 }

@@ -1,4 +1,6 @@
 import { SequenceEngine, type EngineOptions } from '../../../src/services/engine/engine';
+import { webhookChannel } from '../../../src/services/engine/outbound/channels/webhook';
+import { claimSends, sendGroups } from '../../../src/services/engine/outbound/outbox';
 import { caller, silentLogger } from '../../support/app';
 import { testDb } from '../../support/db';
 import { buildContact, buildTenant } from '../../support/factories';
@@ -27,4 +29,17 @@ export async function enrolledRun(steps: readonly unknown[], extra: Record<strin
   const [run] = (await caller(tenant.key).sequences.runs({ id: sequence.id })).runs;
   const timeline = async () => (await caller(tenant.key).sequences.run({ id: sequence.id, runId: run!.id })).run;
   return { ...tenant, sequence, contact, runId: run!.id, timeline };
+}
+
+// A dispatcher that claims every due send and sends it, then dies before recording any outcome
+// (its claims keep their lease, leaseMs). Answers what it claimed.
+export async function dispatchAndDie(now: Date, options: { leaseMs?: number; send?: boolean } = {}) {
+  const db = testDb();
+  const { queued } = await sendGroups(db);
+  const claim = await claimSends(db, now, queued.map((group) => ({ group, limit: 100 })), { leaseMs: options.leaseMs ?? 60_000, takeInterrupted: false });
+  if (options.send !== false && claim.sending.length > 0) {
+    const send = await webhookChannel({ timeoutMs: 2_000, allowInsecure: true, now: () => now }).load(db, claim.sending);
+    for (const claimed of claim.sending) await send(claimed, new AbortController().signal);
+  }
+  return claim;
 }
