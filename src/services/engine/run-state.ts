@@ -98,7 +98,7 @@ export function isActiveStatus(status: RunStatus): boolean {
 
 export function nextRunState(run: RunFacts, input: RunInput, now: Date): RunChange {
   const from = run.status;
-  const change = (to: RunStatus, set: Partial<RunColumns>, keepClaim = false): RunChange => ({ from, to, set: { ...set, status: to }, keepClaim });
+  const change = (to: RunStatus, set: Partial<RunColumns>, keepClaim = false): RunChange => ({ from, to, set: to === from ? set : { ...set, status: to }, keepClaim });
   switch (input.kind) {
     case 'set-aside':
       return change(from, { dueAt: null });
@@ -125,7 +125,7 @@ export function nextRunState(run: RunFacts, input: RunInput, now: Date): RunChan
     case 'failed':
       return ended('failed', input.reason);
     case 'end':
-      return ended(input.status, input.reason);
+      return { ...endState(input, now), from };
     case 'pause':
       if (from !== 'pending' && from !== 'running') throw new ConflictError(`A ${from} run cannot be paused`, 'invalid_run_transition');
       return paused();
@@ -151,13 +151,8 @@ export function nextRunState(run: RunFacts, input: RunInput, now: Date): RunChan
       });
   }
 
-  // Nothing is due for an ended run any more, and its step (where it failed) stays named.
-  // reason undefined: a runner's transition, which keeps whatever reason the run had.
   function ended(to: 'cancelled' | 'failed' | 'completed', reason: string | null | undefined): RunChange {
-    const set: Partial<RunColumns> = { stepStartedAt: null, dueAt: null, pausedDueAt: null, pausedFrom: null, completedAt: now };
-    if (to === 'completed' && reason === null) set.currentStepId = null;
-    if (reason !== undefined) set.reason = reason === null ? null : clip(reason);
-    return change(to, set);
+    return { ...endState({ status: to, reason }, now), from };
   }
 
   // Pausing keeps the due time apart (due_at NULL: nothing claims it) and voids a claim in
@@ -176,9 +171,20 @@ export function nextRunState(run: RunFacts, input: RunInput, now: Date): RunChan
   }
 }
 
+// An active run ending, whatever it was doing: the same change for every active run, so that
+// set-based writers (an unenroll, an exit rule met by a batch) ask once for all of them. Nothing
+// is due for it any more, a claim on it is void, and its step (where it failed) stays named.
+// reason undefined: a runner's transition, which keeps whatever reason the run had.
+export function endState(end: { status: 'cancelled' | 'failed' | 'completed'; reason: string | null | undefined }, now: Date): Omit<RunChange, 'from'> {
+  const set: Partial<RunColumns> = { status: end.status, stepStartedAt: null, dueAt: null, pausedDueAt: null, pausedFrom: null, completedAt: now };
+  if (end.status === 'completed' && end.reason === null) set.currentStepId = null;
+  if (end.reason !== undefined) set.reason = end.reason === null ? null : clip(end.reason);
+  return { to: end.status, set, keepClaim: false };
+}
+
 // A change as an UPDATE's SET clause and its values (updated_at included): set-based writers
 // send one statement for all the runs one answer covers.
-export function runChangeSql(change: RunChange, now: Date): { set: string; values: unknown[] } {
+export function runChangeSql(change: Pick<RunChange, 'set' | 'keepClaim'>, now: Date): { set: string; values: unknown[] } {
   const parts: string[] = [];
   const values: unknown[] = [];
   const { set } = change;

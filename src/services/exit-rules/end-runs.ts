@@ -1,10 +1,15 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute } from '../../db/sql/statements';
+import { cancelSends } from '../engine/outbound/outbox';
+import { endState, runChangeSql } from '../engine/run-state';
 
-// Ends active runs in one statement: nothing is due for them any more, a claim on them is
-// void, and an execution left running (a wait) is recorded as skipped. Only a run at a step can
-// have one: runs of a sequence without steps cost no second statement.
+// Ends active runs in one statement, as the run's state machine says an active run ends
+// (src/services/engine/run-state.ts): nothing is due for them any more, a claim on them is void,
+// an execution left running (a wait) is recorded as skipped, and a send not started is
+// cancelled (one under way may finish; docs/sequences.md). Only a run at a step can have an
+// execution or a send: runs of a sequence without steps cost no further statement. The caller
+// holds the runs' locks (after their contacts').
 export async function endRuns(
   db: Database,
   runs: ReadonlyArray<{ id: string; currentStepId: string | null }>,
@@ -14,14 +19,12 @@ export async function endRuns(
   if (runs.length === 0) return;
   const runIds = runs.map((run) => run.id);
   const atStep = runs.filter((run) => run.currentStepId !== null).map((run) => run.id);
-  if (atStep.length > 0) await skipRunningExecutions(db, atStep, `run ${end.status}${end.reason ? `: ${end.reason}` : ''}`, end.at, transaction);
-  await execute(
-    db,
-    `UPDATE sequence_runs SET status = ?, reason = ?, completed_at = ?, updated_at = ?, due_at = NULL, paused_due_at = NULL,
-       claim_token = NULL WHERE id IN (?) AND status IN ('pending', 'running', 'paused')`,
-    [end.status, end.reason, end.at, end.at, runIds],
-    transaction,
-  );
+  if (atStep.length > 0) {
+    await skipRunningExecutions(db, atStep, `run ${end.status}${end.reason ? `: ${end.reason}` : ''}`, end.at, transaction);
+    await cancelSends(db, atStep, end.at, transaction);
+  }
+  const { set, values } = runChangeSql(endState(end, end.at), end.at);
+  await execute(db, `UPDATE sequence_runs SET ${set} WHERE id IN (?) AND status IN ('pending', 'running', 'paused')`, [...values, runIds], transaction);
 }
 
 // An execution a run had under way (a wait that was waiting) ends with the run: skipped, why.
