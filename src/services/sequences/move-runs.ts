@@ -4,7 +4,8 @@ import { execute, forUpdate, select } from '../../db/sql/statements';
 import { ValidationError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
 import { LIVE_SEND } from '../engine/outbound/outbox';
-import { nextRunState, runChangeSql } from '../engine/run-state';
+import { nextRunState, runChangeSql, type RunChange } from '../engine/run-state';
+import type { RunStatus } from '../../schemas/statuses';
 import { canonicalJson } from '../idempotency/canonical-json';
 import { activeRun } from './runs';
 import { readVersions, versionKey } from './sequence-versions';
@@ -20,10 +21,16 @@ import { readVersions, versionKey } from './sequence-versions';
 // the same (a webhook to the same endpoint with the same payload), keeps its visit and its send:
 // the send goes on with its id and its attempts, and is not sent again.
 //
-// The runs are locked before anything about them is read: an engine recording a run's step
-// commits first (and the move sees where the run went) or finds the move done and writes
-// nothing (its claim is void). Set-based: a few statements per distinct (version, step) the
-// runs are at, whatever their number.
+// Each run is locked, by its primary key, before where it is is read: an engine recording the
+// run's step commits first (and the move sees the step the run went to), or finds the move done
+// and writes nothing (its claim is void). By primary key, as the engine locks runs: through a
+// secondary index the move would hold index entries the engine's record must rewrite while it
+// waits for the run the record holds, a deadlock. (The runs at older versions can only leave
+// that set meanwhile, never join it: new runs start on the current version, and moves of one
+// sequence take turns on its row.) Set-based per chunk of runs: a lock, a read of their sends,
+// one UPDATE per distinct change, the executions and sends they leave behind.
+const CHUNK = 1_000;
+
 export async function moveRunsToVersion(
   db: Database,
   input: { sequenceId: string; version: number; steps: readonly Step[]; stepMap: Record<string, string> },
@@ -38,75 +45,91 @@ export async function moveRunsToVersion(
       ]);
     }
   }
-  const positions = await select<{ version: number | string; current_step_id: string }>(
-    db,
-    `SELECT DISTINCT version, current_step_id FROM sequence_runs
-     WHERE sequence_id = ? AND version IS NOT NULL AND version <> ? AND current_step_id IS NOT NULL AND ${activeRun(db)}${forUpdate(db)}`,
-    [input.sequenceId, input.version],
-    transaction,
-  );
-  const targets = positions.map((position) => ({
-    version: Number(position.version),
-    from: position.current_step_id,
-    // Own keys only: a step called "constructor" is not the map's prototype's.
-    to: Object.hasOwn(input.stepMap, position.current_step_id)
-      ? input.stepMap[position.current_step_id]!
-      : newIds.has(position.current_step_id) ? position.current_step_id : null,
-  }));
-  const unplaced = targets.filter((target) => target.to === null);
-  if (unplaced.length > 0) {
-    const details = unplaced.map((target) => ({
-      path: 'moveRuns.stepMap',
-      message: `Runs are at step "${target.from}" of version ${target.version}, which the map does not place and version ${input.version} does not have`,
-    }));
-    throw new ValidationError(details[0]!.message, details);
-  }
-  if (targets.length === 0) return 0;
-  const oldSteps = await readVersions(db, [...new Set(targets.map((target) => target.version))].map((version) => ({ sequenceId: input.sequenceId, version })), transaction);
+  // Own keys only: a step called "constructor" is not the map's prototype's.
+  const placeOf = (stepId: string) => (Object.hasOwn(input.stepMap, stepId) ? input.stepMap[stepId]! : newIds.has(stepId) ? stepId : null);
+  const atOlder = `sequence_id = ? AND version IS NOT NULL AND version <> ? AND current_step_id IS NOT NULL AND ${activeRun(db)}`;
+  const candidates = await select<RunAt>(db, `SELECT id, version, current_step_id FROM sequence_runs WHERE ${atOlder}`, [input.sequenceId, input.version], transaction);
+  refuseUnplaced(candidates, placeOf, input.version);
+  if (candidates.length === 0) return 0;
+  const oldSteps = await readVersions(db, [...new Set(candidates.map((run) => Number(run.version)))].map((version) => ({ sequenceId: input.sequenceId, version })), transaction);
   const now = new Date();
   let moved = 0;
-  for (const target of targets) {
-    const where = `sequence_id = ? AND version = ? AND current_step_id = ? AND ${activeRun(db)}`;
-    const at = [input.sequenceId, target.version, target.from];
-    const before = oldSteps.get(versionKey(input.sequenceId, target.version))?.find((step) => step.id === target.from);
-    const after = input.steps.find((step) => step.id === target.to);
-    // The change depends on whether the run is paused (it starts its step when resumed): one
-    // statement for each, with the machine's answer for each.
-    for (const paused of [true, false]) {
-      const which = ` AND status ${paused ? '=' : '<>'} 'paused'`;
-      const status = paused ? 'paused' : 'running';
-      if (sameSend(before, after)) {
-        const kept = runChangeSql(nextRunState({ status }, { kind: 'move', version: input.version, stepId: target.to!, keepSend: true }, now), now);
-        moved += await execute(
+  for (let start = 0; start < candidates.length; start += CHUNK) {
+    const ids = candidates.slice(start, start + CHUNK).map((run) => run.id);
+    const runs = await select<RunAt & { status: RunStatus; visit: number | string }>(
+      db,
+      `SELECT id, version, current_step_id, status, visit FROM sequence_runs WHERE id IN (?) AND ${atOlder}${forUpdate(db)}`,
+      [ids, input.sequenceId, input.version],
+      transaction,
+    );
+    // Where they are now, under the lock: a run that went on to a step no map places is a 400.
+    refuseUnplaced(runs, placeOf, input.version);
+    if (runs.length === 0) continue;
+    const sending = new Set(
+      (
+        await select<{ run_id: string; run_visit: number | string }>(
           db,
-          `UPDATE sequence_runs SET ${kept.set} WHERE ${where}${which}
-             AND EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = sequence_runs.id AND o.run_visit = sequence_runs.visit AND o.status IN ${LIVE_SEND})`,
-          [...kept.values, ...at],
+          `SELECT run_id, run_visit FROM outbox WHERE run_id IN (?) AND status IN ${LIVE_SEND}`,
+          [runs.map((run) => run.id)],
           transaction,
-        );
-      }
-      const fresh = runChangeSql(nextRunState({ status }, { kind: 'move', version: input.version, stepId: target.to!, keepSend: false }, now), now);
-      moved += await execute(db, `UPDATE sequence_runs SET ${fresh.set} WHERE ${where}${which}`, [...fresh.values, ...at], transaction);
+        )
+      ).map((row) => `${row.run_id}/${Number(row.run_visit)}`),
+    );
+    const changes = new Map<string, { change: RunChange; ids: string[] }>();
+    const left: string[] = [];
+    for (const run of runs) {
+      const to = placeOf(run.current_step_id)!;
+      const before = oldSteps.get(versionKey(input.sequenceId, Number(run.version)))?.find((step) => step.id === run.current_step_id);
+      const keepSend = sending.has(`${run.id}/${Number(run.visit)}`) && sameSend(before, input.steps.find((step) => step.id === to));
+      const change = nextRunState({ status: run.status }, { kind: 'move', version: input.version, stepId: to, keepSend }, now);
+      if (!keepSend) left.push(run.id);
+      const key = JSON.stringify([change.set, change.keepClaim]);
+      const group = changes.get(key);
+      if (group) group.ids.push(run.id);
+      else changes.set(key, { change, ids: [run.id] });
     }
+    for (const { change, ids: changed } of changes.values()) {
+      const { set, values } = runChangeSql(change, now);
+      moved += await execute(db, `UPDATE sequence_runs SET ${set} WHERE id IN (?)`, [...values, changed], transaction);
+    }
+    if (left.length === 0) continue;
+    // What they left behind at their old visit: an execution under way is skipped, a send not
+    // started is cancelled (one on the wire finishes, and is recorded as skipped).
+    await execute(
+      db,
+      `UPDATE run_step_executions SET status = 'skipped', reason = ?, finished_at = ?
+       WHERE run_id IN (?) AND status = 'running' AND visit < (SELECT r.visit FROM sequence_runs r WHERE r.id = run_step_executions.run_id)`,
+      [`moved to version ${input.version}`, now, left],
+      transaction,
+    );
+    await execute(
+      db,
+      `UPDATE outbox SET status = 'cancelled', due_at = NULL, updated_at = ?
+       WHERE run_id IN (?) AND status IN ('queued', 'held') AND run_visit < (SELECT r.visit FROM sequence_runs r WHERE r.id = outbox.run_id)`,
+      [now, left],
+      transaction,
+    );
   }
-  // What the moved runs left behind at their old visit: an execution under way is skipped, a
-  // send not started is cancelled (one on the wire finishes, and is recorded as skipped).
-  const moves = `run_id IN (SELECT id FROM sequence_runs WHERE sequence_id = ? AND version = ? AND ${activeRun(db)})`;
-  await execute(
-    db,
-    `UPDATE run_step_executions SET status = 'skipped', reason = ?, finished_at = ?
-     WHERE status = 'running' AND ${moves} AND visit < (SELECT r.visit FROM sequence_runs r WHERE r.id = run_step_executions.run_id)`,
-    [`moved to version ${input.version}`, now, input.sequenceId, input.version],
-    transaction,
-  );
-  await execute(
-    db,
-    `UPDATE outbox SET status = 'cancelled', due_at = NULL, updated_at = ?
-     WHERE status IN ('queued', 'held') AND ${moves} AND run_visit < (SELECT r.visit FROM sequence_runs r WHERE r.id = outbox.run_id)`,
-    [now, input.sequenceId, input.version],
-    transaction,
-  );
   return moved;
+}
+
+interface RunAt {
+  id: string;
+  version: number | string;
+  current_step_id: string;
+}
+
+function refuseUnplaced(runs: readonly RunAt[], placeOf: (stepId: string) => string | null, version: number): void {
+  const unplaced = new Map<string, { version: number; from: string }>();
+  for (const run of runs) {
+    if (placeOf(run.current_step_id) === null) unplaced.set(`${run.version}/${run.current_step_id}`, { version: Number(run.version), from: run.current_step_id });
+  }
+  if (unplaced.size === 0) return;
+  const details = [...unplaced.values()].map((target) => ({
+    path: 'moveRuns.stepMap',
+    message: `Runs are at step "${target.from}" of version ${target.version}, which the map does not place and version ${version} does not have`,
+  }));
+  throw new ValidationError(details[0]!.message, details);
 }
 
 // Two steps that send the same thing to the same place: a send begun for one is the other's.

@@ -253,6 +253,34 @@ describe('the outbound layer', () => {
     }
   });
 
+  it('a pause answered while its send waits for its turn: nothing of that run reaches the receiver until it is resumed', async () => {
+    const receiver = await heldReceiver((index) => (index === 0 ? 'hold' : 204));
+    const tenant = await buildTenant();
+    const { sequence, statuses } = await webhookRuns(tenant, await endpoint(tenant.accountId, receiver.url), 3);
+    const runs = (await caller(tenant.key).sequences.runs({ id: sequence.id })).runs;
+    const { engine, clock } = engineAt(Date.now() + 1_000, { webhook: { timeoutMs: 600_000, allowInsecure: true }, outbound: { perTarget: 1 } });
+    const runIdOf = (index: number) => (JSON.parse(receiver.received[index]!.body) as { data: { run: { id: string } } }).data.run.id;
+    try {
+      engine.start();
+      await receiver.arrived(0);
+      const paused = runs.filter((run) => run.id !== runIdOf(0))[1]!;
+      await caller(tenant.key).sequences.pauseRun({ id: sequence.id, runId: paused.id });
+      receiver.release(0, 204);
+      await driveUntil(clock, async () => (await statuses()).filter((status) => status === 'completed').length === 2);
+      await driveUntil(clock, async () => false, 5).catch(() => undefined);
+      expect(receiver.received.map((_, index) => runIdOf(index))).to.not.include(paused.id);
+      expect((await sendRows(paused.id)).map((row) => row.status)).to.deep.equal(['held']);
+
+      await caller(tenant.key).sequences.resumeRun({ id: sequence.id, runId: paused.id });
+      await driveUntil(clock, async () => (await statuses()).every((status) => status === 'completed'));
+      expect(runIdOf(2)).to.equal(paused.id);
+      expect(new Set(receiver.ids())).to.have.length(3);
+    } finally {
+      await engine.stop(50);
+      await receiver.close();
+    }
+  });
+
   it("an answer that comes after the run was unenrolled is kept in the timeline as skipped, and the run stays cancelled", async () => {
     const receiver = await heldReceiver(() => 'hold');
     const tenant = await buildTenant();
