@@ -50,7 +50,10 @@ export async function queueSends(db: Database, sends: readonly SendToQueue[], no
     const ofRun = existing.filter((row) => row.run_id === send.run.id);
     const current = ofRun.find((row) => Number(row.run_visit) === send.run.visit);
     if (current) {
-      if (current.status === 'held') requeue.push(current.id);
+      // Held (the run was paused, or its sequence): queued again. Cancelled while its run is
+      // at its visit should not happen (a claim cancels a send only for a run that ended or
+      // moved on); if it does, the run would wait for nothing: queued again, with its id.
+      if (current.status === 'held' || current.status === 'cancelled') requeue.push(current.id);
       continue;
     }
     // The how-many-th time this run begins this step: 1 the first time, 2 after a branch back.
@@ -71,7 +74,7 @@ export async function queueSends(db: Database, sends: readonly SendToQueue[], no
   if (requeue.length > 0) {
     await execute(
       db,
-      "UPDATE outbox SET status = 'queued', due_at = CASE WHEN due_at > ? THEN due_at ELSE ? END, updated_at = ? WHERE id IN (?) AND status = 'held'",
+      "UPDATE outbox SET status = 'queued', due_at = CASE WHEN due_at > ? THEN due_at ELSE ? END, updated_at = ? WHERE id IN (?) AND status IN ('held', 'cancelled')",
       [now, now, now, requeue],
       transaction,
     );
