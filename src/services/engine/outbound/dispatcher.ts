@@ -71,6 +71,16 @@ export class OutboundDispatcher {
     const now = this.options.timers.now();
     if (this.stopped || (!this.dirty && now < this.nextLookAt)) return { started: 0, nextAt: this.stopped ? Infinity : this.nextLookAt };
     this.dirty = false;
+    try {
+      return await this.look(now);
+    } catch (error) {
+      // The engine's backoff decides when the next pass comes; that one looks.
+      this.dirty = true;
+      throw error;
+    }
+  }
+
+  private async look(now: number): Promise<{ started: number; nextAt: number }> {
     const { queued, leaseEnds } = await sendGroups(this.db);
     const share = shareOut({
       groups: queued,
