@@ -9,7 +9,7 @@ import { lockContactsById } from '../contacts/lock-contacts';
 import { skipRunningExecutions } from '../exit-rules/end-runs';
 import { notifyDueWork } from '../engine/due-work';
 import { cancelSends, holdSends } from '../engine/outbound/outbox';
-import { canTransition, isActiveStatus, nextRunState, runChangeSql, type RunInput } from '../engine/run-state';
+import { isActiveStatus, nextRunState, runChangeSql, type RunInput } from '../engine/run-state';
 import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
@@ -18,10 +18,6 @@ import { RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
 // One run's status changed from outside the engine: the internal runner's transition, pause and
 // resume. What each does to the run is the state machine's (src/services/engine/run-state.ts);
 // here it is locked, written and told.
-
-export function canMove(from: RunStatus, to: RunStatus): boolean {
-  return canTransition(from, to);
-}
 
 // runs.transition: the internal runner's move (docs/decisions.md "Runs"); anything else is a 409.
 export function moveRun(db: Database, input: { accountId: string; runId: string; status: RunStatus }): Promise<RunDto> {

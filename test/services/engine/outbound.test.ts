@@ -68,6 +68,30 @@ describe('the outbound layer', () => {
     }
   });
 
+  it("holds an account to its rate: 6 webhook steps at 2 a second start over 2 seconds of the engine's clock, none dropped", async () => {
+    const receiver = await heldReceiver(() => 204);
+    const tenant = await buildTenant();
+    const { sequence, statuses } = await webhookRuns(tenant, await endpoint(tenant.accountId, receiver.url), 6);
+    const { engine, clock } = engineAt(Date.now() + 1_000, { webhook: { timeoutMs: 600_000, allowInsecure: true }, outbound: { perAccountPerSecond: { webhook: 2 } } });
+    try {
+      const start = clock.now();
+      engine.start();
+      await driveUntil(clock, async () => (await statuses()).every((status) => status === 'completed'));
+      const runs = (await caller(tenant.key).sequences.runs({ id: sequence.id })).runs;
+      const starts: number[] = [];
+      for (const run of runs) starts.push(Date.parse((await caller(tenant.key).sequences.run({ id: sequence.id, runId: run.id })).run.executions[0]!.startedAt) - start);
+      // A bucket of one second's worth (2), refilled at 2 a second: by time t (ms), at most
+      // 2 + 2t/1000 have started.
+      starts.sort((a, b) => a - b);
+      expect(starts.every((at, n) => at >= (n - 1) * 500), `starts (ms): ${starts.join(', ')}`).to.equal(true);
+      expect(starts.at(-1)).to.be.at.least(2_000);
+      expect(receiver.received).to.have.length(6);
+    } finally {
+      await engine.stop(50);
+      await receiver.close();
+    }
+  });
+
   it("a fast receiver's outcome is recorded as it arrives, not when a frozen one's request ends; each execution ends with its own request", async () => {
     const frozen = await heldReceiver(() => 'hold');
     const fast = await heldReceiver(() => 204);

@@ -61,10 +61,6 @@ export class OutboundDispatcher {
     this.dirty = true;
   }
 
-  get requestsInFlight(): number {
-    return this.inFlight.size;
-  }
-
   // One look: answers how many sends it started (or took back from a dead dispatcher) and
   // when it wants to look again (a time on the engine's clock).
   async pass(): Promise<{ started: number; nextAt: number }> {
