@@ -29,6 +29,9 @@ export interface OutboundOptions {
   perAccountPerSecond?: Partial<Record<string, number>>;
 }
 
+// How close to a part's next look (the runs', the sends') a pass takes that part too.
+const SLACK_MS = 20;
+
 export const OUTBOUND_DEFAULTS = { maxInFlight: 1_024, perTarget: 32, perAccountPerSecond: { webhook: 2_000 } };
 
 export interface EngineOptions {
@@ -67,6 +70,8 @@ export class SequenceEngine {
   private readonly idlePollMs: number;
   private readonly dispatcher: OutboundDispatcher;
   private timer: TimerHandle | undefined;
+  // When the timer set fires (the engine's clock).
+  private timerAt = Infinity;
   private ticking: Promise<PassResult> | undefined;
   // When the runs are next worth a claim, and whether something made them due before that.
   private runsNextAt = 0;
@@ -101,7 +106,7 @@ export class SequenceEngine {
       perTarget: outbound.perTarget,
       perAccountPerSecond: (channel) => rates[channel] ?? Infinity,
       random: webhook.random,
-      wake: () => this.wake(),
+      wake: (lingerMs) => this.wake(lingerMs),
       recorded: ({ counts, due }) => {
         this.count(counts);
         // Runs moved on to their next step: this process's engine (and only it) is told now.
@@ -122,26 +127,34 @@ export class SequenceEngine {
   private async loop(): Promise<void> {
     this.timers.clearTimeout(this.timer);
     this.timer = undefined;
+    this.timerAt = Infinity;
     if (this.stopped) return;
     const { retryInMs, nextAt } = await this.tick(false);
     if (this.stopped) return;
     const woken = this.wokenDuringPass;
     this.wokenDuringPass = false;
     const delay = retryInMs ?? (woken ? 0 : Math.max(0, Math.min(nextAt, this.timers.now() + this.idlePollMs) - this.timers.now()));
+    this.schedule(delay);
+  }
+
+  private schedule(delay: number): void {
+    this.timers.clearTimeout(this.timer);
+    this.timerAt = this.timers.now() + delay;
     this.timer = this.timers.setTimeout(() => void this.loop(), delay);
   }
 
-  // Work became due in this process, or a request slot came free: look now, unless the
-  // database is failing (the backoff decides then). During a pass, the next one follows at once.
-  private wake(): void {
+  // Work became due in this process: look now; a request slot came free: look within lingerMs
+  // (the slots freed meanwhile are claimed in that one look). Not while the database is failing
+  // (the backoff decides then). During a pass, the next one follows at once. A wake never puts
+  // a look off.
+  private wake(lingerMs = 0): void {
     if (!this.running || this.stopped || this.backoff.failing) return;
     if (this.ticking) {
       this.wokenDuringPass = true;
       return;
     }
-    if (this.timer === undefined) return;
-    this.timers.clearTimeout(this.timer);
-    this.timer = this.timers.setTimeout(() => void this.loop(), 0);
+    if (this.timer === undefined || this.timerAt <= this.timers.now() + lingerMs) return;
+    this.schedule(lingerMs);
   }
 
   // One pass, and the requests it began, their outcomes recorded: how many runs it claimed
@@ -204,7 +217,9 @@ export class SequenceEngine {
   private async pass(force: boolean): Promise<PassResult> {
     const now = this.timers.now();
     let claimed = 0;
-    if (force || this.runsDirty || now >= this.runsNextAt) {
+    // (Within a few ms of its time is its time: the runs and the sends then keep one rhythm, not
+    // two passes a few ms apart.)
+    if (force || this.runsDirty || now + SLACK_MS >= this.runsNextAt) {
       const { claimed: count, sendsQueued } = await this.passRuns(new Date(now));
       claimed = count;
       this.runsDirty = false;
@@ -213,7 +228,7 @@ export class SequenceEngine {
       if (sendsQueued > 0) this.dispatcher.markDirty();
     }
     if (force) this.dispatcher.markDirty();
-    const { started, nextAt } = await this.dispatcher.pass();
+    const { started, nextAt } = await this.dispatcher.pass(SLACK_MS);
     return { taken: claimed + started, nextAt: Math.min(this.runsNextAt, nextAt) };
   }
 

@@ -6,7 +6,7 @@ import { settleWithin } from '../../background/settle-within';
 import type { Timers } from '../../background/timers';
 import type { Channel, Send } from './channels/channel';
 import { groupKey, shareOut } from './fair-share';
-import { claimSends, sendGroups, type ClaimedSend } from './outbox';
+import { claimSends, sendGroups, type ClaimedSend, type SendGroup } from './outbox';
 import { RateBuckets } from './rate-buckets';
 import { recordOutcomes, type Outcome, type Recorded } from './record-outcomes';
 
@@ -25,10 +25,18 @@ export interface DispatcherOptions {
   // Sends started per second, per account and channel (in this process).
   perAccountPerSecond: (channel: string) => number;
   random?: () => number;
-  // Something the loop should look at now: a slot came free, or an outcome was recorded.
-  wake: () => void;
+  // Something the loop should look at soon: a slot came free, or an outcome was recorded. The
+  // loop lingers a moment (LINGER_MS) so that the slots coming free together are claimed in one
+  // look, not one look each.
+  wake: (lingerMs: number) => void;
   recorded: (recorded: Recorded) => void;
 }
+
+// How long a look waits after a request ends for others to end with it, and how long the groups
+// with due sends, once read, serve looks made because slots came free (new sends queued by this
+// process make the next look read them again; other processes' are found within this).
+const LINGER_MS = 2;
+const GROUPS_FRESH_MS = 100;
 
 // The outbound layer's dispatcher (docs/architecture.md "The outbound layer"): each look claims
 // the sends it may start now, fairly (fair-share.ts), and starts their requests; each request's
@@ -45,6 +53,8 @@ export class OutboundDispatcher {
   private cursor: string | undefined;
   private nextLookAt = 0;
   private dirty = true;
+  private groups: { queued: SendGroup[]; leaseEnds: Date | null; at: number } | undefined;
+  private groupsStale = true;
   private stopped = false;
 
   constructor(
@@ -52,20 +62,24 @@ export class OutboundDispatcher {
     private readonly options: DispatcherOptions,
   ) {
     this.buckets = new RateBuckets(options.perAccountPerSecond, options.timers.now);
-    this.recorder = new OutcomeRecorder(db, options);
+    // Sends queued again (retries, interrupted ones): the groups read are stale.
+    this.recorder = new OutcomeRecorder(db, options, () => {
+      this.groupsStale = true;
+    });
   }
 
-  // Something may have become startable (sends queued in this process, a slot came free):
-  // the next pass looks even before its time.
+  // Sends were queued in this process: the next pass looks, and reads the groups again.
   markDirty(): void {
     this.dirty = true;
+    this.groupsStale = true;
   }
 
   // One look: answers how many sends it started (or took back from a dead dispatcher) and
-  // when it wants to look again (a time on the engine's clock).
-  async pass(): Promise<{ started: number; nextAt: number }> {
+  // when it wants to look again (a time on the engine's clock). slackMs: a look due that soon
+  // is made now.
+  async pass(slackMs = 0): Promise<{ started: number; nextAt: number }> {
     const now = this.options.timers.now();
-    if (this.stopped || (!this.dirty && now < this.nextLookAt)) return { started: 0, nextAt: this.stopped ? Infinity : this.nextLookAt };
+    if (this.stopped || (!this.dirty && now + slackMs < this.nextLookAt)) return { started: 0, nextAt: this.stopped ? Infinity : this.nextLookAt };
     this.dirty = false;
     try {
       return await this.look(now);
@@ -77,7 +91,11 @@ export class OutboundDispatcher {
   }
 
   private async look(now: number): Promise<{ started: number; nextAt: number }> {
-    const { queued, leaseEnds } = await sendGroups(this.db);
+    if (this.groupsStale || !this.groups || now - this.groups.at >= GROUPS_FRESH_MS) {
+      this.groups = { ...(await sendGroups(this.db)), at: now };
+      this.groupsStale = false;
+    }
+    const { queued, leaseEnds } = this.groups;
     const share = shareOut({
       groups: queued,
       now,
@@ -100,6 +118,9 @@ export class OutboundDispatcher {
         const unused = limit - (sentPerGroup.get(key) ?? 0);
         if (unused > 0) this.buckets.giveBack(group.accountId, group.channel, unused);
       }
+      // A group that gave fewer than asked has nothing more due now (or another dispatcher
+      // holds it): the groups read are stale; the next look reads them again.
+      if (share.picks.some(({ key, limit }) => (sentPerGroup.get(key) ?? 0) < limit) || claim.interrupted.length > 0) this.groupsStale = true;
       this.cursor = share.cursor;
       // Look again at once only where this look left startable work: a group cut to its even
       // share, sends set aside instead of sent, more interrupted ones than one look takes.
@@ -166,7 +187,7 @@ export class OutboundDispatcher {
         if (left === 0) this.perTargetCount.delete(key);
         else this.perTargetCount.set(key, left);
         this.dirty = true;
-        this.options.wake();
+        this.options.wake(LINGER_MS);
       });
     this.inFlight.set(claimed.id, work);
   }
@@ -186,6 +207,7 @@ class OutcomeRecorder {
   constructor(
     private readonly db: Database,
     private readonly options: DispatcherOptions,
+    private readonly requeued: () => void,
   ) {}
 
   get busy(): boolean {
@@ -227,6 +249,7 @@ class OutcomeRecorder {
   private async record(batch: Outcome[]): Promise<void> {
     const recorded = await recordOutcomes(this.db, batch, { now: new Date(this.options.timers.now()), random: this.options.random });
     this.options.recorded(recorded);
-    this.options.wake();
+    if (recorded.requeued > 0) this.requeued();
+    this.options.wake(LINGER_MS);
   }
 }

@@ -48,13 +48,15 @@ export interface Recorded {
   counts: StepCount[];
   // A run became due now (its next step): the engine should look.
   due: boolean;
+  // Sends queued again (a retry, an interrupted or abandoned attempt).
+  requeued: number;
 }
 
 export async function recordOutcomes(db: Database, outcomes: readonly Outcome[], options: { now: Date; random?: () => number }): Promise<Recorded> {
   const abandoned = outcomes.filter((outcome) => outcome.kind === 'answered' && outcome.result.abandoned).map((outcome) => outcome.send);
   await handBack(db, abandoned, options.now);
   const recorded = outcomes.filter((outcome) => !(outcome.kind === 'answered' && outcome.result.abandoned));
-  if (recorded.length === 0) return { counts: [], due: false };
+  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length };
   return withTransaction(db, async (transaction) => {
     const runs = await lockRunsWithContacts(db, [...new Set(recorded.map((outcome) => outcome.send.runId))], transaction);
     const held = await lockSends(db, recorded.map((outcome) => outcome.send.id), transaction);
@@ -74,7 +76,8 @@ export async function recordOutcomes(db: Database, outcomes: readonly Outcome[],
       writes.add(outcome, held.get(outcome.send.id)!.attempt, run, steps ?? []);
     }
     await writes.write(db, transaction);
-    return { counts: writes.counts, due: writes.due };
+    const requeued = [...writes.sendUpdates()].filter((update) => update.status === 'queued').length;
+    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length };
   });
 }
 
@@ -173,6 +176,10 @@ class OutcomeWrites {
     this.sends.set(send.id, { status: run.status === 'paused' ? 'held' : 'queued', dueAt: retryAt, attempt, lastError: reason });
     const change = this.move(run, { kind: 'retrying' });
     this.event(run, { type: 'run.step_failed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution, retryAt: retryAt.toISOString() } });
+  }
+
+  sendUpdates(): IterableIterator<SendUpdate> {
+    return this.sends.values();
   }
 
   private move(run: LockedRun, input: RunInput): RunChange {
