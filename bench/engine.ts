@@ -195,7 +195,7 @@ function reportThroughput(results: ThroughputResult[], receiverRequests: number)
 
 function reportFrozen(result: FrozenNeighbourResult) {
   out();
-  out(`## Webhook steps beside a frozen receiver: ${result.runs} runs to one endpoint due at ${result.rate}/s, ${result.frozenRuns} due at once to another endpoint of the account that never answers (WEBHOOK_TIMEOUT_MS 10 s)`);
+  out(`## Webhook steps beside a frozen receiver: ${result.runs} runs to one endpoint due at ${result.rate}/s, and among them ${result.frozenRuns} to another endpoint of the account that never answers (WEBHOOK_TIMEOUT_MS 10 s)`);
   out();
   out(
     table(
