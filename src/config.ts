@@ -74,6 +74,8 @@ const envSchema = z.object({
     .transform((value) => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value))
     .optional(),
   EVENT_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
+  // The step executions of runs that ended longer ago than this are deleted (docs/operations.md).
+  RUN_HISTORY_DAYS: z.coerce.number().int().positive().max(3650).default(90),
   // Webhooks (docs/webhooks.md): the insecure switch must stay off in production.
   WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).default('false'),
   WEBHOOK_DISPATCHER: z.enum(['on', 'off']).default('on'),
@@ -106,6 +108,9 @@ export interface Config {
   trustProxy: boolean | number | string;
   // Events older than this are purged (docs/webhooks.md "The events feed").
   eventRetentionDays: number;
+  // Runs that ended more than this many days ago lose their step executions (timelines); the
+  // run rows stay.
+  runHistoryDays: number;
   // http:// and private addresses for webhook URLs; only for tests and local development.
   webhookAllowInsecure: boolean;
   // The webhook dispatcher runs in the service unless off (then `npm run worker` runs it).
@@ -148,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicOrigin: values.PUBLIC_BASE_URL ? new URL(values.PUBLIC_BASE_URL).origin : undefined,
     trustProxy: values.TRUST_PROXY ?? false,
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
+    runHistoryDays: values.RUN_HISTORY_DAYS,
     webhookAllowInsecure: values.WEBHOOK_ALLOW_INSECURE === 'true',
     webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,

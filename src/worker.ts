@@ -2,6 +2,7 @@ import { flushLogs } from './logging/logger';
 import { startProcess } from './startup/start-process';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 import { startSequenceEngine } from './services/engine/start-engine';
+import { startMaintenance } from './services/maintenance/start-maintenance';
 
 // `npm run worker`: the webhook dispatcher and the sequence engine, without the API: for
 // services run with WEBHOOK_DISPATCHER=off or SEQUENCE_ENGINE=off, or beside them for more
@@ -12,6 +13,7 @@ async function main() {
   const { config, logger, db } = await startProcess();
   const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger, config.webhookTimeoutMs);
   const engine = startSequenceEngine(db, config, logger);
+  const maintenance = startMaintenance(db, config, logger);
   logger.info({ msg: 'worker running', pid: process.pid, database: db.dialect });
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
@@ -19,7 +21,7 @@ async function main() {
     stopping = true;
     logger.info({ signal }, 'stopping');
     const bound = Math.min(config.shutdownTimeoutMs, 10_000);
-    await Promise.all([dispatcher.stop(bound), engine.stop(bound)]);
+    await Promise.all([dispatcher.stop(bound), engine.stop(bound), maintenance.stop()]);
     await db.close();
     logger.info('stopped');
     await flushLogs(logger);
