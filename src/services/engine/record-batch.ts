@@ -15,6 +15,7 @@ import { recordEvents } from '../events/record-events';
 import { runStatusChangedEvent } from '../events/run-events';
 import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import { newRowId } from '../ids';
+import { countRunMoves } from '../run-status/run-status-counts';
 import { byAccount, claimedEventRun, claimedRunDto, lockClaimedRuns, type ClaimedRun } from './run-queue';
 import type { StepOutcome } from './steps/step-outcome';
 
@@ -87,6 +88,7 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     for (const result of mine) batch.add(result);
 
     await batch.write(db, transaction);
+    countRunMoves(db, transaction, batch.movedRunIds().map(([id, to]) => [owned.get(id)!, to] as const));
     for (const [accountId, events] of groupEvents(contactEvents, batch.runEvents)) {
       await recordEvents(db, accountId, events, transaction);
     }
@@ -374,6 +376,11 @@ class BatchWrites {
       startedAt: row.startedAt.toISOString(),
       finishedAt: row.finishedAt.toISOString(),
     };
+  }
+
+  // Each run written, and the status it is written with.
+  movedRunIds(): Array<[string, RunStatus]> {
+    return [...this.runUpdates.values()].flatMap(({ state, ids }) => ids.map((id): [string, RunStatus] => [id, state.status]));
   }
 
   async write(db: Database, transaction: Transaction): Promise<void> {

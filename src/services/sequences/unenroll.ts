@@ -39,7 +39,12 @@ export function unenroll(
     );
     if (runs.length > 0) {
       const now = new Date();
-      await endRuns(db, runs.map((run) => ({ id: run.id, currentStepId: run.current_step_id })), { status: 'cancelled', reason: UNENROLLED, at: now }, transaction);
+      await endRuns(
+        db,
+        runs.map((run) => ({ id: run.id, currentStepId: run.current_step_id, status: run.status as RunStatus })),
+        { status: 'cancelled', reason: UNENROLLED, at: now },
+        transaction,
+      );
       const events = [...runs]
         .sort((a, b) => (a.contact_id < b.contact_id ? -1 : 1))
         .map((run) =>
