@@ -2,8 +2,8 @@ import type { Config } from '../../config';
 import type { Database } from '../../db/database';
 import type { LogThrottle } from '../../logging/log-throttle';
 import type { Logger } from '../../logging/logger';
-import type { PeriodicTask } from '../background/periodic-task';
 import { DEFAULT_RUN_HISTORY, runHistoryTask } from './run-history-task';
+import { DEFAULT_RUN_RELEASE, runReleaseTask } from './run-release-task';
 
 export interface Maintenance {
   stop(): Promise<void>;
@@ -18,7 +18,10 @@ export function startMaintenance(
   logger: Logger,
   logThrottle?: LogThrottle,
 ): Maintenance {
-  const tasks: PeriodicTask[] = [runHistoryTask(db, { ...DEFAULT_RUN_HISTORY, historyDays: config.runHistoryDays }, { logger, logThrottle })];
+  const tasks = [
+    runReleaseTask(db, DEFAULT_RUN_RELEASE, { logger, logThrottle }),
+    runHistoryTask(db, { ...DEFAULT_RUN_HISTORY, historyDays: config.runHistoryDays }, { logger, logThrottle }),
+  ];
   for (const task of tasks) task.start();
   return {
     async stop() {

@@ -12,7 +12,7 @@ import { checkSendingWindow, checkSteps, checkWebhookEndpoints } from './definit
 import { getSequence } from './list-sequences';
 import { moveRunsToVersion } from './move-runs';
 import { readSteps, writeVersion } from './sequence-versions';
-import { releaseHeldRuns, unparkRuns } from './park-runs';
+import { notifyReleaseRequested, requestRelease, type ReleaseKind } from './park-runs';
 
 // Creating and changing sequences: the API (POST and PATCH /sequences), the dashboard and the
 // admin command line, with the same rules (docs/sequences.md). A change of the steps writes a
@@ -141,12 +141,18 @@ export async function updateSequence(
         transaction,
       );
     }
-    const released = changes.some(([column]) => column === 'sending_window') ? await releaseHeldRuns(db, id, transaction) : 0;
-    // Active again: the runs the engine set aside while it was not carry on.
-    const unparked = input.status === 'active' && row.status !== 'active' ? await unparkRuns(db, id, transaction) : 0;
-    return { accountId, due: unparked + moved + released > 0 };
+    // A new window applies at once, and once active again the runs the engine set aside while
+    // it was not carry on: recorded here and carried out in chunks after the answer
+    // (park-runs.ts), so that the change costs the same whatever the number of runs.
+    const releases: ReleaseKind[] = [];
+    if (changes.some(([column]) => column === 'sending_window')) releases.push('window');
+    if (input.status === 'active' && row.status !== 'active') releases.push('unpark');
+    const at = new Date();
+    for (const kind of releases) await requestRelease(db, { accountId, sequenceId: id, kind, at }, transaction);
+    return { accountId, due: moved > 0, released: releases.length > 0 };
   });
   if (outcome.due) notifyDueWork();
+  if (outcome.released) notifyReleaseRequested();
   return { ...(await getSequence(db, { accountId: outcome.accountId, id })), accountId: outcome.accountId };
 }
 
