@@ -4,6 +4,7 @@ import { benchAccount, passFail } from './engine/context';
 import { measureExactness, startService, type ExactnessResult } from './engine/exactness';
 import { startReceiver } from './engine/receiver';
 import { claimPlanOk, measureScale, medianOf, type SizeResult } from './engine/scale';
+import { measureRelease, type ReleaseCase } from './engine/release';
 import { ensureNumbers } from './engine/seed';
 import { measureLag, measureThroughput, type LagResult, type ThroughputResult } from './engine/throughput';
 import { openBenchDatabase } from './lib/database';
@@ -17,18 +18,22 @@ import { listFrom, loadAverage, machineLine, numberFrom } from './lib/settings';
 // exactly-once with the service and two workers, one of them killed twice. How to read the
 // output: bench/README.md.
 
-const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'lag', 'scale', 'exactness']);
+const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'lag', 'scale', 'exactness', 'release']);
 const TAG_RUNS = numberFrom('BENCH_TAG_RUNS', 30_000);
 const WEBHOOK_RUNS = numberFrom('BENCH_WEBHOOK_RUNS', 10_000);
 const LAG_SECONDS = numberFrom('BENCH_LAG_SECONDS', 30);
 const SCALE_SIZES = listFrom('BENCH_SCALE_SIZES', ['10000', '1000000']).map(Number);
 const SCALE_ROUNDS = numberFrom('BENCH_SCALE_ROUNDS', 5);
 const RUNS = numberFrom('BENCH_RUNS', 100_000);
+const RELEASE_RUNS = numberFrom('BENCH_RELEASE_RUNS', 1_000_000);
 
 const TARGET_TAG = 5_000;
 const TARGET_WEBHOOK = 1_000;
 const TARGET_LAG_P99_MS = 1_000;
 const TARGET_SCALE_RATIO = 1.2;
+// Issue 27 item 5: the PATCH answers at once, the runs follow within seconds.
+const TARGET_RELEASE_PATCH_MS = 500;
+const TARGET_RELEASE_SECONDS = 60;
 
 const out = (text = '') => process.stdout.write(`${text}\n`);
 const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
@@ -112,6 +117,16 @@ async function main() {
     }
   }
 
+  if (PHASES.includes('release')) {
+    progress(`release: ${RELEASE_RUNS} runs in one sequence`);
+    const cases = await measureRelease(bench, RELEASE_RUNS, logDir, progress);
+    reportRelease(cases);
+    for (const c of cases) {
+      verdicts.push([`${c.kind}: PATCH latency at ${c.runs} runs`, `${fixed(c.patchMs, 0)} ms (${c.patchStatus})`, `< ${TARGET_RELEASE_PATCH_MS} ms`, c.patchStatus === 200 && c.patchMs < TARGET_RELEASE_PATCH_MS]);
+      verdicts.push([`${c.kind}: all ${c.runs} runs released`, `${fixed(c.releasedSeconds, 1)} s, ${c.leftUnreleased} left`, `< ${TARGET_RELEASE_SECONDS} s, 0 left`, c.releasedSeconds < TARGET_RELEASE_SECONDS && c.leftUnreleased === 0]);
+    }
+  }
+
   out();
   out('## Targets');
   out();
@@ -180,6 +195,29 @@ function reportLag(lag: LagResult) {
       [[String(lag.rate), String(lag.runs), String(lag.claimed), fixed(lag.p50Ms, 0), fixed(lag.p99Ms, 0), fixed(lag.maxMs, 0), `< ${TARGET_LAG_P99_MS} ms`, fixed(lag.completedSeconds, 1)]],
     ),
   );
+}
+
+function reportRelease(cases: ReleaseCase[]) {
+  out();
+  out('## 5. Big sequences: the PATCH that releases a million waiting runs, and the time until they are released');
+  out();
+  out(
+    table(
+      ['change', 'runs', 'seeded in (s)', 'PATCH (ms)', 'status', 'all released after (s)', 'runs/s', 'left unreleased'],
+      cases.map((c) => [
+        c.kind === 'unpark' ? 'status active (runs set aside)' : 'sendingWindow removed (runs held)',
+        String(c.runs),
+        fixed(c.seedSeconds, 0),
+        fixed(c.patchMs, 0),
+        String(c.patchStatus),
+        fixed(c.releasedSeconds, 1),
+        fixed(c.runs / c.releasedSeconds, 0),
+        String(c.leftUnreleased),
+      ]),
+    ),
+  );
+  out();
+  out('The service (node dist/server.js, SEQUENCE_ENGINE=off: the release measured alone) answers the PATCH; its maintenance task makes the runs due, 2,000 per transaction.');
 }
 
 function planCell(rows: readonly Record<string, unknown>[]): string {
