@@ -45,10 +45,14 @@ export class PeriodicTask {
     this.schedule(firstInMs);
   }
 
-  // Work is waiting now: the next pass comes at once, unless one is under way (it looks again
-  // when it ends) or the database is failing (the backoff decides then).
+  // Work is waiting now: the next pass comes at once; after the one under way, if any (it may
+  // have looked before the work was there). While the database fails, the backoff decides.
   wake(): void {
-    if (!this.scheduled || this.running || this.backoff.failing) return;
+    if (!this.scheduled || this.backoff.failing) return;
+    if (this.running) {
+      this.wokenWhileRunning = true;
+      return;
+    }
     this.schedule(0);
   }
 
@@ -74,9 +78,10 @@ export class PeriodicTask {
     this.timers.clearTimeout(this.timer);
     this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
+      this.wokenWhileRunning = false;
       void this.runOnce().then((more) => {
         const retryInMs = this.backoff.failing ? this.lastRetryInMs : undefined;
-        this.schedule(retryInMs ?? (more ? 0 : this.options.intervalMs));
+        this.schedule(retryInMs ?? (more || this.wokenWhileRunning ? 0 : this.options.intervalMs));
       });
     }, ms);
     // The schedule alone never keeps a process alive.
@@ -84,6 +89,7 @@ export class PeriodicTask {
   }
 
   private lastRetryInMs: number | undefined;
+  private wokenWhileRunning = false;
 
   private async pass(): Promise<boolean | undefined> {
     try {
