@@ -4,7 +4,8 @@ import { startWebhookDispatcher, webhookSettings } from './services/webhooks/sta
 import { startSequenceEngine } from './services/engine/start-engine';
 import { startMaintenance } from './services/maintenance/start-maintenance';
 
-// `npm run worker`: the webhook dispatcher and the sequence engine, without the API: for
+// `npm run worker`: the webhook dispatcher, the sequence engine and the maintenance tasks
+// (src/services/maintenance: run releases, run history), without the API: for
 // services run with WEBHOOK_DISPATCHER=off or SEQUENCE_ENGINE=off, or beside them for more
 // throughput. It does not migrate: the service does. SIGTERM/SIGINT: requests in flight get up
 // to SHUTDOWN_TIMEOUT_SECONDS (at most 10 s, one attempt's timeout) to finish, the rest are

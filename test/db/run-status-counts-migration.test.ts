@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { createMigrator, migrateToLatest } from '../../src/db/migrator';
 import { select } from '../../src/db/sql/statements';
-import { runStatusCounts } from '../../src/services/run-status/run-status-counts';
+import { activeRunsBySequence, runStatusCounts } from '../../src/services/run-status/run-status-counts';
 import { dropAllTables, testDb } from '../support/db';
 import { insertOldContacts, migrateToJustBefore } from '../support/migrations';
 
-// The migration that makes the run status counters, applied to a database that already has
-// runs (as an upgrade finds it): the counters start at the table's own counts, one row per
-// status and shard.
+// The migrations that make the run status counters and the sequences' active-run counters,
+// applied to a database that already has runs (as an upgrade finds it): the counters start at
+// the table's own counts.
 
 const MIGRATION = '20261211000200-create-run-status-counts.js';
 const ACCOUNT = '00000000-0000-4000-8000-0000000000a1';
@@ -21,7 +21,7 @@ describe(`migration ${MIGRATION}`, function () {
     await migrateToLatest(testDb());
   });
 
-  it('starts the counters at the runs the table holds, by status', async () => {
+  it('starts the counters at the runs the table holds, by status and by sequence', async () => {
     const db = testDb();
     await dropAllTables(db);
     await migrateToJustBefore(db, MIGRATION);
@@ -38,10 +38,11 @@ describe(`migration ${MIGRATION}`, function () {
       );
     }
 
-    await createMigrator(db).up({ to: MIGRATION });
+    await createMigrator(db).up({ to: '20261211000500-create-sequence-active-runs.js' });
 
     expect(await runStatusCounts(db)).to.deep.equal({ pending: 1, running: 1, paused: 0, completed: 2, failed: 0, cancelled: 1 });
     const [{ n }] = await select<{ n: number | string }>(db, 'SELECT COUNT(*) AS n FROM run_status_counts', []);
     expect(Number(n)).to.equal(6 * 16);
+    expect(await activeRunsBySequence(db, [SEQUENCE])).to.deep.equal(new Map([[SEQUENCE, 2]]));
   });
 });

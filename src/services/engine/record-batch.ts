@@ -88,7 +88,8 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     for (const result of mine) batch.add(result);
 
     await batch.write(db, transaction);
-    countRunMoves(db, transaction, batch.movedRunIds().map(([id, to]) => [owned.get(id)!, to] as const));
+    const sequenceOf = new Map(mine.map(({ run }) => [run.id, run.sequenceId]));
+    countRunMoves(db, transaction, batch.movedRunIds().map(([id, to]) => ({ sequenceId: sequenceOf.get(id)!, from: owned.get(id)!, to })));
     for (const [accountId, events] of groupEvents(contactEvents, batch.runEvents)) {
       await recordEvents(db, accountId, events, transaction);
     }

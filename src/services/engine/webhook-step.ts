@@ -126,7 +126,7 @@ export async function beginWebhookAttempts(db: Database, work: readonly WebhookW
         transaction,
       );
     }
-    countRunMoves(db, transaction, starting.map(({ run }) => [owned.get(run.id)!, 'running'] as const));
+    countRunMoves(db, transaction, starting.map(({ run }) => ({ sequenceId: run.sequenceId, from: owned.get(run.id)!, to: 'running' as const })));
     for (const { run } of starting) {
       if (run.status === 'pending') {
         addEvent(run.accountId, runStatusChangedEvent(claimedRunDto(run, { ...unchanged(run), status: 'running' }), run.sequenceId, run.contactId, 'pending'));

@@ -10,7 +10,7 @@ import { countRunMoves } from '../run-status/run-status-counts';
 // one its caller read under the run's lock (for the status counters).
 export async function endRuns(
   db: Database,
-  runs: ReadonlyArray<{ id: string; currentStepId: string | null; status: RunStatus }>,
+  runs: ReadonlyArray<{ id: string; sequenceId: string; currentStepId: string | null; status: RunStatus }>,
   end: { status: 'cancelled' | 'failed' | 'completed'; reason: string | null; at: Date },
   transaction: Transaction,
 ): Promise<void> {
@@ -25,7 +25,7 @@ export async function endRuns(
     [end.status, end.reason, end.at, end.at, runIds],
     transaction,
   );
-  countRunMoves(db, transaction, runs.map((run) => [run.status, end.status] as const));
+  countRunMoves(db, transaction, runs.map((run) => ({ sequenceId: run.sequenceId, from: run.status, to: end.status })));
 }
 
 // An execution a run had under way (a wait that was waiting) ends with the run: skipped, why.

@@ -8,12 +8,12 @@ import type { SequenceDto } from '../../schemas/sequence';
 import { normalizeId } from '../ids';
 import type { CursorScope } from '../lists/cursor';
 import { afterPosition, orderBy, readThrough, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
-import { activeRun } from './runs';
+import { activeRunsBySequence } from '../run-status/run-status-counts';
 import { readVersions, versionKey } from './sequence-versions';
 
 // GET /sequences and GET /sequences/{id}: newest first by (created_at, id), through
-// (account_id[, status], created_at, id). activeRuns is counted for the page's sequences in one
-// statement, through the one-active-run index's (sequence_id, active) entries.
+// (account_id[, status], created_at, id). activeRuns is read for the page's sequences in one
+// statement, from the sequences' active-run counters.
 
 interface SequenceRow {
   id: string;
@@ -57,14 +57,10 @@ export async function getSequence(db: Database, input: { accountId: string; id: 
   return toSequenceDto(row, counts.get(row.id) ?? 0, await stepsOf(db, [row]));
 }
 
-async function activeRunCounts(db: Database, sequenceIds: readonly string[]): Promise<Map<string, number>> {
-  if (sequenceIds.length === 0) return new Map();
-  const rows = await select<{ sequence_id: string; active: number | string }>(
-    db,
-    `SELECT sequence_id, COUNT(*) AS active FROM sequence_runs WHERE sequence_id IN (?) AND ${activeRun(db)} GROUP BY sequence_id`,
-    [sequenceIds],
-  );
-  return new Map(rows.map((row) => [row.sequence_id, Number(row.active)]));
+// From the counters every move of a run keeps (src/services/run-status/run-status-counts.ts):
+// a sequence of a million active runs costs its 16 counter rows, not a count of a million.
+function activeRunCounts(db: Database, sequenceIds: readonly string[]): Promise<Map<string, number>> {
+  return activeRunsBySequence(db, sequenceIds);
 }
 
 // The current version's steps of each sequence, in one statement for those not read before.

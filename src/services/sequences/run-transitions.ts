@@ -107,7 +107,7 @@ async function changeRunStatus(
       [to, completedAt, now, due.dueAt, due.pausedDueAt, due.pausedFrom, due.keepClaim, run.id],
       transaction,
     );
-    countRunMoves(db, transaction, [[from, to]]);
+    countRunMoves(db, transaction, [{ sequenceId: owner.sequence_id, from, to }]);
     if (!isActive(to)) {
       // An execution left running (a wait) ends with the run.
       await skipRunningExecutions(db, [run.id], `run ${to}`, now, transaction);

@@ -126,7 +126,7 @@ export async function startRuns(
     [proposed.map((p) => p.runId)],
     transaction,
   );
-  countRunMoves(db, transaction, inserted.map(() => [null, 'pending'] as const));
+  countRunMoves(db, transaction, inserted.map(() => ({ sequenceId: input.sequence.id, from: null, to: 'pending' as const })));
   return new Map(
     inserted.map((row) => [
       row.contact_id,

@@ -41,7 +41,7 @@ export function unenroll(
       const now = new Date();
       await endRuns(
         db,
-        runs.map((run) => ({ id: run.id, currentStepId: run.current_step_id, status: run.status as RunStatus })),
+        runs.map((run) => ({ id: run.id, sequenceId, currentStepId: run.current_step_id, status: run.status as RunStatus })),
         { status: 'cancelled', reason: UNENROLLED, at: now },
         transaction,
       );

@@ -4,7 +4,7 @@ import { createApp } from '../../../src/app';
 import { select } from '../../../src/db/sql/statements';
 import { createMetrics } from '../../../src/metrics/metrics';
 import { deleteContact, addTags } from '../../../src/services/contacts/contact-operations';
-import { runStatusCounts } from '../../../src/services/run-status/run-status-counts';
+import { activeRunsBySequence, runStatusCounts } from '../../../src/services/run-status/run-status-counts';
 import { enrollByIds } from '../../../src/services/sequences/enroll-by-ids';
 import { moveRun, pauseRun, resumeRun } from '../../../src/services/sequences/run-transitions';
 import { unenroll } from '../../../src/services/sequences/unenroll';
@@ -32,9 +32,18 @@ async function tableCounts(): Promise<Record<string, number>> {
 
 async function expectExact(when: string) {
   expect(await runStatusCounts(testDb()), when).to.deep.equal(await tableCounts());
+  const active = await select<{ sequence_id: string; n: number | string }>(
+    testDb(),
+    "SELECT sequence_id, COUNT(*) AS n FROM sequence_runs WHERE status IN ('pending', 'running', 'paused') GROUP BY sequence_id",
+    [],
+  );
+  const sequences = await select<{ id: string }>(testDb(), 'SELECT id FROM sequences', []);
+  const counters = await activeRunsBySequence(testDb(), sequences.map((row) => row.id));
+  const expected = new Map(active.map((row) => [row.sequence_id, Number(row.n)]));
+  for (const { id } of sequences) expect(counters.get(id) ?? 0, `${when}: active runs of ${id}`).to.equal(expected.get(id) ?? 0);
 }
 
-describe('run status counters', () => {
+describe('run status counters (runs by status, and each sequence\'s active runs)', () => {
   it('follow every writer of runs: enroll, trigger, the engine (local and webhook steps, waits, exits), pause, resume, runs.transition, unenroll, exit rules, contact deletion', async () => {
     const { key, accountId } = await buildTenant({ kind: 'runner' });
     const receiver = await startReceiver(() => 204);
