@@ -115,7 +115,6 @@ function statementsOf(s: {
     { source: 'startRuns read-back (runs.ts)', sql: 'SELECT id, contact_id FROM sequence_runs WHERE id IN (?)', values: [runIds] },
     { source: 'contactsWithActiveRun (runs.ts)', sql: `SELECT contact_id FROM sequence_runs WHERE sequence_id = ? AND contact_id IN (?) AND ${active}`, values: [big, contactIds] },
     { source: 'remainingRunCapacity (runs.ts), account usage', sql: `SELECT COUNT(*) AS active FROM sequence_runs WHERE account_id = ? AND ${active}`, values: [accountId] },
-    { source: 'activeRuns per sequence (list-sequences.ts)', sql: `SELECT sequence_id, COUNT(*) AS active FROM sequence_runs WHERE sequence_id IN (?) AND ${active} GROUP BY sequence_id`, values: [[big, s.other]] },
     { source: 'enrollmentStatus (enrollment-status.ts)', sql: 'SELECT id, status FROM sequence_runs WHERE sequence_id = ? AND contact_id = ? ORDER BY created_at DESC, id DESC LIMIT 1', values: [big, sample.contact_id] },
     { source: 'unenroll (unenroll.ts)', sql: `SELECT id FROM sequence_runs FORCE INDEX (sequence_runs_one_active) WHERE sequence_id = ? AND account_id = ? AND contact_id IN (?) AND ${active} FOR UPDATE`, values: [big, accountId, contactIds] },
     { source: 'cancelRunsOnExit lock (cancel-on-exit.ts)', sql: "SELECT id FROM sequence_runs WHERE contact_id IN (?) AND status IN ('pending', 'running', 'paused') FOR UPDATE", values: [contactIds] },
