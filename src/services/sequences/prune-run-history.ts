@@ -2,6 +2,7 @@ import type { Database } from '../../db/database';
 import { toDate } from '../../db/sql/rows';
 import { execute, forUpdate, select, upsertRows } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
+import { afterPosition, readThrough } from '../lists/keyset';
 
 // Run history that stops growing (docs/operations.md "Run history"): the step executions of runs
 // that ended before `before` are deleted; the runs stay, with their final status, reason and
@@ -43,13 +44,15 @@ export async function pruneRunHistory(db: Database, options: RunHistoryPruneOpti
         [CURSOR],
         transaction,
       );
-      const at = toDate(cursor!.position_at);
+      // Strictly after the last run done (the lists' keyset form: a batch of runs ends in one
+      // instant, and the walk must not read them again).
+      const after = afterPosition('completed_at', 'id', 'ASC', { at: toDate(cursor!.position_at).getTime(), id: cursor!.position_id });
       const runs = await select<{ id: string; completed_at: unknown }>(
         db,
-        `SELECT id, completed_at FROM sequence_runs${db.dialect === 'sqlite' ? ' INDEXED BY sequence_runs_completed' : ' FORCE INDEX (sequence_runs_completed)'}
-         WHERE completed_at >= ? AND completed_at < ? AND (completed_at > ? OR id > ?) AND status IN ${ENDED}
+        `SELECT id, completed_at FROM ${readThrough(db, 'sequence_runs', 'r', 'sequence_runs_completed')}
+         WHERE completed_at < ?${after.sql} AND status IN ${ENDED}
          ORDER BY completed_at, id LIMIT ${Math.max(1, Math.floor(options.runsPerChunk))}`,
-        [at, options.before, at, cursor!.position_id],
+        [options.before, ...after.values],
         transaction,
       );
       if (runs.length === 0) return { runs: 0, executions: 0, finished: true };

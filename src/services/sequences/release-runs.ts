@@ -2,6 +2,7 @@ import type { Database } from '../../db/database';
 import { toDate } from '../../db/sql/rows';
 import { execute, select, skipLocked } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
+import { afterPosition, readThrough } from '../lists/keyset';
 import { RELEASE_PREDICATES, type ReleaseKind } from './park-runs';
 
 // The releases recorded by park-runs.ts, carried out a chunk per transaction: the sequence's
@@ -61,13 +62,15 @@ export async function releaseRunsChunk(db: Database, chunkSize: number): Promise
         return { released: 0, worked: true };
       }
     }
-    const at = toDate(release.position_at);
+    // Strictly after the last run done, in the lists' keyset form: the id part is a range of
+    // its own, so the walk starts at the cursor even among runs created in the same instant
+    // (an enrollment of 500 shares one created_at; a seeded million, too).
+    const after = afterPosition('created_at', 'id', 'ASC', { at: toDate(release.position_at).getTime(), id: release.position_id });
     const runs = await select<{ id: string; created_at: unknown }>(
       db,
-      `SELECT id, created_at FROM sequence_runs${db.dialect === 'sqlite' ? ' INDEXED BY sequence_runs_sequence_status_created' : ' FORCE INDEX (sequence_runs_sequence_status_created)'}
-       WHERE sequence_id = ? AND status = ? AND created_at >= ? AND (created_at > ? OR id > ?)
-       ORDER BY created_at, id LIMIT ${limit}`,
-      [release.sequence_id, release.position_status, at, at, release.position_id],
+      `SELECT id, created_at FROM ${readThrough(db, 'sequence_runs', 'r', 'sequence_runs_sequence_status_created')}
+       WHERE sequence_id = ? AND status = ?${after.sql} ORDER BY created_at, id LIMIT ${limit}`,
+      [release.sequence_id, release.position_status, ...after.values],
       transaction,
     );
     const dueAt = toDate(release.requested_at);

@@ -74,8 +74,9 @@ describe('releasing the runs of a big sequence', () => {
     await caller(key).sequences.update({ id: sequence.id, status: 'active' });
     const { queries } = await captureQueries(() => releaseRunsChunk(testDb(), 2));
     const walk = queries.find((sql) => /SELECT id, created_at FROM sequence_runs/.test(sql))!.replace(/^Executing \([^)]*\): /, '');
-    const plan = await select<{ detail: string }>(testDb(), `EXPLAIN QUERY PLAN ${walk}`, [sequence.id, 'pending', new Date(0), new Date(0), '']);
-    expect(plan.map((row) => row.detail).join(' | ')).to.match(/^SEARCH sequence_runs USING (COVERING )?INDEX sequence_runs_sequence_status_created \(sequence_id=\? AND status=\? AND created_at>\?\)$/);
+    const at = new Date(0);
+    const plan = await select<{ detail: string }>(testDb(), `EXPLAIN QUERY PLAN ${walk}`, [sequence.id, 'pending', at, at, at, '']);
+    expect(plan.map((row) => row.detail).join(' | ')).to.match(/^SEARCH r USING (COVERING )?INDEX sequence_runs_sequence_status_created \(sequence_id=\? AND status=\? AND created_at>\?\)$/);
     const update = queries.find((sql) => /UPDATE sequence_runs SET due_at/.test(sql))!.replace(/^Executing \([^)]*\): /, '');
     const updatePlan = await select<{ detail: string }>(testDb(), `EXPLAIN QUERY PLAN ${update}`, [new Date(), 'a', 'b', 'pending']);
     expect(updatePlan.map((row) => row.detail).join(' | ')).to.match(/^SEARCH sequence_runs USING INDEX sqlite_autoindex_sequence_runs_1 \(id=\?\)$/);
