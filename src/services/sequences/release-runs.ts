@@ -43,10 +43,12 @@ export async function hasPendingReleases(db: Database): Promise<boolean> {
 export async function releaseRunsChunk(db: Database, chunkSize: number): Promise<ReleaseChunk> {
   const limit = Math.max(1, Math.floor(chunkSize));
   return withTransaction(db, async (transaction) => {
+    // In key order, no sort: with a sort, InnoDB would lock every row it read for it, and a
+    // second process would find all the releases taken.
     const [release] = await select<ReleaseRow>(
       db,
       `SELECT sequence_id, kind, requested_at, position_status, position_at, position_id FROM sequence_run_releases
-       ORDER BY requested_at LIMIT 1${skipLocked(db)}`,
+       LIMIT 1${skipLocked(db)}`,
       [],
       transaction,
     );
