@@ -18,6 +18,7 @@ import { DEFAULT_EVENT_RETENTION, EventRetention } from './services/events/event
 import { startProcess } from './startup/start-process';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 import { startSequenceEngine } from './services/engine/start-engine';
+import { startMaintenance } from './services/maintenance/start-maintenance';
 import { localBaseUrl, whereServing } from './startup/where-serving';
 
 // The old generation may grow by at most half between full collections, where V8's own factor
@@ -79,6 +80,7 @@ async function main() {
 
   const eventRetention = new EventRetention(db, { ...DEFAULT_EVENT_RETENTION, retentionDays: config.eventRetentionDays }, logger);
   eventRetention.start();
+  const maintenance = startMaintenance(db, config, logger, logThrottle);
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
   const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs, logThrottle) : undefined;
   // SEQUENCE_ENGINE=off: runs move only where a worker runs the engine.
@@ -107,6 +109,7 @@ async function main() {
       await dispatcher?.stop(3_000);
       await engine?.stop(3_000);
       await eventRetention.stop();
+      await maintenance.stop();
       await db.close();
       await redis?.close();
     },

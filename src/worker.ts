@@ -2,8 +2,10 @@ import { flushLogs } from './logging/logger';
 import { startProcess } from './startup/start-process';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 import { startSequenceEngine } from './services/engine/start-engine';
+import { startMaintenance } from './services/maintenance/start-maintenance';
 
-// `npm run worker`: the webhook dispatcher and the sequence engine, without the API: for
+// `npm run worker`: the webhook dispatcher, the sequence engine and the maintenance tasks
+// (src/services/maintenance: run releases, run history), without the API: for
 // services run with WEBHOOK_DISPATCHER=off or SEQUENCE_ENGINE=off, or beside them for more
 // throughput. It does not migrate: the service does. SIGTERM/SIGINT: requests in flight get up
 // to SHUTDOWN_TIMEOUT_SECONDS (at most 10 s, one attempt's timeout) to finish, the rest are
@@ -12,6 +14,7 @@ async function main() {
   const { config, logger, db } = await startProcess();
   const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger, config.webhookTimeoutMs);
   const engine = startSequenceEngine(db, config, logger);
+  const maintenance = startMaintenance(db, config, logger);
   logger.info({ msg: 'worker running', pid: process.pid, database: db.dialect });
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
@@ -19,7 +22,7 @@ async function main() {
     stopping = true;
     logger.info({ signal }, 'stopping');
     const bound = Math.min(config.shutdownTimeoutMs, 10_000);
-    await Promise.all([dispatcher.stop(bound), engine.stop(bound)]);
+    await Promise.all([dispatcher.stop(bound), engine.stop(bound), maintenance.stop()]);
     await db.close();
     logger.info('stopped');
     await flushLogs(logger);

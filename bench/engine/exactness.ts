@@ -28,7 +28,7 @@ export interface ExactnessResult {
   bodyMismatches: number;
 }
 
-function processEnv(url: string): NodeJS.ProcessEnv {
+export function processEnv(url: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'production',

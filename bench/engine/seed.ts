@@ -72,8 +72,8 @@ export interface RunSeed {
   stepId: string;
   // pending at a step not yet begun (an enrollment's state), or running in a wait.
   state: 'due' | 'waiting';
-  // Run n is due at dueAt + n * stepMicros microseconds.
-  dueAt: Date;
+  // Run n is due at dueAt + n * stepMicros microseconds; null: nothing due (set aside).
+  dueAt: Date | null;
   stepMicros?: number;
 }
 

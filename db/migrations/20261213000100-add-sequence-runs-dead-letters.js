@@ -19,6 +19,14 @@ module.exports = {
   },
 
   async down(queryInterface) {
+    // SQLite: plain DROP COLUMN (3.35+). Sequelize's removeColumn rebuilds the table from
+    // PRAGMA table_info, which leaves out the generated due_account column that
+    // sequence_runs_account_due indexes, and fails on that index.
+    if (queryInterface.sequelize.getDialect() === 'sqlite') {
+      await queryInterface.sequelize.query('ALTER TABLE sequence_runs DROP COLUMN dead_lettered_at');
+      await queryInterface.sequelize.query('ALTER TABLE sequence_runs DROP COLUMN expired_claims');
+      return;
+    }
     await queryInterface.removeColumn('sequence_runs', 'dead_lettered_at');
     await queryInterface.removeColumn('sequence_runs', 'expired_claims');
   },

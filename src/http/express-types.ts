@@ -1,5 +1,6 @@
 import type { Logger } from '../logging/logger';
 import type { AuthResult } from '../services/api-keys';
+import type { IdempotencyScope } from '../services/idempotency/key-in-transaction';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -10,6 +11,8 @@ declare module 'express-serve-static-core' {
     auth?: AuthResult;
     // Why the request was refused, when it was: read by the access log and the metrics.
     rateLimitedBy?: string;
+    // The Idempotency-Key this request claimed (src/http/idempotency.ts), for the operation.
+    idempotency?: IdempotencyScope;
     unavailableCause?: string;
   }
 }

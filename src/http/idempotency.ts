@@ -40,6 +40,7 @@ export function idempotency(db: Database): RequestHandler {
         if (claim.kind === 'in_progress') {
           return sendError(req, res, { status: 409, code: 'idempotency_in_progress', message: 'A request with this Idempotency-Key is still in progress' });
         }
+        req.idempotency = { accountId, key, requestHash: hash };
         recordAnswer(req, res, db, { accountId, key });
         next();
       })
@@ -69,6 +70,8 @@ function recordAnswer(req: Request, res: Response, db: Database, claim: { accoun
   }) as Response['write'];
   res.end = ((...args: unknown[]) => {
     collect(args[0], args[1]);
+    // The operation answered from the result an earlier attempt committed: a replay too.
+    if (req.idempotency?.replayed && !res.headersSent) res.setHeader('Idempotent-Replayed', 'true');
     const status = res.statusCode;
     const settle = notKept(status)
       ? releaseIdempotencyKey(db, claim)

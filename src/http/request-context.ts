@@ -14,5 +14,6 @@ export function requestContext(req: Request, deps: { db: Database; webhooks?: We
     authenticate: async () => req.auth ?? { ok: false as const, code: 'missing_api_key' as const },
     http: newHttpMeta(),
     webhooks: deps.webhooks,
+    idempotency: req.idempotency,
   };
 }

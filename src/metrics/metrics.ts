@@ -1,8 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database';
-import { select } from '../db/sql/statements';
 import { transactionCounts } from '../db/sql/transaction';
 import { RUN_STATUSES } from '../schemas/statuses';
+import { runStatusCounts } from '../services/run-status/run-status-counts';
 
 // What GET /metrics reports (docs/operations.md "Metrics"). One registry per app, never prom-client's
 // global one: tests build many apps in one process, and each must count only its own requests.
@@ -22,28 +22,25 @@ export interface Metrics {
 const LIMITERS = ['api-key', 'failed-auth'];
 const UNAVAILABLE_CAUSES = ['database', 'database_busy', 'redis', 'shutdown'];
 
-// Runs by status, counted over the whole table: read at most once a minute (a scrape every few
-// seconds must not scan a table of millions each time); between counts the last one is served.
+// Runs by status, from the counters every status change keeps in its own transaction
+// (src/services/run-status/run-status-counts.ts): a read of at most 16 rows per status at each
+// scrape, whatever the number of runs. Never a count over sequence_runs.
 function runsByStatus(db: Database, registers: Registry[]): void {
-  let last: { at: number; counts: Array<{ status: string; runs: number | string }> } | undefined;
+  let last: Record<string, number> | undefined;
   new Gauge({
     name: 'sequence_runs',
-    help: 'Runs by status (counted at most once a minute)',
+    help: 'Runs by status (kept by counters, exact)',
     labelNames: ['status'] as const,
     registers,
     async collect() {
-      if (!last || Date.now() - last.at > 60_000) {
-        try {
-          const counts = await select<{ status: string; runs: number | string }>(db, 'SELECT status, COUNT(*) AS runs FROM sequence_runs GROUP BY status', []);
-          last = { at: Date.now(), counts };
-        } catch {
-          // The database is down: the scrape still answers, with the last count (or none).
-        }
+      try {
+        last = await runStatusCounts(db);
+      } catch {
+        // The database is down: the scrape still answers, with the last read (or none).
       }
       this.reset();
       if (!last) return;
-      for (const status of RUN_STATUSES) this.set({ status }, 0);
-      for (const row of last.counts) this.set({ status: row.status }, Number(row.runs));
+      for (const status of RUN_STATUSES) this.set({ status }, last[status] ?? 0);
     },
   });
 }

@@ -241,7 +241,7 @@ export const sequencesRouter = router({
     .input(sequenceParam.extend({ contact: contactFieldsSchema.describe('The contact to upsert, by email.') }))
     .output(enrollOutcomeSchema)
     .mutation(({ ctx, input }) =>
-      enrollContact(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contact: input.contact }),
+      enrollContact(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contact: input.contact, idempotency: ctx.idempotency }),
     ),
 
   enroll: accountProcedure
@@ -268,7 +268,7 @@ export const sequencesRouter = router({
       }),
     )
     .mutation(({ ctx, input }) =>
-      enrollByIds(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contactIds: input.contactIds }),
+      enrollByIds(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contactIds: input.contactIds, idempotency: ctx.idempotency }),
     ),
 
   enrollByEmail: accountProcedure
@@ -293,7 +293,7 @@ export const sequencesRouter = router({
     .output(enrollOutcomeSchema)
     .mutation(async ({ ctx, input }) => {
       const { id, ...contact } = input;
-      const outcome = await enrollContact(ctx.db, { accountId: ctx.accountId, sequenceId: id, contact });
+      const outcome = await enrollContact(ctx.db, { accountId: ctx.accountId, sequenceId: id, contact, idempotency: ctx.idempotency });
       ctx.http.status = outcome.enrolled ? 201 : 200;
       return outcome;
     }),
@@ -320,7 +320,7 @@ export const sequencesRouter = router({
       }),
     )
     .mutation(({ ctx, input }) =>
-      unenroll(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contactIds: input.contactIds }),
+      unenroll(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contactIds: input.contactIds, idempotency: ctx.idempotency }),
     ),
 
   enrollmentStatus: accountProcedure

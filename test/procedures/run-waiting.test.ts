@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { DateTime } from 'luxon';
+import { releasePendingRuns } from '../../src/services/sequences/release-runs';
 import { createWebhook } from '../../src/services/webhooks/endpoints';
 import { caller } from '../support/app';
 import { testDb } from '../support/db';
@@ -110,6 +111,8 @@ describe('what a waiting run waits for (procedures)', () => {
     await engine.runOnce();
     expect(await where(key, sequenceId, contactId, runId)).to.include({ status: 'pending', waitingFor: 'sequence_paused', dueAt: null });
     await caller(key).sequences.update({ id: sequenceId, status: 'active' });
+    // The release the PATCH recorded, carried out as the maintenance task does after the answer.
+    await releasePendingRuns(testDb(), { chunkSize: 1_000, maxChunks: 1_000 });
     const again = await where(key, sequenceId, contactId, runId);
     expect(again.waitingFor).to.equal(null);
     expect(again.dueAt).to.be.a('string');

@@ -18,10 +18,11 @@ const DEADLOCK_RETRIES = 5;
 //   A deadlock still there after the last attempt, or a lock-wait timeout (1205), means a busy
 //   database, not a bug: ServiceUnavailableError (503, Retry-After); nothing was written.
 export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Promise<T> {
-  if (db.dialect === 'sqlite') return serialised(db, () => orUnavailable(() => db.sequelize.transaction(fn)));
+  const body = withBeforeCommit(fn);
+  if (db.dialect === 'sqlite') return serialised(db, () => orUnavailable(() => db.sequelize.transaction(body)));
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await orUnavailable(() => db.sequelize.transaction(fn));
+      return await orUnavailable(() => db.sequelize.transaction(body));
     } catch (error) {
       if (isDeadlock(error)) transactionCounts(db).deadlocks += 1;
       if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw busyOr(error);
@@ -29,6 +30,27 @@ export async function withTransaction<T>(db: Database, fn: TransactionFn<T>): Pr
       await sleep(5 + Math.random() * 20 * attempt);
     }
   }
+}
+
+// Work a transaction leaves to its end, run just before its COMMIT and inside it (a tally of
+// what the transaction changed, written once: src/services/sequences/run-status-counts.ts).
+// Its locks are then taken last, and held only for the COMMIT. Kept per transaction: a
+// transaction run again after a deadlock starts with none.
+const beforeCommit = new WeakMap<Transaction, Array<() => Promise<void>>>();
+
+export function onBeforeCommit(transaction: Transaction, work: () => Promise<void>): void {
+  const list = beforeCommit.get(transaction);
+  if (list) list.push(work);
+  else beforeCommit.set(transaction, [work]);
+}
+
+function withBeforeCommit<T>(fn: TransactionFn<T>): TransactionFn<T> {
+  return async (transaction) => {
+    const result = await fn(transaction);
+    // A piece of work may leave more (it runs in the loop's order).
+    for (let list = beforeCommit.get(transaction); list && list.length > 0; ) await list.shift()!();
+    return result;
+  };
 }
 
 // Per database, for GET /metrics (src/metrics/metrics.ts reads them when scraped).

@@ -8,6 +8,7 @@ import type { SubscriptionStatus } from '../../schemas/statuses';
 import { contactDeletedEvent } from '../events/contact-events';
 import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
+import { countRunsDeletedWithContact } from '../run-status/run-status-counts';
 import { assertWithinLimits, newContactState, uniqueTags } from './contact-state';
 import { upsertContacts } from './upsert-contacts';
 import { lockContactRow } from './lock-contacts';
@@ -100,6 +101,7 @@ export async function deleteContact(db: Database, input: { accountId: string; id
   const deleted = await withTransaction(db, async (transaction) => {
     const row = await lockContactRow(db, { accountId: input.accountId, id }, transaction);
     if (!row) return 0;
+    await countRunsDeletedWithContact(db, id, transaction);
     const deleted = await execute(db, 'DELETE FROM contacts WHERE id = ? AND account_id = ?', [id, input.accountId], transaction);
     if (deleted > 0) await recordEvents(db, input.accountId, [contactDeletedEvent(row)], transaction);
     return deleted;

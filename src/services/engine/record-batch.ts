@@ -17,6 +17,7 @@ import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/ex
 import { newRowId } from '../ids';
 import { exitsWithinBatch } from './batch-exits';
 import { runsToLockContactsOf } from './ending-runs';
+import { countRunMoves } from '../run-status/run-status-counts';
 import { byAccount, claimedEventRun, claimedRunDto, lockClaimedRuns, type ClaimedRun } from './run-queue';
 import type { StepOutcome } from './steps/step-outcome';
 
@@ -89,6 +90,8 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     for (const result of mine) batch.add(result);
 
     await batch.write(db, transaction);
+    const sequenceOf = new Map(mine.map(({ run }) => [run.id, run.sequenceId]));
+    countRunMoves(db, transaction, batch.movedRunIds().map(([id, to]) => ({ sequenceId: sequenceOf.get(id)!, from: owned.get(id)!, to })));
     for (const [accountId, events] of groupEvents(contactEvents, batch.runEvents)) {
       await recordEvents(db, accountId, events, transaction);
     }
@@ -378,6 +381,11 @@ class BatchWrites {
       startedAt: row.startedAt.toISOString(),
       finishedAt: row.finishedAt.toISOString(),
     };
+  }
+
+  // Each run written, and the status it is written with.
+  movedRunIds(): Array<[string, RunStatus]> {
+    return [...this.runUpdates.values()].flatMap(({ state, ids }) => ids.map((id): [string, RunStatus] => [id, state.status]));
   }
 
   async write(db: Database, transaction: Transaction): Promise<void> {

@@ -284,15 +284,16 @@ export async function releaseRuns(db: Database, runIds: readonly string[], token
 }
 
 // Of the claimed runs, those this claim still holds, locked for the rest of the transaction:
-// every write of a claimed run goes through here first.
-export async function lockClaimedRuns(db: Database, runIds: readonly string[], token: string, transaction: Transaction): Promise<Set<string>> {
-  const rows = await select<{ id: string }>(
+// every write of a claimed run goes through here first. With each, its status as locked (what
+// a write then moves it from, for the status counters).
+export async function lockClaimedRuns(db: Database, runIds: readonly string[], token: string, transaction: Transaction): Promise<Map<string, RunStatus>> {
+  const rows = await select<{ id: string; status: RunStatus }>(
     db,
-    `SELECT id FROM sequence_runs WHERE id IN (?) AND claim_token = ?${forUpdate(db)}`,
+    `SELECT id, status FROM sequence_runs WHERE id IN (?) AND claim_token = ?${forUpdate(db)}`,
     [[...new Set(runIds)], token],
     transaction,
   );
-  return new Set(rows.map((row) => row.id));
+  return new Map(rows.map((row) => [row.id, row.status]));
 }
 
 // A claimed run as the API and the events show it, in the state given.

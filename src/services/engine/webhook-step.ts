@@ -7,6 +7,7 @@ import { contactFromRow } from '../contacts/contact-row';
 import { recordEvents } from '../events/record-events';
 import { runStatusChangedEvent } from '../events/run-events';
 import { newRowId } from '../ids';
+import { countRunMoves } from '../run-status/run-status-counts';
 import { toIso } from '../../db/sql/rows';
 import { currentSecrets } from '../webhooks/endpoint-secrets';
 import { retryDelayMs } from '../webhooks/retry-schedule';
@@ -125,6 +126,7 @@ export async function beginWebhookAttempts(db: Database, work: readonly WebhookW
         transaction,
       );
     }
+    countRunMoves(db, transaction, starting.map(({ run }) => ({ sequenceId: run.sequenceId, from: owned.get(run.id)!, to: 'running' as const })));
     for (const { run } of starting) {
       if (run.status === 'pending') {
         addEvent(run.accountId, runStatusChangedEvent(claimedRunDto(run, { ...unchanged(run), status: 'running' }), run.sequenceId, run.contactId, 'pending'));

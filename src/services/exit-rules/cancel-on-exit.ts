@@ -62,14 +62,14 @@ export async function cancelRunsOnExit(
     transaction,
   );
   const now = new Date();
-  const byReason = new Map<string, Array<{ id: string; currentStepId: string | null }>>();
+  const byReason = new Map<string, Array<{ id: string; sequenceId: string; currentStepId: string | null; status: RunStatus }>>();
   const events: NewEventOf[] = [];
   for (const row of rows) {
     if (exceptRunIds.has(row.id)) continue;
     const rule = matchingExitRule(parseJson<ExitRule[]>(row.exit_when), byId.get(row.contact_id)!);
     if (!rule) continue;
     const reason = exitReason(rule);
-    const ended = { id: row.id, currentStepId: row.current_step_id };
+    const ended = { id: row.id, sequenceId: row.sequence_id, currentStepId: row.current_step_id, status: row.status };
     const same = byReason.get(reason);
     if (same) same.push(ended);
     else byReason.set(reason, [ended]);

@@ -1,13 +1,16 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute } from '../../db/sql/statements';
+import type { RunStatus } from '../../schemas/statuses';
+import { countRunMoves } from '../run-status/run-status-counts';
 
 // Ends active runs in one statement: nothing is due for them any more, a claim on them is
 // void, and an execution left running (a wait) is recorded as skipped. Only a run at a step can
-// have one: runs of a sequence without steps cost no second statement.
+// have one: runs of a sequence without steps cost no second statement. Each run's status is the
+// one its caller read under the run's lock (for the status counters).
 export async function endRuns(
   db: Database,
-  runs: ReadonlyArray<{ id: string; currentStepId: string | null }>,
+  runs: ReadonlyArray<{ id: string; sequenceId: string; currentStepId: string | null; status: RunStatus }>,
   end: { status: 'cancelled' | 'failed' | 'completed'; reason: string | null; at: Date },
   transaction: Transaction,
 ): Promise<void> {
@@ -22,6 +25,7 @@ export async function endRuns(
     [end.status, end.reason, end.at, end.at, runIds],
     transaction,
   );
+  countRunMoves(db, transaction, runs.map((run) => ({ sequenceId: run.sequenceId, from: run.status, to: end.status })));
 }
 
 // An execution a run had under way (a wait that was waiting) ends with the run: skipped, why.

@@ -42,13 +42,17 @@ interface KeyRow {
   status_code: number | null;
   response_body: string | null;
   response_headers: string | null;
+  operation_result: string | null;
 }
 
 // Every statement runs in a transaction, the one way the service writes (on SQLite that queues
 // it behind other requests' transactions on the shared connection).
 // Claims the key by inserting its row: the primary key (account, key) lets one request of any
 // number of concurrent ones in. A clash is answered from the row that won. A stale row (expired,
-// or an unfinished claim past its timeout) is deleted and the claim tried once more.
+// or an unfinished claim past its timeout whose operation committed nothing) is deleted and the
+// claim tried once more. A row whose operation committed its result but whose answer was never
+// stored (a crash, a 503 after the COMMIT) lets the request run again: the operation answers
+// from that result and does nothing twice (key-in-transaction.ts).
 export async function claimIdempotencyKey(db: Database, input: ClaimInput): Promise<Claim> {
   const now = input.now ?? new Date();
   for (let attempt = 0; attempt < 2; attempt += 1) {
@@ -69,13 +73,14 @@ export async function claimIdempotencyKey(db: Database, input: ClaimInput): Prom
     const row = await withTransaction(db, async (transaction) => {
       await execute(
         db,
-        'DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? AND (expires_at <= ? OR (status_code IS NULL AND locked_until <= ?))',
+        `DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?
+           AND (expires_at <= ? OR (status_code IS NULL AND operation_result IS NULL AND locked_until <= ?))`,
         [input.accountId, input.key, now, now],
         transaction,
       );
       const [found] = await select<KeyRow>(
         db,
-        'SELECT request_hash, status_code, response_body, response_headers FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?',
+        'SELECT request_hash, status_code, response_body, response_headers, operation_result FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?',
         [input.accountId, input.key],
         transaction,
       );
@@ -83,7 +88,7 @@ export async function claimIdempotencyKey(db: Database, input: ClaimInput): Prom
     });
     if (!row) continue;
     if (row.request_hash !== input.requestHash) return { kind: 'reused' };
-    if (row.status_code === null) return { kind: 'in_progress' };
+    if (row.status_code === null) return row.operation_result === null ? { kind: 'in_progress' } : { kind: 'claimed' };
     return {
       kind: 'replay',
       answer: { status: Number(row.status_code), body: row.response_body ?? '', headers: JSON.parse(row.response_headers ?? '{}') },
@@ -105,12 +110,15 @@ export async function storeIdempotentAnswer(db: Database, input: { accountId: st
 }
 
 // The request failed in a way worth retrying (5xx) or was not really answered (401, 429): the
-// key is free again.
+// key is free again, unless its operation committed a result (a 503 cut the COMMIT's answer,
+// not the COMMIT): then a retry answers from it. On MySQL the DELETE waits for the row's lock,
+// which that transaction holds until its COMMIT is applied or rolled back, so it reads the
+// outcome, never the state before it.
 export async function releaseIdempotencyKey(db: Database, input: { accountId: string; key: string }): Promise<void> {
   await withTransaction(db, (transaction) =>
     execute(
       db,
-      'DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? AND status_code IS NULL',
+      'DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? AND status_code IS NULL AND operation_result IS NULL',
       [input.accountId, input.key],
       transaction,
     ),

@@ -12,6 +12,7 @@ import { notifyDueWork } from '../engine/due-work';
 import { recordEvents } from '../events/record-events';
 import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
 import { newRowId } from '../ids';
+import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transaction';
 
 const ENROLLMENT_COLUMNS = [
   'id',
@@ -35,17 +36,18 @@ export interface EnrollByIdsResult {
 // failed: not a contact of the account, meeting one of the sequence's exit rules, or over the
 // account's active-run limit (each listed in summary.failures with its reason).
 // skipped: already has an active run in the sequence (found first, or lost to a concurrent
-// enroll at insert time).
+// enroll at insert time). With an Idempotency-Key, the result commits with the runs and the
+// enrollment record (docs/idempotency.md "Exactly once").
 export async function enrollByIds(
   db: Database,
-  input: { accountId: string; sequenceId: string; contactIds: string[] },
+  input: { accountId: string; sequenceId: string; contactIds: string[]; idempotency?: IdempotencyScope },
 ): Promise<EnrollByIdsResult> {
   const { accountId } = input;
   // Ids compare case-insensitively; a failure names the id as the request first spelled it.
   const given = new Map<string, string>();
   for (const id of input.contactIds) if (!given.has(id.toLowerCase())) given.set(id.toLowerCase(), id);
   const ids = [...given.keys()];
-  const result = await withTransaction(db, async (transaction) => {
+  const result = await withTransaction(db, (transaction) => onceForKey(db, input.idempotency, transaction, async () => {
     const sequence = await requireSequenceRow(db, { ...input, mustBeActive: true }, transaction);
     const sequenceId = sequence.id;
     const capacity = await remainingRunCapacity(db, accountId, transaction);
@@ -92,7 +94,7 @@ export async function enrollByIds(
     );
     await recordEvents(db, accountId, runsCreatedEvents(sequenceId, started), transaction);
     return { enrollment, summary: { processed: ids.length, successful, failed, skipped, failures }, due: sequence.firstStepId !== null && successful > 0 };
-  });
+  }));
   if (result.due) notifyDueWork();
   return { enrollment: result.enrollment, summary: result.summary };
 }

@@ -7,6 +7,7 @@ import type { EnrollOutcome } from '../../schemas/sequence';
 import { upsertContacts } from '../contacts/upsert-contacts';
 import { matchingExitRule } from '../exit-rules/exit-rules';
 import { recordEvents } from '../events/record-events';
+import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transaction';
 import { requireSequenceRow, type RequiredSequence } from './find-sequence';
 import { notifyDueWork } from '../engine/due-work';
 import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
@@ -14,13 +15,14 @@ import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRu
 // Trigger and enroll-by-email: upsert a contact by email and enroll it, in one transaction
 // (docs/decisions.md "Trigger and enroll-by-email"). The contact upsert stands whatever the outcome,
 // and so do its events. A contact that, once upserted, meets one of the sequence's exit rules is
-// not enrolled (exit_rule_met).
+// not enrolled (exit_rule_met). With an Idempotency-Key, its outcome commits with the run
+// (docs/idempotency.md "Exactly once").
 export async function enrollContact(
   db: Database,
-  input: { accountId: string; sequenceId: string; contact: ContactFields },
+  input: { accountId: string; sequenceId: string; contact: ContactFields; idempotency?: IdempotencyScope },
 ): Promise<EnrollOutcome> {
   const { accountId } = input;
-  const outcome = await withTransaction(db, async (transaction) => {
+  const outcome = await withTransaction(db, (transaction) => onceForKey(db, input.idempotency, transaction, async () => {
     const sequence = await requireSequenceRow(db, { ...input, mustBeActive: true }, transaction);
     // Locks in the order every enrollment takes them: the sequence (shared), the account's run
     // limit (limited accounts only), then the contact.
@@ -31,7 +33,7 @@ export async function enrollContact(
     const { outcome, events } = await startRun(db, { accountId, sequence, contactId, capacity, meetsExitRule }, transaction);
     await recordEvents(db, accountId, [...upserted.events, ...events], transaction);
     return { outcome, due: outcome.enrolled && sequence.firstStepId !== null };
-  });
+  }));
   if (outcome.due) notifyDueWork();
   return outcome.outcome;
 }

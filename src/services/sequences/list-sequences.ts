@@ -8,15 +8,14 @@ import type { SequenceDto } from '../../schemas/sequence';
 import { normalizeId } from '../ids';
 import type { CursorScope } from '../lists/cursor';
 import { afterPosition, orderBy, readThrough, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
-import { activeRun } from './runs';
+import { activeRunsBySequence } from '../run-status/run-status-counts';
 import { readVersions, versionKey } from './sequence-versions';
 
 // GET /sequences and GET /sequences/{id}: newest first by (created_at, id). Without a status
 // the list leaves archived sequences out (docs/decisions.md "Deleting and archiving
 // sequences"), through an index of the others; with one, through (account_id, status,
 // created_at, id) (db/migrations/20261209000000-create-sequences-listed-index.js). activeRuns
-// is counted for the page's sequences in one statement, through the one-active-run index's
-// (sequence_id, active) entries.
+// is read for the page's sequences in one statement, from the sequences' active-run counters.
 
 interface SequenceRow {
   id: string;
@@ -67,14 +66,10 @@ function notArchived(db: Database): string {
   return db.dialect === 'sqlite' ? "status <> 'archived'" : 'listed_flag = 1';
 }
 
-async function activeRunCounts(db: Database, sequenceIds: readonly string[]): Promise<Map<string, number>> {
-  if (sequenceIds.length === 0) return new Map();
-  const rows = await select<{ sequence_id: string; active: number | string }>(
-    db,
-    `SELECT sequence_id, COUNT(*) AS active FROM sequence_runs WHERE sequence_id IN (?) AND ${activeRun(db)} GROUP BY sequence_id`,
-    [sequenceIds],
-  );
-  return new Map(rows.map((row) => [row.sequence_id, Number(row.active)]));
+// From the counters every move of a run keeps (src/services/run-status/run-status-counts.ts):
+// a sequence of a million active runs costs its 16 counter rows, not a count of a million.
+function activeRunCounts(db: Database, sequenceIds: readonly string[]): Promise<Map<string, number>> {
+  return activeRunsBySequence(db, sequenceIds);
 }
 
 // The current version's steps of each sequence, in one statement for those not read before.

@@ -1,31 +1,56 @@
+import { EventEmitter } from 'node:events';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute } from '../../db/sql/statements';
+import { upsertRows } from '../../db/sql/statements';
 
 // While its sequence is not active, a run does not act: the engine, finding it due, sets it
 // aside (due_at NULL, src/services/engine/run-queue.ts) instead of polling it. Setting the
-// sequence active again makes those runs due now, in one statement. A run of a sequence with
-// steps is never otherwise active with nothing due, so "active, with a step, due_at NULL" is
-// exactly the set-aside ones (a paused run is `paused`, with its due time kept apart).
-export async function unparkRuns(db: Database, sequenceId: string, transaction: Transaction): Promise<number> {
-  return execute(
+// sequence active again makes those runs due; so does a new sending window for the runs held
+// until the old one's opening. A sequence may have millions of them: the change only records
+// the release here, in its own transaction, and a maintenance task in every process makes the
+// runs due a chunk at a time (release-runs.ts), within seconds.
+//
+// Which runs each kind releases, among the sequence's pending and running runs at a step:
+// - unpark: those set aside (due_at NULL). A run of a sequence with steps is never otherwise
+//   active with nothing due (a paused run is `paused`, its due time kept apart).
+// - window: those held for the window's opening: a step not begun, due after the change, not
+//   claimed (a claimed run's due time is its lease).
+export type ReleaseKind = 'unpark' | 'window';
+
+export const RELEASE_PREDICATES: Record<ReleaseKind, string> = {
+  unpark: 'due_at IS NULL',
+  window: 'step_started_at IS NULL AND claim_token IS NULL AND due_at > ?',
+};
+
+// Records the release; a release of the same kind still under way starts again from the first
+// run (what it released stays released).
+export async function requestRelease(
+  db: Database,
+  input: { accountId: string; sequenceId: string; kind: ReleaseKind; at: Date },
+  transaction: Transaction,
+): Promise<void> {
+  await upsertRows(
     db,
-    `UPDATE sequence_runs SET due_at = ? WHERE sequence_id = ? AND status IN ('pending', 'running')
-       AND current_step_id IS NOT NULL AND due_at IS NULL`,
-    [new Date(), sequenceId],
+    'sequence_run_releases',
+    ['sequence_id', 'kind', 'account_id', 'requested_at', 'position_status', 'position_at', 'position_id', 'updated_at'],
+    [[input.sequenceId, input.kind, input.accountId, input.at, 'pending', new Date(0), '', input.at]],
+    ['sequence_id', 'kind'],
+    ['requested_at', 'position_status', 'position_at', 'position_id', 'updated_at'],
     transaction,
   );
 }
 
-// A new sending window applies at once: runs held for the old one's opening (a step not begun,
-// due later, not claimed) are due now, and held again only if the new window is closed.
-export async function releaseHeldRuns(db: Database, sequenceId: string, transaction: Transaction): Promise<number> {
-  const now = new Date();
-  return execute(
-    db,
-    `UPDATE sequence_runs SET due_at = ? WHERE sequence_id = ? AND status IN ('pending', 'running')
-       AND current_step_id IS NOT NULL AND step_started_at IS NULL AND claim_token IS NULL AND due_at > ?`,
-    [now, sequenceId, now],
-    transaction,
-  );
+// "A release was recorded": what the writer tells the release task of its own process once it
+// has committed, so that the runs follow at once rather than at the task's next look. Only a
+// nudge: the database holds the work.
+const requested = new EventEmitter();
+requested.setMaxListeners(0);
+
+export function notifyReleaseRequested(): void {
+  requested.emit('release');
+}
+
+export function onReleaseRequested(listener: () => void): () => void {
+  requested.on('release', listener);
+  return () => requested.off('release', listener);
 }

@@ -12,6 +12,7 @@ import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
 import { isActive, RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
+import { countRunMoves } from '../run-status/run-status-counts';
 
 // The moves the sequence runner may make (docs/decisions.md "Runs"). Anything else is a 409.
 const ALLOWED: Record<RunStatus, readonly RunStatus[]> = {
@@ -106,6 +107,7 @@ async function changeRunStatus(
       [to, completedAt, now, due.dueAt, due.pausedDueAt, due.pausedFrom, due.keepClaim, run.id],
       transaction,
     );
+    countRunMoves(db, transaction, [{ sequenceId: owner.sequence_id, from, to }]);
     if (!isActive(to)) {
       // An execution left running (a wait) ends with the run.
       await skipRunningExecutions(db, [run.id], `run ${to}`, now, transaction);

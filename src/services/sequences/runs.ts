@@ -8,6 +8,7 @@ import type { RunDto } from '../../schemas/sequence';
 import { runCreatedEvent } from '../events/run-events';
 import { newRowId } from '../ids';
 import type { RequiredSequence } from './find-sequence';
+import { countRunMoves } from '../run-status/run-status-counts';
 
 // Sequence runs: how they are written and read, set-based.
 
@@ -125,6 +126,7 @@ export async function startRuns(
     [proposed.map((p) => p.runId)],
     transaction,
   );
+  countRunMoves(db, transaction, inserted.map(() => ({ sequenceId: input.sequence.id, from: null, to: 'pending' as const })));
   return new Map(
     inserted.map((row) => [
       row.contact_id,

@@ -14,7 +14,7 @@ import { moveRunsToVersion, type MovedRuns } from './move-runs';
 import { refuseEmptyingWithRuns } from './stranded-runs';
 import { keepIds, sameSteps, canonicalText } from './same-steps';
 import { readSteps, writeVersion } from './sequence-versions';
-import { releaseHeldRuns, unparkRuns } from './park-runs';
+import { notifyReleaseRequested, requestRelease, type ReleaseKind } from './park-runs';
 
 // Creating and changing sequences: the API (POST and PATCH /sequences), the dashboard and the
 // admin command line, with the same rules (docs/sequences.md). A change of the steps writes a
@@ -157,13 +157,19 @@ export async function changeSequence(
         transaction,
       );
     }
-    const released = changes.some(([column]) => column === 'sending_window') ? await releaseHeldRuns(db, id, transaction) : 0;
-    // Active again: the runs the engine set aside while it was not carry on.
-    const unparked = input.status === 'active' && row.status !== 'active' ? await unparkRuns(db, id, transaction) : 0;
+    // A new window applies at once, and once active again the runs the engine set aside while
+    // it was not carry on: recorded here and carried out in chunks after the answer
+    // (park-runs.ts), so that the change costs the same whatever the number of runs.
+    const releases: ReleaseKind[] = [];
+    if (changes.some(([column]) => column === 'sending_window')) releases.push('window');
+    if (input.status === 'active' && row.status !== 'active') releases.push('unpark');
+    const at = new Date();
+    for (const kind of releases) await requestRelease(db, { accountId, sequenceId: id, kind, at }, transaction);
     const movedRuns = (moved ?? []).reduce((sum, item) => sum + item.runs, 0);
-    return { accountId, moved, due: unparked + movedRuns + released > 0 };
+    return { accountId, moved, due: movedRuns > 0, released: releases.length > 0 };
   });
   if (outcome.due) notifyDueWork();
+  if (outcome.released) notifyReleaseRequested();
   const sequence = { ...(await getSequence(db, { accountId: outcome.accountId, id })), accountId: outcome.accountId };
   return { sequence, moved: outcome.moved };
 }

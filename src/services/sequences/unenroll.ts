@@ -8,17 +8,19 @@ import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';
 import { requireSequence } from './find-sequence';
 import { activeRun, RUN_SELECT, runFromRow, type RunRow } from './runs';
+import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transaction';
 
 const UNENROLLED = 'unenrolled';
 
 // Cancels every active run of the given contacts in the sequence, whatever the sequence's
 // status. Lists the contacts whose run was cancelled, in request order; others are skipped.
+// With an Idempotency-Key, the answer commits with the cancellations.
 export function unenroll(
   db: Database,
-  input: { accountId: string; sequenceId: string; contactIds: string[] },
+  input: { accountId: string; sequenceId: string; contactIds: string[]; idempotency?: IdempotencyScope },
 ): Promise<{ cancelled: number; contactIds: string[] }> {
   const ids = [...new Set(input.contactIds.map((id) => id.toLowerCase()))];
-  return withTransaction(db, async (transaction) => {
+  return withTransaction(db, (transaction) => onceForKey(db, input.idempotency, transaction, async () => {
     const sequenceId = await requireSequence(db, { ...input, mustBeActive: false }, transaction);
     // The contacts first, in email order, then their runs: the order every writer of runs
     // takes them in. (Cancelling a run rewrites its entry in the one-active-run index, which
@@ -37,7 +39,12 @@ export function unenroll(
     );
     if (runs.length > 0) {
       const now = new Date();
-      await endRuns(db, runs.map((run) => ({ id: run.id, currentStepId: run.current_step_id })), { status: 'cancelled', reason: UNENROLLED, at: now }, transaction);
+      await endRuns(
+        db,
+        runs.map((run) => ({ id: run.id, sequenceId, currentStepId: run.current_step_id, status: run.status as RunStatus })),
+        { status: 'cancelled', reason: UNENROLLED, at: now },
+        transaction,
+      );
       const events = [...runs]
         .sort((a, b) => (a.contact_id < b.contact_id ? -1 : 1))
         .map((run) =>
@@ -53,5 +60,5 @@ export function unenroll(
     const cancelled = new Set(runs.map((run) => run.contact_id));
     const contactIds = ids.filter((id) => cancelled.has(id));
     return { cancelled: contactIds.length, contactIds };
-  });
+  }));
 }

@@ -12,7 +12,7 @@ import { listEvents } from '../../../src/services/events/list-events';
 import { caller } from '../../support/app';
 import { testDb } from '../../support/db';
 import { buildContact, buildTenant } from '../../support/factories';
-import { engineAt, enrolledRun } from './support';
+import { engineAt, enrolledRun, releaseRecorded } from './support';
 
 // Races and edge cases of the engine against the other writers of runs (docs/sequences.md).
 
@@ -200,6 +200,7 @@ describe('sequence engine: races and edge cases', () => {
     expect(await engine.runOnce()).to.equal(1);
     expect(await run.timeline()).to.include({ status: 'pending' });
     await caller(run.key).sequences.update({ id: run.sequence.id, sendingWindow: null });
+    expect(await releaseRecorded()).to.equal(1);
     advance(1_000);
     await engine.runUntilIdle();
     expect(await run.timeline()).to.include({ status: 'completed' });

@@ -7,7 +7,7 @@ import { select } from '../../../src/db/sql/statements';
 import { caller } from '../../support/app';
 import { testDb } from '../../support/db';
 import { buildContact } from '../../support/factories';
-import { engineAt, enrolledRun } from './support';
+import { engineAt, enrolledRun, releaseRecorded } from './support';
 
 // What decides where a run goes: branches, exit rules, the sending window, pauses, versions
 // (docs/sequences.md).
@@ -108,7 +108,9 @@ describe('sequence engine: rules', () => {
     expect(await engine.runOnce()).to.equal(0);
     expect((await run.timeline()).status).to.equal('pending');
     await caller(run.key).sequences.update({ id: run.sequence.id, status: 'active' });
-    // The API stamps due times with the real clock: the engine's must have reached it.
+    // Released by the maintenance task, stamped with the change's (real) time: the engine's
+    // clock must have reached it.
+    expect(await releaseRecorded()).to.equal(1);
     advance(1_000);
     await engine.runUntilIdle();
     expect((await run.timeline()).status).to.equal('completed');

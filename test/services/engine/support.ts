@@ -1,4 +1,5 @@
 import { SequenceEngine, type EngineOptions } from '../../../src/services/engine/engine';
+import { releasePendingRuns } from '../../../src/services/sequences/release-runs';
 import { caller, silentLogger } from '../../support/app';
 import { testDb } from '../../support/db';
 import { buildContact, buildTenant } from '../../support/factories';
@@ -27,4 +28,12 @@ export async function enrolledRun(steps: readonly unknown[], extra: Record<strin
   const [run] = (await caller(tenant.key).sequences.runs({ id: sequence.id })).runs;
   const timeline = async () => (await caller(tenant.key).sequences.run({ id: sequence.id, runId: run!.id })).run;
   return { ...tenant, sequence, contact, runId: run!.id, timeline };
+}
+
+// What the maintenance task of the process does after a sequence is set active again or gets a
+// new sending window (src/services/sequences/release-runs.ts): the released runs are due.
+export async function releaseRecorded(): Promise<number> {
+  const { released, more } = await releasePendingRuns(testDb(), { chunkSize: 1_000, maxChunks: 1_000 });
+  if (more) throw new Error('releases left after 1,000 chunks');
+  return released;
 }

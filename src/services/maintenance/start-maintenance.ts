@@ -1,0 +1,31 @@
+import type { Config } from '../../config';
+import type { Database } from '../../db/database';
+import type { LogThrottle } from '../../logging/log-throttle';
+import type { Logger } from '../../logging/logger';
+import { DEFAULT_RUN_HISTORY, runHistoryTask } from './run-history-task';
+import { DEFAULT_RUN_RELEASE, runReleaseTask } from './run-release-task';
+
+export interface Maintenance {
+  stop(): Promise<void>;
+}
+
+// The maintenance tasks as the service and `npm run worker` run them, each process alike: the
+// work is found in the database and taken a chunk per transaction, so any number of processes
+// may run them side by side (they take turns on the same rows).
+export function startMaintenance(
+  db: Database,
+  config: Pick<Config, 'runHistoryDays'>,
+  logger: Logger,
+  logThrottle?: LogThrottle,
+): Maintenance {
+  const tasks = [
+    runReleaseTask(db, DEFAULT_RUN_RELEASE, { logger, logThrottle }),
+    runHistoryTask(db, { ...DEFAULT_RUN_HISTORY, historyDays: config.runHistoryDays }, { logger, logThrottle }),
+  ];
+  for (const task of tasks) task.start();
+  return {
+    async stop() {
+      await Promise.all(tasks.map((task) => task.stop()));
+    },
+  };
+}
