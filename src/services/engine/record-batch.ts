@@ -261,7 +261,8 @@ class BatchWrites {
       const group = this.runUpdates.get(key);
       if (group) group.ids.push(run.id);
       else this.runUpdates.set(key, { change, ids: [run.id] });
-      if (change.to !== change.from) this.statusMoves.push({ run, to: change.to });
+      // Counted from the status the run has under its lock (the caller's), to the one written.
+      if (change.set.status !== undefined) this.statusMoves.push({ run, to: change.set.status });
     }
     // A run that starts its first step is `running` before whatever the step makes of it.
     const steps = record.kind === 'began' || record.kind === 'succeeded' || record.kind === 'send';

@@ -5,7 +5,7 @@ import type { Logger } from '../../../logging/logger';
 import { failureCause } from '../../background/failure-cause';
 import { settleWithin } from '../../background/settle-within';
 import type { Channel, Send } from './channels/channel';
-import { groupKey, shareOut } from './fair-share';
+import { groupKey, shareOut } from './send-shares';
 import { claimSends, sendGroups, type ClaimedSend, type SendGroup } from './outbox';
 import { RateBuckets } from './rate-buckets';
 import { recordOutcomes, type Outcome, type Recorded } from './record-outcomes';
@@ -41,7 +41,7 @@ const LINGER_MS = 2;
 const GROUPS_FRESH_MS = 100;
 
 // The outbound layer's dispatcher (docs/architecture.md "The outbound layer"): each look claims
-// the sends it may start now, fairly (fair-share.ts), and starts their requests; each request's
+// the sends it may start now, fairly (send-shares.ts), and starts their requests; each request's
 // outcome is recorded when it arrives, never when others end (record-outcomes.ts). A look with
 // nothing it may start sends no statement until the next due send, the next token of a rate
 // that holds one back, a slot coming free, or idlePollMs: nothing spins. The engine's loop

@@ -190,7 +190,7 @@ class OutcomeWrites {
   private move(run: LockedRun, input: RunInput): RunChange {
     const change = nextRunState(factsOf(run), input, this.now);
     if (!changesRun(change)) return change;
-    if (change.to !== change.from) this.moves.push({ sequenceId: run.sequence_id, from: change.from, to: change.to });
+    if (change.set.status !== undefined) this.moves.push({ sequenceId: run.sequence_id, from: run.status, to: change.set.status });
     if (change.set.dueAt && change.set.dueAt <= this.now) this.due = true;
     const key = JSON.stringify([change.set, change.keepClaim]);
     const group = this.runChanges.get(key);

@@ -4,7 +4,8 @@ import type { SendGroup } from './outbox';
 // channel, target) with due work, starting after the group the last pass served last, each
 // within its target's free slots (a receiver that hangs holds only its own), its account's
 // rate for the channel, and the process's free slots, shared evenly. A pure function of what
-// the dispatcher knows: the groups (outbox.ts sendGroups) and its own counts.
+// the dispatcher knows: the groups (outbox.ts sendGroups) and its own counts. (The sends' fair
+// dispatch; the runs' fair claim across accounts is ../claim-shares.ts.)
 
 export interface ShareInput {
   groups: readonly SendGroup[];

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { groupKey, shareOut, type ShareInput } from '../../../src/services/engine/outbound/fair-share';
+import { groupKey, shareOut, type ShareInput } from '../../../src/services/engine/outbound/send-shares';
 import type { SendGroup } from '../../../src/services/engine/outbound/outbox';
 import { RateBuckets } from '../../../src/services/engine/outbound/rate-buckets';
 
 // How a dispatcher's look shares its request slots out (src/services/engine/outbound/
-// fair-share.ts) and the rate per account and channel (rate-buckets.ts): pure functions of what
+// send-shares.ts) and the rate per account and channel (rate-buckets.ts): pure functions of what
 // the dispatcher knows.
 
 const now = 1_800_000_000_000;
