@@ -83,6 +83,10 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
   // The sequence engine (docs/sequences.md "How runs move").
   SEQUENCE_ENGINE: z.enum(['on', 'off']).default('on'),
+  // The webhook step's sends (docs/sequences.md "The webhook step"), per process: requests under
+  // way at once per endpoint, and requests started per second per account.
+  WEBHOOK_STEP_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
+  WEBHOOK_STEP_MAX_PER_SECOND: z.coerce.number().int().min(1).max(100_000).default(2_000),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -120,6 +124,9 @@ export interface Config {
   webhookTimeoutMs: number;
   // The sequence engine runs in the service unless off (then `npm run worker` runs it).
   sequenceEngine: boolean;
+  // The webhook step's sends, per process: per endpoint at once, per account per second.
+  webhookStepConcurrency: number;
+  webhookStepMaxPerSecond: number;
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -163,5 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
     sequenceEngine: values.SEQUENCE_ENGINE === 'on',
+    webhookStepConcurrency: values.WEBHOOK_STEP_CONCURRENCY,
+    webhookStepMaxPerSecond: values.WEBHOOK_STEP_MAX_PER_SECOND,
   };
 }
