@@ -28,7 +28,7 @@ import { localBaseUrl, whereServing } from './startup/where-serving';
 setFlagsFromString('--heap-growing-percent=50');
 
 async function main() {
-  const { config, logger, db } = await startProcess();
+  const { config, logger, db, channels } = await startProcess();
   const applied = await migrateToLatest(db, logger);
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
@@ -54,7 +54,7 @@ async function main() {
   applyServerTimeouts(server, config.httpTimeouts);
   const drainable = new DrainableServer(server);
   const webhooks = webhookSettings(config);
-  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks }));
+  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks, channels }));
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

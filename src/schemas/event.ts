@@ -33,6 +33,16 @@ export const CONTACT_FIELDS = [
   'whatsappSubscriptionStatus',
 ] as const;
 
+// Where a contact change came from, when not from an API or dashboard write: `unsubscribe`, a
+// recipient's one-click unsubscribe link (docs/channels.md). Absent for every other write, as
+// before it existed.
+export const CONTACT_CHANGE_SOURCES = ['unsubscribe'] as const;
+export type ContactChangeSource = (typeof CONTACT_CHANGE_SOURCES)[number];
+const changeSourceSchema = z
+  .enum(CONTACT_CHANGE_SOURCES)
+  .optional()
+  .describe('Set when the change did not come from an API call: `unsubscribe` is a recipient\'s one-click unsubscribe link.');
+
 export const eventRunSchema = runSchema
   .extend({
     sequenceId: z.string().describe('UUID of the sequence the run belongs to.'),
@@ -50,6 +60,7 @@ export const eventDataSchemas = {
         .array(z.enum(CONTACT_FIELDS))
         .min(1)
         .describe('The fields whose value changed, in the order of the Contact schema.'),
+      source: changeSourceSchema,
     })
     .meta({ id: 'ContactUpdatedData' }),
   'contact.deleted': z
@@ -61,6 +72,7 @@ export const eventDataSchemas = {
       channel: z.enum(['email', 'whatsapp']),
       from: subscriptionStatusSchema,
       to: subscriptionStatusSchema,
+      source: changeSourceSchema,
     })
     .meta({ id: 'ContactSubscriptionChangedData' }),
   'run.created': z.object({ run: eventRunSchema }).meta({ id: 'RunCreatedData' }),
