@@ -4,7 +4,7 @@ import type { Database } from '../db/database';
 import { AppError, ServiceUnavailableError } from '../errors/app-errors';
 import type { LogThrottle } from '../logging/log-throttle';
 import { DEFAULT_CHANNEL_SETTINGS, type ChannelSettings } from '../services/channels/channel-settings';
-import { readUnsubscribeToken, unsubscribeByToken } from '../services/unsubscribe/unsubscribe-links';
+import { findUnsubscribeTarget, readUnsubscribeToken, unsubscribeByToken } from '../services/unsubscribe/unsubscribe-links';
 import './express-types';
 import { isOneClickBody } from './one-click-body';
 import { SlidingWindowStore, type SlidingLog } from './rate-limit/sliding-window-store';
@@ -80,9 +80,9 @@ export function unsubscribeRoutes({ db, channels, log, limitPerMinute, logThrott
     }),
   );
 
-  routes.get('/:token', (req, res, next) => {
+  routes.get('/:token', async (req, res, next) => {
     try {
-      const { channel } = readUnsubscribeToken(settings, req.params.token);
+      const { channel } = await findUnsubscribeTarget(db, settings, req.params.token);
       const what = channel === 'email' ? 'emails' : 'WhatsApp messages';
       page(
         res,

@@ -42,7 +42,8 @@ export const dkimInputSchema = z
     privateKey: z
       .string()
       .max(16_384)
-      .describe('An RSA private key (1024 bits or more; 2048 advised), PEM (PKCS#1 or PKCS#8). Write-only.'),
+      .describe('An RSA private key (1024 bits or more; 2048 advised), PEM (PKCS#1 or PKCS#8). Write-only.')
+      .meta({ example: '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC...\n-----END PRIVATE KEY-----\n' }),
   })
   .describe('Signs every email (DKIM, rsa-sha256).');
 
@@ -51,11 +52,12 @@ const maxPerSecond = (limit: string) =>
     .number()
     .int()
     .positive()
-    .describe(`Messages per second at most, for this account. At most the server-wide ${limit}: a higher value is a 400. Null: the server-wide limit.`);
+    .describe(`Messages per second at most, for this account. At most the server-wide ${limit}: a higher value is a 400. Null: the server-wide limit.`)
+    .meta({ example: 20 });
 
 export const emailChannelInputSchema = z.object({
   from: address.describe('The From address of the account\'s emails (a step may name another).').meta({ example: 'news@shop.example' }),
-  replyTo: address.nullable().optional().describe('Reply-To of the account\'s emails. Null: none.'),
+  replyTo: address.nullable().optional().describe('Reply-To of the account\'s emails. Null: none.').meta({ example: 'help@shop.example' }),
   smtpUrl: smtpUrlSchema.nullable().optional().describe('The account\'s SMTP relay (write-only). Null: the server\'s SMTP_URL.'),
   dkim: dkimInputSchema.nullable().optional().describe('The account\'s DKIM key. Null: emails are not signed.'),
   maxPerSecond: maxPerSecond('EMAIL_MAX_PER_SECOND').nullable().optional(),
@@ -73,7 +75,7 @@ export const dnsRecordSchema = z
 export const emailChannelSchema = z
   .object({
     from: z.string().nullable().describe('The account\'s From address, else the server\'s EMAIL_FROM; null when neither is set.').meta({ example: 'news@shop.example' }),
-    replyTo: z.string().nullable().describe('The account\'s Reply-To; null: none.'),
+    replyTo: z.string().nullable().describe('The account\'s Reply-To; null: none.').meta({ example: 'help@shop.example' }),
     smtp: z
       .object({
         configured: z.boolean().describe('Whether emails go to an SMTP relay (the account\'s or SMTP_URL). False: they are written to the outbox folder instead.'),
@@ -82,10 +84,10 @@ export const emailChannelSchema = z
       })
       .describe('Where emails are handed over.'),
     dkim: z
-      .object({ domain: z.string(), selector: z.string(), dnsRecord: dnsRecordSchema })
+      .object({ domain: z.string().meta({ example: 'shop.example' }), selector: z.string().meta({ example: 's1' }), dnsRecord: dnsRecordSchema })
       .nullable()
       .describe('The account\'s DKIM key (its private part is never shown); null: emails are not signed.'),
-    maxPerSecond: z.number().int().describe('The rate in force: the account\'s, capped by EMAIL_MAX_PER_SECOND; else EMAIL_MAX_PER_SECOND.'),
+    maxPerSecond: z.number().int().describe('The rate in force: the account\'s, capped by EMAIL_MAX_PER_SECOND; else EMAIL_MAX_PER_SECOND.').meta({ example: 20 }),
   })
   .meta({ id: 'EmailChannel' });
 export type EmailChannelDto = z.infer<typeof emailChannelSchema>;
@@ -104,7 +106,8 @@ export const whatsappChannelInputSchema = z.object({
     .max(4096)
     .regex(/^\S+$/, 'must not contain spaces')
     .optional()
-    .describe('A system user\'s permanent access token with whatsapp_business_messaging (write-only). Required the first time; left out: the stored one is kept.'),
+    .describe('A system user\'s permanent access token with whatsapp_business_messaging (write-only). Required the first time; left out: the stored one is kept.')
+    .meta({ example: 'EAAGm0PX4ZCpsBA...' }),
   maxPerSecond: maxPerSecond('WHATSAPP_MAX_PER_SECOND').nullable().optional(),
 });
 export type WhatsAppChannelInput = z.infer<typeof whatsappChannelInputSchema>;
@@ -116,7 +119,7 @@ export const whatsappChannelSchema = z
     accessToken: z
       .object({ configured: z.boolean(), last4: z.string().nullable().describe('The token\'s last 4 characters, to tell tokens apart.').meta({ example: 'x9Qz' }) })
       .describe('The token itself is never shown.'),
-    maxPerSecond: z.number().int().describe('The rate in force: the account\'s, capped by WHATSAPP_MAX_PER_SECOND; else WHATSAPP_MAX_PER_SECOND.'),
+    maxPerSecond: z.number().int().describe('The rate in force: the account\'s, capped by WHATSAPP_MAX_PER_SECOND; else WHATSAPP_MAX_PER_SECOND.').meta({ example: 20 }),
   })
   .meta({ id: 'WhatsAppChannel' });
 export type WhatsAppChannelDto = z.infer<typeof whatsappChannelSchema>;

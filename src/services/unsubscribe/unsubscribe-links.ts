@@ -3,6 +3,7 @@ import { NotFoundError, SecretsKeyMissingError } from '../../errors/app-errors';
 import type { ContactDto } from '../../schemas/contact';
 import type { ChannelSettings } from '../channels/channel-settings';
 import { unsubscribeContact } from '../contacts/contact-operations';
+import { findContactRow } from '../contacts/find-contact';
 import { signUnsubscribeToken, verifyUnsubscribeToken, type UnsubscribeTarget } from './unsubscribe-token';
 
 // One-click unsubscribe (RFC 8058, RFC 2369; docs/channels.md "One-click unsubscribe").
@@ -21,6 +22,18 @@ export function unsubscribeUrl(settings: ChannelSettings, target: UnsubscribeTar
 export function readUnsubscribeToken(settings: ChannelSettings, token: string): UnsubscribeTarget {
   const target = settings.secrets ? verifyUnsubscribeToken(settings.secrets.unsubscribe, token) : null;
   if (!target) throw new NotFoundError('Link');
+  return target;
+}
+
+// The same, and the contact must still be the account's (the page a GET shows).
+export async function findUnsubscribeTarget(db: Database, settings: ChannelSettings, token: string): Promise<UnsubscribeTarget> {
+  const target = readUnsubscribeToken(settings, token);
+  try {
+    await findContactRow(db, { accountId: target.accountId, id: target.contactId });
+  } catch (error) {
+    if (error instanceof NotFoundError) throw new NotFoundError('Link');
+    throw error;
+  }
   return target;
 }
 
