@@ -13,6 +13,7 @@ import { requestHash } from '../../src/services/idempotency/idempotency-keys';
 import { silentLogger, testApp } from '../support/app';
 import { testDb, withFailingContactQueries, withFailingStatements } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
+import { appWithChannels, channelSettings } from '../support/channels';
 
 // The published contract (GET /api/v1/openapi.json) against what the service really answers:
 // every operation is driven to each status it can produce, and each body is validated with
@@ -68,6 +69,10 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'POST /webhooks/{id}/rotate-secret': ['200'],
   'GET /webhooks/{id}/deliveries': ['200'],
   'POST /webhooks/{id}/test': ['202'],
+  'GET /channels/email': ['200'],
+  'PUT /channels/email': ['200'],
+  'GET /channels/whatsapp': ['200'],
+  'PUT /channels/whatsapp': ['200'],
 };
 
 // Declared statuses no request can produce, and why; anything else declared must be exercised.
@@ -94,6 +99,9 @@ interface Case {
 const fresh = () => `new-${randomUUID().slice(0, 8)}@example.com`;
 const unknownId = () => randomUUID();
 const OVER_1_MIB = JSON.stringify({ email: 'big@example.com', customFields: { blob: 'x'.repeat(1024 * 1024 + 10) } });
+
+let channelsApp: Express | undefined;
+const withChannels = () => (channelsApp ??= appWithChannels(channelSettings()));
 
 function rest(key: string | undefined, app: Express = testApp()) {
   const agent = request(app);
@@ -414,6 +422,18 @@ const CASES: Record<string, Case[]> = {
   'POST /webhooks': [
     { status: 201, when: 'the URL is https', send: (f) => rest(f.key).post('/webhooks').send({ url: 'https://hooks.example.com/a' }) },
     { status: 400, when: 'the URL is a private address', send: (f) => rest(f.key).post('/webhooks').send({ url: 'https://10.0.0.1/a' }) },
+  ],
+  'GET /channels/email': [{ status: 200, when: 'the account set nothing', send: (f) => rest(f.key).get('/channels/email') }],
+  'PUT /channels/email': [
+    { status: 200, when: 'the server holds a secrets key', send: (f) => rest(f.key, withChannels()).put('/channels/email').send({ from: 'news@shop.example', smtpUrl: 'smtp://u:p@smtp.shop.example:587' }) },
+    { status: 400, when: 'the SMTP URL is not smtp:// or smtps://', send: (f) => rest(f.key).put('/channels/email').send({ from: 'news@shop.example', smtpUrl: 'https://x' }) },
+    { status: 409, when: 'the server has no secrets key', send: (f) => rest(f.key).put('/channels/email').send({ from: 'news@shop.example', smtpUrl: 'smtp://u:p@smtp.shop.example' }) },
+  ],
+  'GET /channels/whatsapp': [{ status: 200, when: 'the account set nothing', send: (f) => rest(f.key).get('/channels/whatsapp') }],
+  'PUT /channels/whatsapp': [
+    { status: 200, when: 'the server holds a secrets key', send: (f) => rest(f.key, withChannels()).put('/channels/whatsapp').send({ phoneNumberId: '1065', accessToken: 'EAAGm0PX4ZCpsBA0123' }) },
+    { status: 400, when: 'the first PUT has no token', send: (f) => rest(f.key).put('/channels/whatsapp').send({ phoneNumberId: '1065' }) },
+    { status: 409, when: 'the server has no secrets key', send: (f) => rest(f.key).put('/channels/whatsapp').send({ phoneNumberId: '1065', accessToken: 'EAAGm0PX4ZCpsBA0123' }) },
   ],
   'GET /webhooks': [{ status: 200, when: 'the account has an endpoint', send: async (f) => (await webhookOf(f), rest(f.key).get('/webhooks')) }],
   'GET /webhooks/{id}': [
