@@ -174,7 +174,7 @@ function databaseUrlIn(dataDir: string): string {
 
 // The embedded database and the key file live together: DATA_DIR names the folder of both;
 // without it, a DATABASE_URL naming an SQLite file puts the key beside that file.
-function dataDirFor(dataDir: string | undefined, databaseUrl: string): string {
+export function dataDirFor(dataDir: string | undefined, databaseUrl: string): string {
   if (dataDir) return dataDir;
   const sqliteFile = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '') : '';
   if (sqliteFile && sqliteFile !== ':memory:') return path.dirname(sqliteFile);
