@@ -10,6 +10,7 @@ import { SequencePage } from './pages/sequences/sequence-page';
 import { SequencesPage } from './pages/sequences/sequences-list';
 import { ApiKeysPage } from './pages/settings/developer/api-keys';
 import { WebhooksPage } from './pages/settings/developer/webhooks';
+import { ChannelsPage } from './pages/settings/channels';
 import { SetupPage } from './pages/setup';
 import { SignInPage } from './pages/sign-in';
 import { HOME, PRODUCT, Redirect, returnPath, useLocation } from './router';
@@ -20,6 +21,7 @@ const PAGES: Record<string, { title: string; Page: () => React.ReactNode }> = {
   '/sequences': { title: 'Sequences', Page: SequencesPage },
   '/settings/developer/api-keys': { title: 'API keys', Page: ApiKeysPage },
   '/settings/developer/webhooks': { title: 'Webhooks', Page: WebhooksPage },
+  '/settings/channels': { title: 'Channels', Page: ChannelsPage },
   '/account': { title: 'Account', Page: AccountPage },
 };
 

@@ -1,6 +1,7 @@
 import { router } from '../../trpc/init';
 import { dashboardAccountRouter } from './account';
 import { dashboardAuthRouter } from './auth';
+import { dashboardChannelsRouter } from './channels';
 import { dashboardContactsRouter } from './contacts';
 import { dashboardKeysRouter } from './keys';
 import { dashboardWebhooksRouter } from './webhooks';
@@ -12,6 +13,7 @@ export const dashboardRouter = router({
   auth: dashboardAuthRouter,
   keys: dashboardKeysRouter,
   webhooks: dashboardWebhooksRouter,
+  channels: dashboardChannelsRouter,
   account: dashboardAccountRouter,
   contacts: dashboardContactsRouter,
   sequences: dashboardSequencesRouter,
