@@ -4,11 +4,11 @@ import { migrateToLatest } from '../src/db/migrator';
 import { benchAccount, passFail } from './engine/context';
 import { measureExactness, startService, type ExactnessResult } from './engine/exactness';
 import { fairnessP99, measureFairness, type FairnessResult } from './engine/fairness';
-import { startReceiver } from './engine/receiver';
+import { startFrozenReceiver, startReceiver } from './engine/receiver';
 import { claimPlanOk, measureScale, medianOf, type SizeResult } from './engine/scale';
 import { measureRelease, type ReleaseCase } from './engine/release';
 import { ensureNumbers } from './engine/seed';
-import { measureLag, measureThroughput, type LagResult, type ThroughputResult } from './engine/throughput';
+import { measureFrozenNeighbour, measureLag, measureThroughput, type FrozenNeighbourResult, type LagResult, type ThroughputResult } from './engine/throughput';
 import { openBenchDatabase } from './lib/database';
 import { fixed, spread, table } from './lib/report';
 import { makeLogDir } from './lib/servers';
@@ -21,7 +21,7 @@ import { listFrom, loadAverage, machineLine, numberFrom } from './lib/settings';
 // account's burst beside another account's few due runs. How to read the output:
 // bench/README.md.
 
-const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'lag', 'scale', 'exactness', 'fairness', 'release']);
+const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'lag', 'frozen', 'scale', 'exactness', 'fairness', 'release']);
 const TAG_RUNS = numberFrom('BENCH_TAG_RUNS', 30_000);
 const WEBHOOK_RUNS = numberFrom('BENCH_WEBHOOK_RUNS', 10_000);
 const LAG_SECONDS = numberFrom('BENCH_LAG_SECONDS', 30);
@@ -32,10 +32,13 @@ const FAIR_BURST = numberFrom('BENCH_FAIR_BURST', 500_000);
 const FAIR_FEW = numberFrom('BENCH_FAIR_FEW', 1_000);
 const FAIR_SECONDS = numberFrom('BENCH_FAIR_SECONDS', 20);
 const RELEASE_RUNS = numberFrom('BENCH_RELEASE_RUNS', 1_000_000);
+const FROZEN_RATE = numberFrom('BENCH_FROZEN_RATE', 300);
+const FROZEN_SECONDS = numberFrom('BENCH_FROZEN_SECONDS', 20);
 
 const TARGET_TAG = 5_000;
 const TARGET_WEBHOOK = 1_000;
 const TARGET_LAG_P99_MS = 1_000;
+const TARGET_FROZEN_P99_MS = 1_000;
 const TARGET_SCALE_RATIO = 1.2;
 const TARGET_FAIR_P99_MS = 2_000;
 // Issue 27 item 5: the PATCH answers at once, the runs follow within seconds.
@@ -66,7 +69,7 @@ async function main() {
   out();
   out(`Machine:  ${machineLine()}`);
   out(`Database: ${database.describe}`);
-  out('Engine:   SequenceEngine as start-engine.ts builds it (real timers, batchSize 500, lease 60 s, 1,024 webhook runs begun, 64 requests at a time per batch), one process: this one');
+  out('Engine:   SequenceEngine as start-engine.ts builds it (real timers, batchSize 500, lease 60 s; webhook sends through the outbox: 32 requests at once per endpoint, 1,024 in all, 2,000 started per second per account), one process: this one');
 
   let tagRate = numberFrom('BENCH_LAG_RATE', 0) * 2;
   if (PHASES.includes('throughput')) {
@@ -89,6 +92,26 @@ async function main() {
     const lag = await measureLag(bench, rate, LAG_SECONDS);
     reportLag(lag);
     verdicts.push([`lag p99 at ${rate} runs/s`, `${fixed(lag.p99Ms, 0)} ms`, `< ${TARGET_LAG_P99_MS} ms`, lag.p99Ms < TARGET_LAG_P99_MS && lag.claimed >= lag.runs]);
+  }
+
+  if (PHASES.includes('frozen')) {
+    const fast = await startReceiver();
+    const frozen = await startFrozenReceiver();
+    try {
+      const endpoints = { fast: await bench.newEndpoint(fast.url), frozen: await bench.newEndpoint(frozen.url) };
+      progress(`frozen: ${FROZEN_RATE} webhook runs/s due over ${FROZEN_SECONDS} s beside a receiver that never answers`);
+      const result = await measureFrozenNeighbour(bench, endpoints, FROZEN_RATE, FROZEN_SECONDS, frozen.requests);
+      reportFrozen(result);
+      verdicts.push([
+        `webhook lag p99 beside a frozen receiver, ${FROZEN_RATE} runs/s`,
+        `${fixed(result.p99Ms, 0)} ms (${fixed(result.perSecond, 0)} steps/s)`,
+        `< ${TARGET_FROZEN_P99_MS} ms`,
+        result.p99Ms < TARGET_FROZEN_P99_MS && result.completed >= result.runs,
+      ]);
+    } finally {
+      await fast.close();
+      await frozen.close();
+    }
   }
 
   if (PHASES.includes('exactness')) {
@@ -203,6 +226,20 @@ function reportThroughput(results: ThroughputResult[], receiverRequests: number)
       ),
     );
   }
+}
+
+function reportFrozen(result: FrozenNeighbourResult) {
+  out();
+  out(`## Webhook steps beside a frozen receiver: ${result.runs} runs to one endpoint due at ${result.rate}/s, and among them ${result.frozenRuns} to another endpoint of the account that never answers (WEBHOOK_TIMEOUT_MS 10 s)`);
+  out();
+  out(
+    table(
+      ['runs/s due', 'runs', 'completed', 'steps/s', 'lag p50 ms', 'lag p99 ms', 'max ms', 'target p99', 'frozen requests'],
+      [[String(result.rate), String(result.runs), String(result.completed), fixed(result.perSecond, 0), fixed(result.p50Ms, 0), fixed(result.p99Ms, 0), fixed(result.maxMs, 0), `< ${TARGET_FROZEN_P99_MS} ms`, String(result.frozenRequests)]],
+    ),
+  );
+  out();
+  out('Lag: from a run\'s due time to its completion (its webhook step is its only step). "frozen requests": requests the frozen receiver took (32 at a time per endpoint, each held until the timeout).');
 }
 
 function reportLag(lag: LagResult) {

@@ -113,6 +113,10 @@ const envSchema = z.object({
   WHATSAPP_MAX_PER_SECOND: z.coerce.number().int().positive().max(100_000).default(DEFAULT_WHATSAPP_MAX_PER_SECOND),
   // One-click unsubscribe requests per client IP (docs/channels.md "One-click unsubscribe").
   UNSUBSCRIBE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(DEFAULT_UNSUBSCRIBE_LIMIT_PER_MINUTE),
+  // The webhook step's sends (docs/sequences.md "The webhook step"), per process: requests under
+  // way at once per endpoint, and requests started per second per account.
+  WEBHOOK_STEP_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
+  WEBHOOK_STEP_MAX_PER_SECOND: z.coerce.number().int().min(1).max(100_000).default(2_000),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -163,6 +167,9 @@ export interface Config {
     whatsappMaxPerSecond: number;
   };
   unsubscribeLimitPerMinute: number;
+  // The webhook step's sends, per process: per endpoint at once, per account per second.
+  webhookStepConcurrency: number;
+  webhookStepMaxPerSecond: number;
 }
 
 export const DEFAULT_DATA_DIR = 'data';
@@ -230,5 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       whatsappMaxPerSecond: values.WHATSAPP_MAX_PER_SECOND,
     },
     unsubscribeLimitPerMinute: values.UNSUBSCRIBE_LIMIT_PER_MINUTE,
+    webhookStepConcurrency: values.WEBHOOK_STEP_CONCURRENCY,
+    webhookStepMaxPerSecond: values.WEBHOOK_STEP_MAX_PER_SECOND,
   };
 }

@@ -173,9 +173,9 @@ export async function measureExactness(
         OR (r.sequence_id = ? AND e.run_id IS NULL)`,
     [sequenceId, sequenceId],
   );
-  // The webhook step is the run's second visit: its key is run_<id>_hook_2 (webhook-step.ts).
+  // The run takes the webhook step once: its key is run_<id>_hook_1 (outbound/channels/webhook.ts).
   const expected = await query<{ id: string }>('SELECT id FROM sequence_runs WHERE sequence_id = ?', [sequenceId]);
-  const expectedKeys = new Set(expected.map(({ id }) => `run_${id}_hook_2`));
+  const expectedKeys = new Set(expected.map(({ id }) => `run_${id}_hook_1`));
   let missingKeys = 0;
   for (const key of expectedKeys) if (!receiver.keys.has(key)) missingKeys += 1;
   let unexpectedKeys = 0;

@@ -41,3 +41,22 @@ export async function startReceiver(): Promise<Receiver> {
     });
   return receiver;
 }
+
+// A receiver that takes each request and never answers: every request to it costs the
+// engine its timeout.
+export async function startFrozenReceiver(): Promise<{ url: string; requests: () => number; close(): Promise<void> }> {
+  let requests = 0;
+  const server = http.createServer(() => {
+    requests += 1;
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/frozen`,
+    requests: () => requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,7 +1,7 @@
 import { waitForQuietInnodb } from '../lib/database';
 import { median } from '../lib/report';
 import { claimDueRuns, CLAIM_SELECT, loadClaimedRuns, nextDueAt } from '../../src/services/engine/run-queue';
-import { isWebhookWork, planRun } from '../../src/services/engine/plan-run';
+import { planRun } from '../../src/services/engine/plan-run';
 import { recordBatch, type RunResult } from '../../src/services/engine/record-batch';
 import { readVersions, versionKey } from '../../src/services/sequences/sequence-versions';
 import type { EngineBench } from './context';
@@ -163,7 +163,7 @@ async function timedBatch(db: import('../../src/db/database').Database) {
   const local: RunResult[] = [];
   for (const run of runs) {
     const planned = planRun(run, versions.get(versionKey(run.sequenceId, run.version)), now);
-    if (isWebhookWork(planned)) throw new Error('scale: a tag batch planned a webhook');
+    if (planned.kind === 'step' && planned.outcome.kind === 'send') throw new Error('scale: a tag batch planned a webhook');
     local.push(planned);
   }
   await recordBatch(db, local, now);

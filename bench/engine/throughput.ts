@@ -119,3 +119,78 @@ export async function measureLag(bench: EngineBench, rate: number, windowSeconds
     await db.close();
   }
 }
+
+export interface FrozenNeighbourResult {
+  rate: number;
+  runs: number;
+  frozenRuns: number;
+  completed: number;
+  // Completed runs per second from the first due time to the last completion.
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  frozenRequests: number;
+}
+
+// The outbound layer with one receiver frozen (issue 27, item 12): two endpoints of one account,
+// one that never answers, the other answering at once, their runs falling due together over
+// `windowSeconds`, `rate` per second to the fast one and a tenth of that to the frozen one. The fast
+// endpoint's lag is from each run's due time to its completion (the webhook step is its only
+// step): before the outbound layer, its outcomes waited for the frozen requests of their batch to
+// time out (WEBHOOK_TIMEOUT_MS, 10 s).
+export async function measureFrozenNeighbour(
+  bench: EngineBench,
+  endpoints: { fast: string; frozen: string },
+  rate: number,
+  windowSeconds: number,
+  frozenRequests: () => number,
+): Promise<FrozenNeighbourResult> {
+  const runs = Math.max(1, Math.round(rate * windowSeconds));
+  // The frozen endpoint's runs fall due among the fast ones (a tenth as many), so that a pass
+  // that takes fast ones takes frozen ones too, as in the case seen.
+  const frozenRuns = Math.max(1, Math.round(runs / 10));
+  const contacts = await seedContacts(bench.admin, bench.accountId, runs);
+  const frozenSequence = await bench.newSequence([{ id: 'hook', type: 'webhook', endpointId: endpoints.frozen }]);
+  const fastSequence = await bench.newSequence([{ id: 'hook', type: 'webhook', endpointId: endpoints.fast }]);
+  const far = new Date('2100-01-01T00:00:00.000Z');
+  await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId: frozenSequence, contacts, count: frozenRuns, stepId: 'hook', state: 'due', dueAt: far, stepMicros: 1e7 / rate });
+  await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId: fastSequence, contacts, count: runs, stepId: 'hook', state: 'due', dueAt: far, stepMicros: 1e6 / rate });
+  const { engine, db } = productEngine(bench.url, new StatementCounter());
+  engine.start();
+  try {
+    const origin = new Date(Date.now() + 3_000);
+    await bench.admin.query(
+      'UPDATE sequence_runs SET due_at = DATE_ADD(?, INTERVAL TIMESTAMPDIFF(MICROSECOND, ?, due_at) MICROSECOND) WHERE sequence_id IN (?, ?)',
+      [origin, far, fastSequence, frozenSequence],
+    );
+    const [dueRows] = await bench.admin.query('SELECT id, due_at FROM sequence_runs WHERE sequence_id = ?', [fastSequence]);
+    if (Date.now() > origin.getTime()) throw new Error('moving the due times took longer than the 3 s margin: the first runs would start late');
+    const dueAt = new Map((dueRows as Array<{ id: string; due_at: Date }>).map((row) => [row.id, new Date(row.due_at).getTime()]));
+    const bound = origin.getTime() + windowSeconds * 1000 + 120_000;
+    let completed = 0;
+    while (Date.now() < bound) {
+      const [rows] = await bench.admin.query("SELECT COUNT(*) AS c FROM sequence_runs WHERE sequence_id = ? AND status = 'completed'", [fastSequence]);
+      completed = Number((rows as Array<{ c: number }>)[0].c);
+      if (completed >= runs) break;
+      await sleep(100);
+    }
+    const [doneRows] = await bench.admin.query("SELECT id, completed_at FROM sequence_runs WHERE sequence_id = ? AND status = 'completed'", [fastSequence]);
+    const lags = (doneRows as Array<{ id: string; completed_at: Date }>).map((row) => new Date(row.completed_at).getTime() - dueAt.get(row.id)!);
+    const lastDone = Math.max(...(doneRows as Array<{ completed_at: Date }>).map((row) => new Date(row.completed_at).getTime()));
+    return {
+      rate,
+      runs,
+      frozenRuns,
+      completed,
+      perSecond: completed / Math.max(0.001, (lastDone - origin.getTime()) / 1000),
+      p50Ms: percentile(lags, 50),
+      p99Ms: percentile(lags, 99),
+      maxMs: Math.max(...lags),
+      frozenRequests: frozenRequests(),
+    };
+  } finally {
+    await engine.stop(1_000);
+    await db.close();
+  }
+}

@@ -7,9 +7,9 @@ import { unenroll } from '../../src/services/sequences/unenroll';
 import { testDb } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
 
-// The secondary indexes of sequence_runs and run_step_executions are the ones some statement
-// reads (docs/architecture.md "The indexes of sequence_runs"; MariaDB's plans: npm run
-// bench:run-indexes). The rest were dropped by 20261211000400-drop-unused-run-indexes.js.
+// The secondary indexes of sequence_runs, run_step_executions and the outbox are the ones some
+// statement reads, or a constraint needs (docs/architecture.md "The indexes of sequence_runs";
+// MariaDB's plans: npm run bench:run-indexes). The rest were dropped by 20261211000400-drop-unused-run-indexes.js.
 
 const MIGRATION = '20261211000400-drop-unused-run-indexes.js';
 
@@ -28,7 +28,10 @@ const EXPECTED: Record<string, string[]> = {
     'sequence_runs_sequence_created',
     'sequence_runs_sequence_status_created',
   ],
-  run_step_executions: ['run_step_executions_unique'],
+  // one_success: no statement reads it; it refuses a second succeeded execution of one visit
+  // (20261216000000-create-outbox.js).
+  run_step_executions: ['run_step_executions_one_success', 'run_step_executions_unique'],
+  outbox: ['outbox_due', 'outbox_idempotency_id', 'outbox_run_visit'],
 };
 
 async function secondaryIndexes(table: string): Promise<string[]> {

@@ -9,7 +9,7 @@ import type { ClaimedRun } from './run-queue';
 // record locks these runs' contacts first, with the contacts its steps change, before it locks
 // any run (record-batch.ts; docs/architecture.md "One lock order").
 //
-// A run that only sleeps, waits for its window, is set aside or moves on to another step stays
+// A run that only sleeps, queues a send, waits for its window, is set aside or moves on to another step stays
 // active and rewrites no such entry: its contact is not locked. When in doubt, a run counts as
 // ending (an extra lock costs a little; a missing one, a deadlock).
 export function runsToLockContactsOf(results: readonly RunResult[]): ClaimedRun[] {
@@ -29,13 +29,12 @@ function mayEnd(result: RunResult): boolean {
       return true;
     case 'step': {
       const { outcome } = result;
-      if (outcome.kind === 'sleep') return false;
+      // A wait, or a send queued: the run waits at its step.
+      if (outcome.kind === 'sleep' || outcome.kind === 'send') return false;
       if (outcome.kind === 'complete') return true;
       if (outcome.kind === 'next' && outcome.to !== undefined) return !result.steps.some((step) => step.id === outcome.to);
       return isLast(result.step.id, result.steps);
     }
-    case 'webhook':
-      return result.attempt.succeeded ? isLast(result.step.id, result.steps) : result.attempt.retryAt === null;
     default:
       return true;
   }

@@ -29,8 +29,11 @@ export class EngineClock {
     return new Date(time);
   }
 
-  // The last read, carried forward.
+  // The last read, carried forward. Before the first read, this process's own time, which then
+  // does not hold back the first read (a process whose clock is ahead would otherwise keep its
+  // own time as the database's).
   now(): Date {
+    if (this.latest === Number.NEGATIVE_INFINITY) return new Date(this.timers.now());
     this.latest = Math.max(this.latest, this.timers.now() + this.delta);
     return new Date(this.latest);
   }

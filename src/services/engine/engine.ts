@@ -2,20 +2,17 @@ import type { Database } from '../../db/database';
 import { execute } from '../../db/sql/statements';
 import { LogThrottle } from '../../logging/log-throttle';
 import type { Logger } from '../../logging/logger';
-import { failureCause } from '../background/failure-cause';
 import { LoopBackoff } from '../background/loop-backoff';
-import { settleWithin } from '../background/settle-within';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
-import { onDueWork } from './due-work';
+import { notifyDueWork, onDueWork } from './due-work';
 import { EngineClock } from './engine-clock';
+import { webhookChannel } from './outbound/channels/webhook';
+import { OutboundDispatcher } from './outbound/dispatcher';
 import { planBatch } from './plan-batch';
-import type { RunResult, StepCount } from './record-batch';
-import { recordIsolated } from './record-isolated';
-import { claimDueRuns, loadClaimedRuns, nextDueAt, releaseRuns, type Claim, type DeadLetter } from './run-queue';
-import { beginWebhookAttempts, INTERRUPTED, sendWebhookAttempts, type WebhookWork } from './webhook-step';
-
-// Requests of one batch of webhook steps under way at once.
-const WEBHOOK_CONCURRENCY = 64;
+import type { RunResult } from './record-batch';
+import { recordIsolated, type RecordedIsolated } from './record-isolated';
+import { claimDueRuns, loadClaimedRuns, nextDueAt, type Claim, type DeadLetter } from './run-queue';
+import type { StepCount } from './step-counts';
 
 // What the engine reports, if given (src/metrics/metrics.ts registers them).
 export interface EngineMetrics {
@@ -27,6 +24,21 @@ export interface EngineMetrics {
   deadLettered?: { inc(value: number): void };
 }
 
+export interface OutboundOptions {
+  // Requests under way in this process, all targets together.
+  maxInFlight?: number;
+  // Requests under way in this process per (account, target): a receiver that hangs holds
+  // these, never the others'.
+  perTarget?: number;
+  // Sends started per second in this process, per account and channel.
+  perAccountPerSecond?: Partial<Record<string, number>>;
+}
+
+// How close to a part's next look (the runs', the sends') a pass takes that part too.
+const SLACK_MS = 20;
+
+export const OUTBOUND_DEFAULTS = { maxInFlight: 1_024, perTarget: 32, perAccountPerSecond: { webhook: 2_000 } };
+
 export interface EngineOptions {
   logger: Logger;
   // The engine's clock and timers: tests move time by hand and never wait for real.
@@ -36,38 +48,47 @@ export interface EngineOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   // Runs claimed at most per pass.
   batchSize?: number;
-  // A claimed run is this engine's until then; a crash lets it become due again.
+  // A claimed run (or send) is this engine's until then; a crash lets it become due again.
   leaseMs?: number;
   // The longest the engine sleeps without looking: what another process made due is found
   // within this (this process's own writes wake it at once).
   idlePollMs?: number;
   // A run is set aside after this many claims in a row whose lease ran out unrecorded.
   deadLetterAfter?: number;
-  webhook: { timeoutMs: number; allowInsecure: boolean; concurrency?: number; maxInFlight?: number; random?: () => number };
+  webhook: { timeoutMs: number; allowInsecure: boolean; random?: () => number };
+  outbound?: OutboundOptions;
   metrics?: EngineMetrics;
 }
 
-// The sequence engine: a loop over sequence_runs (docs/sequences.md "How runs move"). Each pass
-// reads the database's clock (engine-clock.ts), claims the runs that are due, fairly across
-// accounts (run-queue.ts), decides what each does, one run at a time (plan-batch.ts, plan-run.ts,
-// the step handlers in steps/), and records it all in one transaction (record-batch.ts; split
-// down to the run that cannot be recorded, record-isolated.ts). Webhook steps
-// send their requests outside the pass, at most maxInFlight at a time, so a slow receiver never
-// holds up the other runs. The loop holds no due work itself: between passes it sleeps until
-// the earliest due time (or idlePollMs), or until this process makes work due.
+// The sequence engine: a loop over sequence_runs and the outbox (docs/sequences.md "How runs
+// move"). Each pass reads the database's clock (engine-clock.ts), claims the runs that are due,
+// fairly across accounts (run-queue.ts), decides what each does, one run at a time
+// (plan-batch.ts, plan-run.ts, the step handlers in steps/), and records it all in one
+// transaction (record-batch.ts; split down to the run that cannot be recorded,
+// record-isolated.ts); then the outbound dispatcher (outbound/dispatcher.ts) starts the sends
+// it may start now, fairly per account and target. Requests run outside the pass, and each
+// outcome is recorded when it arrives: a slow receiver holds up no run but its own. The loop
+// holds no due work itself: between passes it sleeps until the earliest due run or send (or
+// idlePollMs), or until this process makes work due or frees a request slot.
 export class SequenceEngine {
   private readonly timers: Timers;
+  // The database's time, carried forward between reads (engine-clock.ts): every time the loop
+  // compares, claims with or writes is on it; only the timers' own bookkeeping is not.
   private readonly clock: EngineClock;
   private readonly logThrottle: LogThrottle;
   private readonly backoff: LoopBackoff;
   private readonly batchSize: number;
   private readonly leaseMs: number;
   private readonly idlePollMs: number;
-  private readonly inFlight = new Set<Promise<void>>();
-  private inFlightRuns = 0;
-  private readonly abort = new AbortController();
+  private readonly dispatcher: OutboundDispatcher;
   private timer: TimerHandle | undefined;
-  private ticking: Promise<{ claimed: number; retryInMs?: number }> | undefined;
+  // When the timer set fires (the engine's clock).
+  private timerAt = Infinity;
+  private ticking: Promise<PassResult> | undefined;
+  // When the runs are next worth a claim, and whether something made them due before that.
+  private runsNextAt = 0;
+  private runsDirty = true;
+  private wokenDuringPass = false;
   private stopped = false;
   private running = false;
   private unsubscribe: (() => void) | undefined;
@@ -85,92 +106,119 @@ export class SequenceEngine {
     this.batchSize = options.batchSize ?? 500;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.idlePollMs = options.idlePollMs ?? 1_000;
+    const outbound = { ...OUTBOUND_DEFAULTS, ...options.outbound };
+    const rates: Partial<Record<string, number>> = { ...OUTBOUND_DEFAULTS.perAccountPerSecond, ...options.outbound?.perAccountPerSecond };
+    const { webhook } = options;
+    this.dispatcher = new OutboundDispatcher(db, {
+      logger: options.logger,
+      logThrottle: this.logThrottle,
+      now: () => this.clock.now().getTime(),
+      channels: [webhookChannel({ timeoutMs: webhook.timeoutMs, allowInsecure: webhook.allowInsecure, now: () => this.clock.now() })],
+      // Well past a request's timeout: a live dispatcher's sends are never taken from it.
+      leaseMs: Math.max(this.leaseMs, 3 * webhook.timeoutMs),
+      idlePollMs: this.idlePollMs,
+      maxInFlight: outbound.maxInFlight,
+      perTarget: outbound.perTarget,
+      perAccountPerSecond: (channel) => rates[channel] ?? Infinity,
+      random: webhook.random,
+      wake: (lingerMs) => this.wake(lingerMs),
+      recorded: ({ counts, due }) => {
+        this.count(counts);
+        // Runs moved on to their next step: this process's engine (and only it) is told now.
+        if (due) notifyDueWork();
+      },
+    });
   }
 
   start(): void {
     this.running = true;
-    this.unsubscribe = onDueWork(() => this.wake());
+    this.unsubscribe = onDueWork(() => {
+      this.runsDirty = true;
+      this.wake();
+    });
     void this.loop();
   }
 
   private async loop(): Promise<void> {
     this.timers.clearTimeout(this.timer);
     this.timer = undefined;
+    this.timerAt = Infinity;
     if (this.stopped) return;
-    const { claimed, retryInMs } = await this.tick();
+    const { retryInMs, nextAt } = await this.tick(false);
     if (this.stopped) return;
-    // A full batch: there is more, look again at once. Otherwise sleep until the next due time.
-    const delay = retryInMs ?? (claimed >= this.batchSize ? 0 : await this.untilNextDue());
-    if (this.stopped) return;
+    const woken = this.wokenDuringPass;
+    this.wokenDuringPass = false;
+    const now = this.clock.now().getTime();
+    const delay = retryInMs ?? (woken ? 0 : Math.max(0, Math.min(nextAt, now + this.idlePollMs) - now));
+    this.schedule(delay);
+  }
+
+  private schedule(delay: number): void {
+    this.timers.clearTimeout(this.timer);
+    this.timerAt = this.timers.now() + delay;
     this.timer = this.timers.setTimeout(() => void this.loop(), delay);
   }
 
-  private async untilNextDue(): Promise<number> {
-    try {
-      const next = await nextDueAt(this.db);
-      if (!next) return this.idlePollMs;
-      return Math.max(0, Math.min(this.idlePollMs, next.getTime() - this.clock.now().getTime()));
-    } catch (error) {
-      return this.backoff.failed(error);
+  // Work became due in this process: look now; a request slot came free: look within lingerMs
+  // (the slots freed meanwhile are claimed in that one look). Not while the database is failing
+  // (the backoff decides then). During a pass, the next one follows at once. A wake never puts
+  // a look off.
+  private wake(lingerMs = 0): void {
+    if (!this.running || this.stopped || this.backoff.failing) return;
+    if (this.ticking) {
+      this.wokenDuringPass = true;
+      return;
     }
+    if (this.timer === undefined || this.timerAt <= this.timers.now() + lingerMs) return;
+    this.schedule(lingerMs);
   }
 
-  // Work became due in this process: look now, unless a pass is under way (it loops again at
-  // once when it found work) or the database is failing (the backoff decides then).
-  private wake(): void {
-    if (!this.running || this.stopped || this.ticking || this.timer === undefined || this.backoff.failing) return;
-    this.timers.clearTimeout(this.timer);
-    this.timer = this.timers.setTimeout(() => void this.loop(), 0);
-  }
-
-  // One pass, and the webhook requests it began: how many runs it claimed. Tests and the
-  // benchmark drive the engine with it.
+  // One pass, and the requests it began, their outcomes recorded: how many runs it claimed
+  // and sends it started. Tests and the benchmark drive the engine with it.
   async runOnce(): Promise<number> {
-    const { claimed, retryInMs } = await this.tick();
-    await this.settled();
+    const { taken, retryInMs } = await this.tick(true);
+    await this.dispatcher.settled();
     if (retryInMs !== undefined) throw new Error('the engine pass failed (see the log)');
-    return claimed;
+    return taken;
   }
 
   // Passes until nothing is due now (by the engine's clock).
   async runUntilIdle(maxPasses = 1_000): Promise<number> {
     let total = 0;
     for (let pass = 0; pass < maxPasses; pass += 1) {
-      const claimed = await this.runOnce();
-      if (claimed === 0) return total;
-      total += claimed;
+      const taken = await this.runOnce();
+      if (taken === 0) return total;
+      total += taken;
     }
     throw new Error(`still work due after ${maxPasses} passes`);
   }
 
   async settled(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    await this.dispatcher.settled();
   }
 
-  // Stops claiming; waits up to boundMs (real time: it holds a process's exit) for the webhook
-  // requests in flight, then aborts the rest: their runs are handed back, due now.
+  // Stops claiming; waits up to boundMs (real time: it holds a process's exit) for the requests
+  // under way, then cuts the rest short: their sends go back, due now, with their ids, and no
+  // attempt is counted for them.
   async stop(boundMs: number): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
     this.timers.clearTimeout(this.timer);
     await this.ticking;
-    if (await settleWithin(this.settled(), boundMs)) {
-      this.abort.abort();
-      await this.settled();
-    }
+    await this.dispatcher.stop(boundMs);
   }
 
-  private async tick(): Promise<{ claimed: number; retryInMs?: number }> {
+  private async tick(force: boolean): Promise<PassResult> {
     if (this.ticking) {
       await this.ticking;
-      return { claimed: 0 };
+      return { taken: 0, nextAt: this.clock.now().getTime() };
     }
-    const pass = this.pass().then(
-      (claimed) => {
+    const pass = this.pass(force).then(
+      (result) => {
         this.backoff.succeeded();
-        return { claimed };
+        return result;
       },
-      (error: unknown) => ({ claimed: 0, retryInMs: this.backoff.failed(error) }),
+      (error: unknown) => ({ taken: 0, nextAt: this.clock.now().getTime(), retryInMs: this.backoff.failed(error) }),
     );
     this.ticking = pass;
     try {
@@ -180,11 +228,30 @@ export class SequenceEngine {
     }
   }
 
-  private async pass(): Promise<number> {
-    const maxInFlight = this.options.webhook.maxInFlight ?? 1_024;
-    // The pass's time is the database's: what it claims, plans and records counts from the
-    // clock the leases are counted from (engine-clock.ts).
-    const now = await this.clock.read();
+  // The runs' part, when they may have work (their next due time came, or this process made
+  // work due), then the outbound part.
+  private async pass(force: boolean): Promise<PassResult> {
+    let now = this.clock.now().getTime();
+    let claimed = 0;
+    // (Within a few ms of its time is its time: the runs and the sends then keep one rhythm, not
+    // two passes a few ms apart.)
+    if (force || this.runsDirty || now + SLACK_MS >= this.runsNextAt) {
+      // The runs' part goes by the database's time, read now: what it claims, plans and records
+      // counts from the clock the leases are counted from (engine-clock.ts).
+      now = (await this.clock.read()).getTime();
+      const { claimed: count, sendsQueued } = await this.passRuns(new Date(now));
+      claimed = count;
+      this.runsDirty = false;
+      // A full batch: there is more, look again at once. Otherwise at the next due time.
+      this.runsNextAt = claimed >= this.batchSize ? now : await this.nextDue(now);
+      if (sendsQueued > 0) this.dispatcher.markDirty();
+    }
+    if (force) this.dispatcher.markDirty();
+    const { started, nextAt } = await this.dispatcher.pass(SLACK_MS);
+    return { taken: claimed + started, nextAt: Math.min(this.runsNextAt, nextAt) };
+  }
+
+  private async passRuns(now: Date): Promise<{ claimed: number; sendsQueued: number }> {
     const claim = await claimDueRuns(this.db, now, {
       limit: this.batchSize,
       leaseMs: this.leaseMs,
@@ -193,26 +260,22 @@ export class SequenceEngine {
     });
     this.claimCursor = claim.cursor;
     this.reportDeadLetters(claim.deadLettered);
-    if (claim.runs.length === 0) return claim.deadLettered.length;
+    if (claim.runs.length === 0) return { claimed: claim.deadLettered.length, sendsQueued: 0 };
     for (const { dueAt } of claim.runs) this.options.metrics?.lagSeconds.observe(Math.max(0, now.getTime() - dueAt.getTime()) / 1000);
     const runs = await loadClaimedRuns(this.db, claim);
     await this.dropVanished(claim, runs.length);
     // One run at a time: a run this version cannot plan or record fails alone.
-    const { local, webhooks, unplannable } = await planBatch(this.db, runs, now);
+    const { results, unplannable } = await planBatch(this.db, runs, now);
     this.options.metrics?.unprocessable?.inc({ stage: 'plan' }, unplannable.length);
     for (const { run, reason } of unplannable) {
       this.options.logger.warn({ runId: run.id, accountId: run.accountId, sequenceId: run.sequenceId, version: run.version, reason }, 'a run could not be planned: it failed alone');
     }
-    this.count(await this.record(local, now));
-    // Webhook steps beyond the free request slots are handed back, due at the next look: the
-    // slots bound this process's requests, never the other runs' steps.
-    const over = webhooks.splice(Math.max(0, maxInFlight - this.inFlightRuns));
-    await releaseRuns(this.db, over.map(({ run }) => run.id), claim.token, new Date(now.getTime() + this.idlePollMs));
-    if (webhooks.length > 0) await this.beginWebhooks(webhooks, now);
-    return claim.runs.length + claim.deadLettered.length;
+    const { counts, sendsQueued } = await this.record(results, now);
+    this.count(counts);
+    return { claimed: claim.runs.length + claim.deadLettered.length, sendsQueued };
   }
 
-  private record(results: RunResult[], now: Date): Promise<StepCount[]> {
+  private record(results: RunResult[], now: Date): Promise<RecordedIsolated> {
     return recordIsolated(this.db, results, now, ({ run, error, failed }) => {
       if (failed) this.options.metrics?.unprocessable?.inc({ stage: 'record' }, 1);
       this.options.logger.error(
@@ -234,30 +297,11 @@ export class SequenceEngine {
     }
   }
 
-  // Begins the attempts and launches their requests. A run whose last attempt was cut short by
-  // a dead worker, and was its last allowed one, fails its step instead (recorded at once).
-  private async beginWebhooks(webhooks: WebhookWork[], now: Date): Promise<void> {
-    // Their requests go 64 at a time, each bounded by the timeout: the lease covers the whole
-    // queue, so that no other worker takes a run whose request is only waiting for its turn.
-    const { timeoutMs, concurrency = WEBHOOK_CONCURRENCY } = this.options.webhook;
-    const leaseUntil = new Date(now.getTime() + this.leaseMs + timeoutMs * Math.ceil(webhooks.length / concurrency));
-    const { begun, exhausted, counts } = await beginWebhookAttempts(this.db, webhooks, now, leaseUntil);
-    this.count(counts);
-    if (exhausted.length > 0) {
-      this.count(
-        await this.record(
-          exhausted.map(({ run, step, steps }) => ({
-            run,
-            kind: 'webhook' as const,
-            step,
-            steps,
-            attempt: { succeeded: false, reason: INTERRUPTED, detail: {}, retryAt: null, startedAt: now },
-          })),
-          now,
-        ),
-      );
-    }
-    this.launch(begun);
+  // When the runs are next due, at most idlePollMs away (another process may make work due).
+  private async nextDue(now: number): Promise<number> {
+    const next = await nextDueAt(this.db);
+    if (!next) return now + this.idlePollMs;
+    return Math.max(now, Math.min(now + this.idlePollMs, next.getTime()));
   }
 
   // Claimed, but no longer a run with a step to take (it ended or went in the meantime): its
@@ -271,40 +315,6 @@ export class SequenceEngine {
     );
   }
 
-  private launch(begun: WebhookWork[]): void {
-    if (begun.length === 0) return;
-    this.inFlightRuns += begun.length;
-    const { webhook } = this.options;
-    const work = (async () => {
-      const sent = await sendWebhookAttempts(this.db, begun, {
-        now: () => this.clock.now(),
-        timeoutMs: webhook.timeoutMs,
-        allowInsecure: webhook.allowInsecure,
-        concurrency: webhook.concurrency ?? WEBHOOK_CONCURRENCY,
-        signal: this.abort.signal,
-        random: webhook.random,
-      });
-      const now = this.clock.now();
-      // Stopping cut these short: not the receiver's doing. Handed back, to be sent again.
-      const cut = sent.filter((item) => this.abort.signal.aborted && item.attempt.reason?.startsWith('aborted'));
-      await releaseRuns(this.db, cut.map((item) => item.run.id), begun[0]!.run.token, now);
-      const results: RunResult[] = sent
-        .filter((item) => !cut.includes(item))
-        .map(({ run, step, steps, attempt }) => ({ run, kind: 'webhook', step, steps, attempt }));
-      this.count(await this.record(results, now));
-    })()
-      .catch((error: unknown) => {
-        // Their leases expire and the steps are taken again, with the same webhook ids.
-        this.logThrottle.log(this.options.logger, 'error', failureCause(error, 'sequence_webhook_step'), { err: error }, 'webhook steps failed to record');
-      })
-      .finally(() => {
-        this.inFlight.delete(work);
-        this.inFlightRuns -= begun.length;
-        this.wake();
-      });
-    this.inFlight.add(work);
-  }
-
   private count(counts: StepCount[]): void {
     const metrics = this.options.metrics;
     if (!metrics) return;
@@ -315,4 +325,13 @@ export class SequenceEngine {
       metrics.steps.inc({ type, outcome }, value);
     }
   }
+}
+
+interface PassResult {
+  // Runs claimed and sends started.
+  taken: number;
+  // When the engine wants to look next (its clock).
+  nextAt: number;
+  // The pass failed: wait this long.
+  retryInMs?: number;
 }

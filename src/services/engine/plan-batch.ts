@@ -4,10 +4,9 @@ import { StatementTimeoutError } from '../../db/statement-deadline';
 import { ServiceUnavailableError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
 import { readVersions, versionKey } from '../sequences/sequence-versions';
-import { isWebhookWork, planRun } from './plan-run';
+import { planRun } from './plan-run';
 import type { RunResult } from './record-batch';
 import type { ClaimedRun } from './run-queue';
-import type { WebhookWork } from './webhook-step';
 
 // Plans a pass's claimed runs one at a time (plan-run.ts), so that a run whose stored data this
 // version cannot plan (JSON that does not parse, a step of a type it does not know, a step
@@ -16,17 +15,16 @@ import type { WebhookWork } from './webhook-step';
 // claimed until the lease ended, again and again.
 
 export interface PlannedBatch {
-  local: RunResult[];
-  webhooks: WebhookWork[];
+  results: RunResult[];
   // The runs that could not be planned (each fails alone), with why.
   unplannable: Array<{ run: ClaimedRun; reason: string }>;
 }
 
 export async function planBatch(db: Database, runs: readonly ClaimedRun[], now: Date): Promise<PlannedBatch> {
   const versions = await readEachVersion(db, runs);
-  const planned: PlannedBatch = { local: [], webhooks: [], unplannable: [] };
+  const planned: PlannedBatch = { results: [], unplannable: [] };
   for (const run of runs) {
-    let result: RunResult | WebhookWork;
+    let result: RunResult;
     try {
       if (run.unreadable) throw new Error(run.unreadable);
       const steps = versions.get(versionKey(run.sequenceId, run.version));
@@ -37,8 +35,7 @@ export async function planBatch(db: Database, runs: readonly ClaimedRun[], now: 
       result = cannotPlan(run, error);
       planned.unplannable.push({ run, reason: result.kind === 'end' ? result.reason : '' });
     }
-    if (isWebhookWork(result)) planned.webhooks.push(result);
-    else planned.local.push(result);
+    planned.results.push(result);
   }
   return planned;
 }

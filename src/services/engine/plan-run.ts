@@ -1,12 +1,11 @@
-import { STEP_TYPES, stepInputSchema, type Step, type StepOf } from '../../schemas/sequence-definition';
+import { STEP_TYPES, stepInputSchema, type Step } from '../../schemas/sequence-definition';
 import { stateFromRow } from '../contacts/contact-row';
 import { exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import type { RunResult } from './record-batch';
 import type { ClaimedRun } from './run-queue';
 import { isInsideWindow, nextOpening } from './schedule/sending-window';
 import { runTimeZone } from './schedule/zones';
-import { actsOutward, runLocalStep } from './steps/run-step';
-import type { WebhookWork } from './webhook-step';
+import { actsOutward, runStep } from './steps/run-step';
 
 // What a claimed run does now, decided from the run, its version's steps and its contact as
 // read at the claim. In this order: a sequence that is not active sets the run aside; an exit
@@ -15,7 +14,7 @@ import type { WebhookWork } from './webhook-step';
 //
 // Stored data this version cannot use throws (plan-batch.ts fails that run alone, "cannot
 // plan: …"): a step whose type or fields it does not know, a time it cannot compute.
-export function planRun(run: ClaimedRun, steps: readonly Step[] | undefined, now: Date): RunResult | WebhookWork {
+export function planRun(run: ClaimedRun, steps: readonly Step[] | undefined, now: Date): RunResult {
   if (run.sequenceStatus !== 'active') return { run, kind: 'park' };
   const contact = stateFromRow(run.contact);
   const rule = matchingExitRule(run.exitWhen, contact);
@@ -28,8 +27,7 @@ export function planRun(run: ClaimedRun, steps: readonly Step[] | undefined, now
   if (run.sendingWindow && actsOutward(step) && !run.stepStartedAt && !isInsideWindow(now, run.sendingWindow, zone)) {
     return { run, kind: 'defer', until: aTime(nextOpening(now, run.sendingWindow, zone), 'the sending window\'s next opening') };
   }
-  if (step.type === 'webhook') return { run, step: step as StepOf<'webhook'>, steps };
-  const outcome = runLocalStep({ step, steps, contact, begun: run.stepStartedAt !== null, now, zone });
+  const outcome = runStep({ step, steps, contact, begun: run.stepStartedAt !== null, now, zone });
   if (outcome.kind === 'sleep') aTime(outcome.until, `the end of step "${step.id}"`);
   return { run, kind: 'step', step, steps, outcome };
 }
@@ -55,8 +53,4 @@ function assertKnownStep(step: Step): void {
 function aTime(value: Date, what: string): Date {
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw new Error(`${what} is not a time`);
   return value;
-}
-
-export function isWebhookWork(planned: RunResult | WebhookWork): planned is WebhookWork {
-  return !('kind' in planned);
 }

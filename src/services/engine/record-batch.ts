@@ -5,7 +5,7 @@ import { withTransaction } from '../../db/sql/transaction';
 import { ValidationError } from '../../errors/app-errors';
 import type { NewEventOf } from '../../schemas/event';
 import type { ExecutionDto } from '../../schemas/sequence';
-import type { Step } from '../../schemas/sequence-definition';
+import type { Step, StepOf } from '../../schemas/sequence-definition';
 import type { RunStatus } from '../../schemas/statuses';
 import { stateFromRow } from '../contacts/contact-row';
 import { assertWithinLimits, type ContactState } from '../contacts/contact-state';
@@ -15,22 +15,31 @@ import { recordEvents } from '../events/record-events';
 import { runStatusChangedEvent } from '../events/run-events';
 import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import { newRowId } from '../ids';
+import { countRunMoves } from '../run-status/run-status-counts';
 import { exitsWithinBatch } from './batch-exits';
 import { runsToLockContactsOf } from './ending-runs';
-import { countRunMoves } from '../run-status/run-status-counts';
-import { byAccount, claimedEventRun, claimedRunDto, lockClaimedRuns, type ClaimedRun } from './run-queue';
+import { composeWebhook } from './outbound/channels/webhook';
+import { cancelSends, queueSends, type SendToQueue } from './outbound/outbox';
+import { byAccount, claimedEventRun, lockClaimedRuns, type ClaimedRun } from './run-queue';
+import { changesRun, clip, nextRunState, runChangeSql, type RunChange, type RunFacts, type RunInput } from './run-state';
+import type { StepCount } from './step-counts';
 import type { StepOutcome } from './steps/step-outcome';
 
 // Records what a batch of claimed runs did, in one transaction whatever the batch's size: the
-// contacts the steps changed, the executions, the runs' moves and their events. Only the runs
-// this claim still holds are written (their claim_token, locked here): a run whose lease ran
-// out and went to another worker, or that was unenrolled, paused or moved meanwhile, is left as
-// the other writer left it, and what this worker did for it is not recorded (a tag step's
-// change rolls back with it; docs/sequences.md "Exactly once").
+// contacts the steps changed, the executions, the sends the steps queued, the runs' moves and
+// their events. Only the runs this claim still holds are written (their claim_token, locked
+// here): a run whose lease ran out and went to another worker, or that was unenrolled, paused
+// or moved meanwhile, is left as the other writer left it, and what this worker did for it is
+// not recorded (a tag step's change rolls back with it; docs/sequences.md "Exactly once").
 //
-// Statements: the contacts' lock and write (tag and update steps), the runs' lock, one INSERT of
-// the new executions, one UPDATE per kind of finished execution, one UPDATE per distinct new
-// state of the runs (a batch at one step moves together), the events.
+// In three steps, none of which changes what it was given: what each run's step did once the
+// contacts are locked (decide: a change applied, refused, or overtaken by an exit rule another
+// change of the batch met), what that makes of the run (the state machine, run-state.ts), and
+// the writes, set-based.
+//
+// Statements: the contacts' lock and write (tag and update steps), the runs' lock, the sends
+// (webhook steps), one INSERT of the new executions, one UPDATE per kind of finished execution,
+// one UPDATE per distinct new state of the runs (a batch at one step moves together), the events.
 
 export type RunResult =
   // The sequence is not active: the run is set aside until it is (no due time).
@@ -39,39 +48,38 @@ export type RunResult =
   | { run: ClaimedRun; kind: 'defer'; until: Date }
   // An exit rule holds, or the step is gone: the run ends.
   | { run: ClaimedRun; kind: 'end'; status: 'cancelled' | 'failed'; reason: string }
-  // A step ran here (not a webhook).
-  | { run: ClaimedRun; kind: 'step'; step: Step; steps: readonly Step[]; outcome: StepOutcome }
-  // A webhook attempt ended (its execution row was written when it started).
-  | { run: ClaimedRun; kind: 'webhook'; step: Step; steps: readonly Step[]; attempt: WebhookAttempt };
+  // Its step ran: the handler's outcome (steps/).
+  | { run: ClaimedRun; kind: 'step'; step: Step; steps: readonly Step[]; outcome: StepOutcome };
 
-export interface WebhookAttempt {
-  succeeded: boolean;
-  detail: Record<string, unknown>;
-  reason: string | null;
-  // Failed: when to try again; null, it has failed for good.
-  retryAt: Date | null;
-  startedAt: Date;
+export interface RecordedBatch {
+  counts: StepCount[];
+  // Sends queued (or queued again): the dispatcher should look.
+  sendsQueued: number;
 }
 
-// Counted by type and outcome for the metrics (src/metrics/metrics.ts).
-export interface StepCount {
-  type: string;
-  outcome: 'succeeded' | 'failed' | 'began';
+// What the record does about one run, decided: its input to the state machine, and what the
+// step leaves in the timeline.
+interface Decision {
+  run: ClaimedRun;
+  input: RunInput;
+  step?: Step;
+  record:
+    | { kind: 'none' }
+    // A wait began: its execution runs until the wait ends.
+    | { kind: 'began' }
+    | { kind: 'succeeded'; detail: Record<string, unknown> | null }
+    | { kind: 'failed'; reason: string }
+    // The run ends here: an execution under way is skipped, a send not started is cancelled.
+    | { kind: 'ended'; reason: string }
+    // A send queued with the run's move; the run waits for its outcome.
+    | { kind: 'send'; send: Extract<StepOutcome, { kind: 'send' }> };
 }
 
-interface RunState {
-  status: RunStatus;
-  currentStepId: string | null;
-  visit: number;
-  attempt: number;
-  stepStartedAt: Date | null;
-  dueAt: Date | null;
-  completedAt: Date | null;
-  reason: string | null;
-}
+// How a tag or update step's change to its contact came out, in batch order.
+type ChangeVerdict = { kind: 'applied' } | { kind: 'refused'; reason: string } | { kind: 'exit'; reason: string };
 
-export async function recordBatch(db: Database, results: readonly RunResult[], now: Date): Promise<StepCount[]> {
-  if (results.length === 0) return [];
+export async function recordBatch(db: Database, results: readonly RunResult[], now: Date): Promise<RecordedBatch> {
+  if (results.length === 0) return { counts: [], sendsQueued: 0 };
   const token = results[0]!.run.token;
   return withTransaction(db, async (transaction) => {
     // Contacts first, then runs: the order every writer takes them in. Those the steps change,
@@ -85,22 +93,31 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
       .filter((result) => owned.has(result.run.id))
       .map((result): RunResult => (result.kind === 'park' && active.has(result.run.sequenceId) ? { run: result.run, kind: 'defer', until: now } : result));
 
-    const batch = new BatchWrites(now);
-    const contactEvents = await applyContactChanges(db, mine, contactRows, batch, transaction);
-    for (const result of mine) batch.add(result);
+    const { verdicts, changes } = resolveContactChanges(mine, contactRows);
+    const decisions = mine.map((result) => decide(result, verdicts.get(result.run.id)));
 
-    await batch.write(db, transaction);
-    const sequenceOf = new Map(mine.map(({ run }) => [run.id, run.sequenceId]));
-    countRunMoves(db, transaction, batch.movedRunIds().map(([id, to]) => ({ sequenceId: sequenceOf.get(id)!, from: owned.get(id)!, to })));
-    for (const [accountId, events] of groupEvents(contactEvents, batch.runEvents)) {
+    const contactEvents: AccountEvent[] = [];
+    const exceptRunIds = new Set(mine.map((result) => result.run.id));
+    for (const [accountId, list] of byAccount([...changes.values()])) {
+      for (const event of await writeContactChanges(db, accountId, list, transaction, exceptRunIds)) contactEvents.push({ accountId, event });
+    }
+    const sendsQueued = await queueSends(db, decisions.flatMap(sendToQueue(now)), now, transaction);
+
+    const writes = new BatchWrites(now);
+    for (const decision of decisions) writes.add(decision);
+    await writes.write(db, transaction);
+    // The counters of runs by status (run-status-counts.ts), from the statuses read under the
+    // runs' locks.
+    countRunMoves(db, transaction, writes.moves().map(({ run, to }) => ({ sequenceId: run.sequenceId, from: owned.get(run.id)!, to })));
+    for (const [accountId, events] of groupEvents(contactEvents, writes.runEvents)) {
       await recordEvents(db, accountId, events, transaction);
     }
-    return batch.counts;
+    return { counts: writes.counts, sendsQueued };
   });
 }
 
 async function lockChangedContacts(db: Database, runs: readonly ClaimedRun[], transaction: Transaction) {
-  const rows = new Map<string, ReturnType<typeof stateFromRow> & { row: ContactChange['row'] }>();
+  const rows = new Map<string, ContactState & { row: ContactChange['row'] }>();
   for (const [accountId, accountRuns] of byAccount(runs)) {
     const ids = accountRuns.map((run) => run.contactId);
     for (const row of await lockContactRows(db, accountId, ids, transaction)) rows.set(row.id, { ...stateFromRow(row), row });
@@ -120,50 +137,92 @@ async function sequencesActiveAgain(db: Database, results: readonly RunResult[],
 
 // The tag and update steps' changes, applied in batch order to the contacts as locked (a
 // contact's two runs in one batch both see their change). A change that would break a contact's
-// limits (101 tags) fails its step instead, and changes nothing.
-async function applyContactChanges(
-  db: Database,
-  results: RunResult[],
-  locked: Map<string, ContactState & { row: ContactChange['row'] }>,
-  batch: BatchWrites,
-  transaction: Transaction,
-): Promise<AccountEvent[]> {
+// limits (101 tags) is refused: its step fails and changes nothing. The batch's other runs of a
+// changed contact whose exit rule the change made hold end here, as cancelRunsOnExit ends the
+// contact's runs outside the batch.
+function resolveContactChanges(
+  results: readonly RunResult[],
+  locked: ReadonlyMap<string, ContactState & { row: ContactChange['row'] }>,
+): { verdicts: Map<string, ChangeVerdict>; changes: Map<string, ContactChange & { accountId: string }> } {
+  const verdicts = new Map<string, ChangeVerdict>();
   const changes = new Map<string, ContactChange & { accountId: string }>();
-  // A run whose exit rule another change of this batch meets is cancelled, and does not act.
-  for (const [index, reason] of exitsWithinBatch(results, locked)) results[index] = { run: results[index]!.run, kind: 'end', status: 'cancelled', reason };
-  for (let index = 0; index < results.length; index += 1) {
-    const result = results[index]!;
-    if (result.kind !== 'step' || result.outcome.kind !== 'change') continue;
-    const current = changes.get(result.run.contactId);
+  // A run whose exit rule another change of this batch meets is cancelled, and does not act
+  // (batch-exits.ts).
+  for (const [index, reason] of exitsWithinBatch(results, locked)) verdicts.set(results[index]!.run.id, { kind: 'exit', reason });
+  for (const result of results) {
+    if (result.kind !== 'step' || result.outcome.kind !== 'change' || verdicts.has(result.run.id)) continue;
     const base = locked.get(result.run.contactId);
     if (!base) continue;
-    const before = current?.after ?? base;
-    const after = result.outcome.change(stripRow(before));
+    const current = changes.get(result.run.contactId);
+    const after = result.outcome.change(current?.after ?? stripRow(base));
     try {
       assertWithinLimits(after);
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
-      results[index] = { ...result, kind: 'end', status: 'failed', reason: `step "${result.step.id}": ${error.message}` };
-      batch.failedStep(result.run, result.step, error.message);
+      verdicts.set(result.run.id, { kind: 'refused', reason: error.message });
       continue;
     }
+    verdicts.set(result.run.id, { kind: 'applied' });
     changes.set(result.run.contactId, { accountId: result.run.accountId, row: base.row, before: current?.before ?? stripRow(base), after });
   }
-  // The batch's other runs of a changed contact: an exit rule the change made hold ends them
-  // here, as cancelRunsOnExit ends the contact's runs outside the batch.
-  for (let index = 0; index < results.length; index += 1) {
-    const result = results[index]!;
+  for (const result of results) {
     const change = changes.get(result.run.contactId);
-    if (!change || result.kind === 'end' || (result.kind === 'step' && result.outcome.kind === 'change')) continue;
+    if (!change || result.kind === 'end' || verdicts.has(result.run.id)) continue;
     const rule = couldTriggerExit(change.before, change.after) ? matchingExitRule(result.run.exitWhen, change.after) : null;
-    if (rule) results[index] = { run: result.run, kind: 'end', status: 'cancelled', reason: exitReason(rule) };
+    if (rule) verdicts.set(result.run.id, { kind: 'exit', reason: exitReason(rule) });
   }
-  const exceptRunIds = new Set(results.map((result) => result.run.id));
-  const events: AccountEvent[] = [];
-  for (const [accountId, list] of byAccount([...changes.values()])) {
-    for (const event of await writeContactChanges(db, accountId, list, transaction, exceptRunIds)) events.push({ accountId, event });
+  return { verdicts, changes };
+}
+
+// What a run's result comes to, once its contact's changes are known.
+function decide(result: RunResult, verdict: ChangeVerdict | undefined): Decision {
+  const { run } = result;
+  if (verdict?.kind === 'exit') return { run, input: { kind: 'end', status: 'cancelled', reason: verdict.reason }, record: { kind: 'ended', reason: `run cancelled: ${verdict.reason}` } };
+  switch (result.kind) {
+    case 'park':
+      return { run, input: { kind: 'set-aside' }, record: { kind: 'none' } };
+    case 'defer':
+      return { run, input: { kind: 'hold', until: result.until }, record: { kind: 'none' } };
+    case 'end':
+      return { run, input: { kind: 'end', status: result.status, reason: result.reason }, record: { kind: 'ended', reason: `run ${result.status}: ${result.reason}` } };
+    case 'step': {
+      const { step, steps, outcome } = result;
+      const following = () => steps[steps.findIndex((candidate) => candidate.id === step.id) + 1]?.id ?? null;
+      switch (outcome.kind) {
+        case 'sleep':
+          return { run, step, input: { kind: 'began', until: outcome.until }, record: { kind: 'began' } };
+        case 'send':
+          return { run, step, input: { kind: 'began', until: null }, record: { kind: 'send', send: outcome } };
+        case 'complete':
+          return { run, step, input: { kind: 'succeeded', next: null }, record: { kind: 'succeeded', detail: null } };
+        case 'next':
+          return { run, step, input: { kind: 'succeeded', next: outcome.to ?? following() }, record: { kind: 'succeeded', detail: outcome.detail ?? null } };
+        case 'change':
+          if (verdict?.kind === 'refused') {
+            return { run, step, input: { kind: 'failed', reason: `step "${step.id}": ${verdict.reason}` }, record: { kind: 'failed', reason: verdict.reason } };
+          }
+          return { run, step, input: { kind: 'succeeded', next: following() }, record: { kind: 'succeeded', detail: null } };
+      }
+    }
   }
-  return events;
+}
+
+// The sends of the steps that began one (webhook steps), for queueSends.
+function sendToQueue(now: Date) {
+  return (decision: Decision): SendToQueue[] => {
+    if (decision.record.kind !== 'send' || !decision.step) return [];
+    const { run, step } = decision;
+    const { channel, target } = decision.record.send;
+    return [
+      {
+        run: { id: run.id, accountId: run.accountId, visit: run.visit },
+        stepId: step.id,
+        channel,
+        target,
+        compose: (stepVisit) => composeWebhook(run, step as StepOf<'webhook'>, stepVisit, now),
+      },
+    ];
+  };
 }
 
 interface AccountEvent {
@@ -176,166 +235,87 @@ function stripRow(state: ContactState & { row?: unknown }): ContactState {
   return rest;
 }
 
+function factsOf(run: ClaimedRun): RunFacts {
+  return { status: run.status, currentStepId: run.currentStepId, stepStartedAt: run.stepStartedAt, claimed: true };
+}
+
 // The writes of one batch, gathered, then sent set-based.
 class BatchWrites {
   readonly counts: StepCount[] = [];
   readonly runEvents: AccountEvent[] = [];
   private readonly inserts: unknown[][] = [];
-  // Running executions that end now, by how they end.
-  // Running executions that end now, by how they end (each run's detail apart: a receiver's
-  // answer differs from run to run, and must not split the statement).
+  // Executions under way that end now, by how they end (each run's detail apart: a branch's
+  // way differs from run to run, and must not split the statement).
   private readonly finishes = new Map<string, { status: string; reason: string | null; details: Map<string, string>; runIds: string[] }>();
-  private readonly runUpdates = new Map<string, { state: RunState; ids: string[] }>();
-  private readonly failedSteps = new Map<string, { step: Step; reason: string }>();
+  private readonly runUpdates = new Map<string, { change: RunChange; ids: string[] }>();
+  private readonly ended: string[] = [];
+  private readonly statusMoves: Array<{ run: ClaimedRun; to: RunStatus }> = [];
 
   constructor(private readonly now: Date) {}
 
-  failedStep(run: ClaimedRun, step: Step, reason: string): void {
-    this.failedSteps.set(run.id, { step, reason });
-  }
+  add(decision: Decision): void {
+    const { run, step, record } = decision;
+    const change = nextRunState(factsOf(run), decision.input, this.now);
+    if (changesRun(change)) {
+      const key = JSON.stringify([change.set, change.keepClaim]);
+      const group = this.runUpdates.get(key);
+      if (group) group.ids.push(run.id);
+      else this.runUpdates.set(key, { change, ids: [run.id] });
+      // Counted from the status the run has under its lock (the caller's), to the one written.
+      if (change.set.status !== undefined) this.statusMoves.push({ run, to: change.set.status });
+    }
+    // A run that starts its first step is `running` before whatever the step makes of it.
+    const steps = record.kind === 'began' || record.kind === 'succeeded' || record.kind === 'send';
+    const through: RunStatus = steps && run.status === 'pending' ? 'running' : run.status;
+    if (through !== run.status) this.statusEvent(run, { ...change, to: 'running', set: { ...change.set, completedAt: null, reason: null } }, run.status);
 
-  add(result: RunResult): void {
-    const { run } = result;
-    switch (result.kind) {
-      case 'park':
-        return this.move(run, { ...this.same(run), dueAt: null });
-      case 'defer':
-        return this.move(run, { ...this.same(run), dueAt: result.until });
-      case 'end': {
-        const failed = this.failedSteps.get(run.id);
-        if (failed) this.execution(run, failed.step, { attempt: run.attempt + 1, status: 'failed', reason: failed.reason, startedAt: this.now });
-        this.finish(run.id, 'skipped', `run ${result.status}: ${result.reason}`, null);
-        return this.end(run, result.status, result.reason, failed ? { step: failed.step, reason: failed.reason } : null);
+    switch (record.kind) {
+      case 'began':
+        this.counts.push({ type: step!.type, outcome: 'began' });
+        this.execution(run, step!, { attempt: 1, status: 'running', startedAt: this.now, finished: false });
+        break;
+      case 'succeeded': {
+        this.counts.push({ type: step!.type, outcome: 'succeeded' });
+        const execution = { attempt: run.stepStartedAt ? Math.max(run.attempt, 1) : run.attempt + 1, detail: record.detail, startedAt: run.stepStartedAt ?? this.now };
+        if (run.stepStartedAt) this.finish(run.id, 'succeeded', null, record.detail);
+        else this.execution(run, step!, { ...execution, status: 'succeeded' });
+        const dto = executionDto(step!, { ...execution, status: 'succeeded', reason: null, finishedAt: this.now });
+        this.runEvents.push({ accountId: run.accountId, event: { type: 'run.step_completed', data: { run: this.eventRun(run, change), step: { id: step!.id, type: step!.type }, execution: dto } } });
+        break;
       }
-      case 'step':
-        return this.step(run, result.step, result.steps, result.outcome);
-      case 'webhook':
-        return this.webhook(run, result.step, result.steps, result.attempt);
+      case 'failed': {
+        this.counts.push({ type: step!.type, outcome: 'failed' });
+        const execution = { attempt: run.attempt + 1, detail: null, startedAt: this.now };
+        this.execution(run, step!, { ...execution, status: 'failed', reason: record.reason });
+        this.finish(run.id, 'skipped', `run failed: ${decision.input.kind === 'failed' ? decision.input.reason : record.reason}`, null);
+        const dto = executionDto(step!, { ...execution, status: 'failed', reason: record.reason, finishedAt: this.now });
+        this.runEvents.push({ accountId: run.accountId, event: { type: 'run.step_failed', data: { run: this.eventRun(run, change), step: { id: step!.id, type: step!.type }, execution: dto, retryAt: null } } });
+        break;
+      }
+      case 'ended':
+        this.finish(run.id, 'skipped', record.reason, null);
+        this.ended.push(run.id);
+        break;
+      case 'send':
+      case 'none':
+        break;
     }
+    if (change.to !== through) this.statusEvent(run, change, through);
   }
 
-  private step(run: ClaimedRun, step: Step, steps: readonly Step[], outcome: StepOutcome): void {
-    if (outcome.kind === 'sleep') {
-      this.counts.push({ type: step.type, outcome: 'began' });
-      this.execution(run, step, { attempt: 1, status: 'running', startedAt: this.now, finished: false });
-      return this.move(run, {
-        ...this.same(run),
-        status: 'running',
-        attempt: 1,
-        stepStartedAt: this.now,
-        dueAt: outcome.until,
-      }, run.status === 'pending' ? 'running' : undefined);
-    }
-    const detail = outcome.kind === 'next' ? (outcome.detail ?? null) : null;
-    if (run.stepStartedAt) this.finish(run.id, 'succeeded', null, detail);
-    else this.execution(run, step, { attempt: run.attempt + 1, status: 'succeeded', detail, startedAt: this.now });
-    this.succeeded(run, step, steps, outcome.kind === 'complete' ? null : outcome.kind === 'next' ? outcome.to : undefined, {
-      attempt: run.stepStartedAt ? Math.max(run.attempt, 1) : run.attempt + 1,
-      detail,
-      startedAt: run.stepStartedAt ?? this.now,
+  private eventRun(run: ClaimedRun, change: RunChange) {
+    const { set } = change;
+    return claimedEventRun(run, {
+      status: change.to,
+      currentStepId: set.currentStepId !== undefined ? set.currentStepId : run.currentStepId,
+      completedAt: set.completedAt ?? null,
+      reason: set.reason ?? null,
     });
   }
 
-  private webhook(run: ClaimedRun, step: Step, steps: readonly Step[], attempt: WebhookAttempt): void {
-    const detail = attempt.detail;
-    const execution = { attempt: run.attempt, detail, startedAt: attempt.startedAt };
-    if (attempt.succeeded) {
-      this.finish(run.id, 'succeeded', null, detail);
-      return this.succeeded(run, step, steps, undefined, execution);
-    }
-    this.finish(run.id, 'failed', attempt.reason, detail);
-    this.counts.push({ type: step.type, outcome: 'failed' });
-    const failedExecution = this.executionDto(step, { ...execution, status: 'failed', reason: attempt.reason, finishedAt: this.now });
-    if (attempt.retryAt) {
-      const state = { ...this.same(run), dueAt: attempt.retryAt };
-      this.move(run, state);
-      this.runEvents.push({
-        accountId: run.accountId,
-        event: { type: 'run.step_failed', data: { run: claimedEventRun(run, state), step: { id: step.id, type: step.type }, execution: failedExecution, retryAt: attempt.retryAt.toISOString() } },
-      });
-      return;
-    }
-    this.end(run, 'failed', `step "${step.id}": ${attempt.reason}`, null, failedExecution, step);
-  }
-
-  // The step is done: on to the next one (or `to`), or the run is complete.
-  private succeeded(
-    run: ClaimedRun,
-    step: Step,
-    steps: readonly Step[],
-    to: string | null | undefined,
-    execution: { attempt: number; detail: Record<string, unknown> | null; startedAt: Date },
-  ): void {
-    this.counts.push({ type: step.type, outcome: 'succeeded' });
-    const index = steps.findIndex((candidate) => candidate.id === step.id);
-    const nextId = to === null ? null : (to ?? steps[index + 1]?.id ?? null);
-    const state: RunState =
-      nextId === null
-        ? { status: 'completed', currentStepId: null, visit: run.visit, attempt: 0, stepStartedAt: null, dueAt: null, completedAt: this.now, reason: null }
-        : { status: 'running', currentStepId: nextId, visit: run.visit + 1, attempt: 0, stepStartedAt: null, dueAt: this.now, completedAt: null, reason: null };
-    const dto = this.executionDto(step, { ...execution, status: 'succeeded', reason: null, finishedAt: this.now });
-    if (run.status === 'pending') this.statusEvent(run, { ...state, status: 'running', completedAt: null }, 'pending');
-    this.runEvents.push({
-      accountId: run.accountId,
-      event: { type: 'run.step_completed', data: { run: claimedEventRun(run, state), step: { id: step.id, type: step.type }, execution: dto } },
-    });
-    this.move(run, state, state.status === 'completed' ? 'completed' : undefined, 'running');
-  }
-
-  private end(
-    run: ClaimedRun,
-    status: 'cancelled' | 'failed',
-    reason: string,
-    failedStep: { step: Step; reason: string } | null,
-    failedExecution?: ExecutionDto,
-    step?: Step,
-  ): void {
-    const state: RunState = { ...this.same(run), status, dueAt: null, completedAt: this.now, reason: clip(reason), stepStartedAt: null };
-    if (failedStep) {
-      this.counts.push({ type: failedStep.step.type, outcome: 'failed' });
-      failedExecution = this.executionDto(failedStep.step, {
-        attempt: run.attempt + 1,
-        detail: null,
-        startedAt: this.now,
-        status: 'failed',
-        reason: failedStep.reason,
-        finishedAt: this.now,
-      });
-      step = failedStep.step;
-    }
-    if (failedExecution && step) {
-      this.runEvents.push({
-        accountId: run.accountId,
-        event: { type: 'run.step_failed', data: { run: claimedEventRun(run, state), step: { id: step.id, type: step.type }, execution: failedExecution, retryAt: null } },
-      });
-    }
-    this.move(run, state, status);
-  }
-
-  private same(run: ClaimedRun): RunState {
-    return {
-      status: run.status,
-      currentStepId: run.currentStepId,
-      visit: run.visit,
-      attempt: run.attempt,
-      stepStartedAt: run.stepStartedAt,
-      dueAt: null,
-      completedAt: null,
-      reason: null,
-    };
-  }
-
-  // newStatus: a status event to record, from the run's status (or `from`).
-  private move(run: ClaimedRun, state: RunState, newStatus?: RunStatus, from?: RunStatus): void {
-    const key = JSON.stringify(state);
-    const group = this.runUpdates.get(key);
-    if (group) group.ids.push(run.id);
-    else this.runUpdates.set(key, { state, ids: [run.id] });
-    if (newStatus && newStatus !== (from ?? run.status)) this.statusEvent(run, state, from ?? run.status);
-  }
-
-  private statusEvent(run: ClaimedRun, state: RunState, from: RunStatus): void {
-    this.runEvents.push({ accountId: run.accountId, event: runStatusChangedEvent(claimedRunDto(run, state), run.sequenceId, run.contactId, from) });
+  private statusEvent(run: ClaimedRun, change: RunChange, from: RunStatus): void {
+    const event = this.eventRun(run, change);
+    this.runEvents.push({ accountId: run.accountId, event: runStatusChangedEvent(event, run.sequenceId, run.contactId, from) });
   }
 
   private execution(
@@ -367,34 +347,20 @@ class BatchWrites {
     if (detail) group.details.set(runId, JSON.stringify(detail));
   }
 
-  private executionDto(
-    step: Step,
-    row: { attempt: number; detail: Record<string, unknown> | null; startedAt: Date; status: ExecutionDto['status']; reason: string | null; finishedAt: Date },
-  ): ExecutionDto {
-    return {
-      stepId: step.id,
-      type: step.type,
-      attempt: row.attempt,
-      status: row.status,
-      reason: row.reason,
-      detail: row.detail,
-      startedAt: row.startedAt.toISOString(),
-      finishedAt: row.finishedAt.toISOString(),
-    };
-  }
-
-  // Each run written, and the status it is written with.
-  movedRunIds(): Array<[string, RunStatus]> {
-    return [...this.runUpdates.values()].flatMap(({ state, ids }) => ids.map((id): [string, RunStatus] => [id, state.status]));
+  // Each run whose status the batch writes, and the status it is written with.
+  moves(): Array<{ run: ClaimedRun; to: RunStatus }> {
+    return this.statusMoves;
   }
 
   async write(db: Database, transaction: Transaction): Promise<void> {
-    // Finished first: a run that fails its step ends the execution it had running.
+    // Finished first, while the runs are still at the visit their execution belongs to: an
+    // execution of an older visit is never closed here (a move skipped it when it moved the run).
     for (const { status, reason, details, runIds } of this.finishes.values()) {
       const detail = details.size === 0 ? 'detail' : `CASE run_id ${[...details.keys()].map(() => 'WHEN ? THEN ?').join(' ')} ELSE detail END`;
       await execute(
         db,
-        `UPDATE run_step_executions SET status = ?, reason = ?, detail = ${detail}, finished_at = ? WHERE run_id IN (?) AND status = 'running'`,
+        `UPDATE run_step_executions SET status = ?, reason = ?, detail = ${detail}, finished_at = ?
+         WHERE run_id IN (?) AND status = 'running' AND visit = (SELECT r.visit FROM sequence_runs r WHERE r.id = run_step_executions.run_id)`,
         [status, reason, ...[...details].flat(), this.now, runIds],
         transaction,
       );
@@ -406,23 +372,28 @@ class BatchWrites {
       this.inserts,
       transaction,
     );
-    for (const { state, ids } of this.runUpdates.values()) {
-      await execute(
-        db,
-        `UPDATE sequence_runs SET status = ?, current_step_id = ?, visit = ?, attempt = ?, step_started_at = ?, due_at = ?,
-           completed_at = ?, reason = ?, claim_token = NULL, updated_at = ? WHERE id IN (?)`,
-        [state.status, state.currentStepId, state.visit, state.attempt, state.stepStartedAt, state.dueAt, state.completedAt, state.reason, this.now, ids],
-        transaction,
-      );
+    await cancelSends(db, this.ended, this.now, transaction);
+    for (const { change, ids } of this.runUpdates.values()) {
+      const { set, values } = runChangeSql(change, this.now);
+      await execute(db, `UPDATE sequence_runs SET ${set} WHERE id IN (?)`, [...values, ids], transaction);
     }
   }
 }
 
-// The reason columns hold 500 characters: a long error is cut, never a failed record.
-export function clip(text: string): string;
-export function clip(text: string | null): string | null;
-export function clip(text: string | null): string | null {
-  return text === null || text.length <= 500 ? text : `${text.slice(0, 499)}…`;
+function executionDto(
+  step: Step,
+  row: { attempt: number; detail: Record<string, unknown> | null; startedAt: Date; status: ExecutionDto['status']; reason: string | null; finishedAt: Date },
+): ExecutionDto {
+  return {
+    stepId: step.id,
+    type: step.type,
+    attempt: row.attempt,
+    status: row.status,
+    reason: row.reason,
+    detail: row.detail,
+    startedAt: row.startedAt.toISOString(),
+    finishedAt: row.finishedAt.toISOString(),
+  };
 }
 
 // Each account's events, contact changes first; accounts in one order, so that two workers

@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database';
 import type { ClaimedRun } from './run-queue';
 import { isTransient, messageOf } from './plan-batch';
-import { recordBatch, type RunResult, type StepCount } from './record-batch';
+import { recordBatch, type RecordedBatch, type RunResult } from './record-batch';
 
 // Records a batch's outcomes (record-batch.ts, one transaction) so that one run whose outcome
 // cannot be written does not keep the others from being recorded. When the batch's transaction
@@ -24,27 +24,28 @@ export async function recordIsolated(
   results: readonly RunResult[],
   now: Date,
   onUnrecorded: (unrecorded: Unrecorded) => void = () => undefined,
-): Promise<StepCount[]> {
-  if (results.length === 0) return [];
+): Promise<RecordedIsolated> {
+  if (results.length === 0) return { counts: [], sendsQueued: 0 };
   try {
     return await recordBatch(db, results, now);
   } catch (error) {
     if (isTransient(error)) throw error;
     if (results.length === 1) return failAlone(db, results[0]!, error, now, onUnrecorded);
     const half = Math.ceil(results.length / 2);
-    return [
-      ...(await recordIsolated(db, results.slice(0, half), now, onUnrecorded)),
-      ...(await recordIsolated(db, results.slice(half), now, onUnrecorded)),
-    ];
+    const first = await recordIsolated(db, results.slice(0, half), now, onUnrecorded);
+    const second = await recordIsolated(db, results.slice(half), now, onUnrecorded);
+    return { counts: [...first.counts, ...second.counts], sendsQueued: first.sendsQueued + second.sendsQueued };
   }
 }
 
-async function failAlone(db: Database, result: RunResult, error: unknown, now: Date, onUnrecorded: (unrecorded: Unrecorded) => void): Promise<StepCount[]> {
+export type RecordedIsolated = RecordedBatch;
+
+async function failAlone(db: Database, result: RunResult, error: unknown, now: Date, onUnrecorded: (unrecorded: Unrecorded) => void): Promise<RecordedIsolated> {
   const { run } = result;
   // Already the failure of a run that could not be planned: nothing simpler to write.
   if (result.kind === 'end' && result.status === 'failed' && result.reason.startsWith('cannot ')) {
     onUnrecorded({ run, error, failed: false });
-    return [];
+    return { counts: [], sendsQueued: 0 };
   }
   try {
     const counts = await recordBatch(db, [{ run, kind: 'end', status: 'failed', reason: `cannot record: ${messageOf(error)}` }], now);
@@ -53,6 +54,6 @@ async function failAlone(db: Database, result: RunResult, error: unknown, now: D
   } catch (again) {
     if (isTransient(again)) throw again;
     onUnrecorded({ run, error: again, failed: false });
-    return [];
+    return { counts: [], sendsQueued: 0 };
   }
 }

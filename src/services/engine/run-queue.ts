@@ -9,7 +9,7 @@ import type { RunDto } from '../../schemas/sequence';
 import type { RunStatus, SequenceStatus } from '../../schemas/statuses';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contact-row';
 import { dueAccounts } from './due-accounts';
-import { roundRobin, shareOf, type DueRun } from './fair-share';
+import { roundRobin, shareOf, type DueRun } from './claim-shares';
 
 // sequence_runs as the engine's queue (db/migrations/20261208000000-create-sequence-engine.js):
 // the claim, the read of what was claimed, and the hand-back. The loop (engine.ts) and the
@@ -28,7 +28,7 @@ import { roundRobin, shareOf, type DueRun } from './fair-share';
 // Fair to every account: when that head of the due index fills the whole batch, more is due
 // than one pass takes, and due order alone would let one account's burst (a million-contact
 // enrollment, a cohort's waits ending together) hold back every other account until it is
-// done. Then the batch is shared round-robin over the accounts with due runs (fair-share.ts):
+// done. Then the batch is shared round-robin over the accounts with due runs (claim-shares.ts):
 // the accounts with due runs are found a slice of the accounts table at a time
 // (due-accounts.ts), those not in the head give up to their share of their own earliest due
 // runs (one statement for all of them, SKIP LOCKED too), and the batch takes the first of every

@@ -2,12 +2,17 @@ import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute } from '../../db/sql/statements';
 import type { RunStatus } from '../../schemas/statuses';
+import { cancelSends } from '../engine/outbound/outbox';
+import { endState, runChangeSql } from '../engine/run-state';
 import { countRunMoves } from '../run-status/run-status-counts';
 
-// Ends active runs in one statement: nothing is due for them any more, a claim on them is
-// void, and an execution left running (a wait) is recorded as skipped. Only a run at a step can
-// have one: runs of a sequence without steps cost no second statement. Each run's status is the
-// one its caller read under the run's lock (for the status counters).
+// Ends active runs in one statement, as the run's state machine says an active run ends
+// (src/services/engine/run-state.ts): nothing is due for them any more, a claim on them is void,
+// an execution left running (a wait) is recorded as skipped, and a send not started is
+// cancelled (one under way may finish; docs/sequences.md). Only a run at a step can have an
+// execution or a send: runs of a sequence without steps cost no further statement. The caller
+// holds the runs' locks (after their contacts'); each run's status is the one it read under
+// them (for the status counters).
 export async function endRuns(
   db: Database,
   runs: ReadonlyArray<{ id: string; sequenceId: string; currentStepId: string | null; status: RunStatus }>,
@@ -17,14 +22,12 @@ export async function endRuns(
   if (runs.length === 0) return;
   const runIds = runs.map((run) => run.id);
   const atStep = runs.filter((run) => run.currentStepId !== null).map((run) => run.id);
-  if (atStep.length > 0) await skipRunningExecutions(db, atStep, `run ${end.status}${end.reason ? `: ${end.reason}` : ''}`, end.at, transaction);
-  await execute(
-    db,
-    `UPDATE sequence_runs SET status = ?, reason = ?, completed_at = ?, updated_at = ?, due_at = NULL, paused_due_at = NULL,
-       claim_token = NULL WHERE id IN (?) AND status IN ('pending', 'running', 'paused')`,
-    [end.status, end.reason, end.at, end.at, runIds],
-    transaction,
-  );
+  if (atStep.length > 0) {
+    await skipRunningExecutions(db, atStep, `run ${end.status}${end.reason ? `: ${end.reason}` : ''}`, end.at, transaction);
+    await cancelSends(db, atStep, end.at, transaction);
+  }
+  const { set, values } = runChangeSql(endState(end, end.at), end.at);
+  await execute(db, `UPDATE sequence_runs SET ${set} WHERE id IN (?) AND status IN ('pending', 'running', 'paused')`, [...values, runIds], transaction);
   countRunMoves(db, transaction, runs.map((run) => ({ sequenceId: run.sequenceId, from: run.status, to: end.status })));
 }
 

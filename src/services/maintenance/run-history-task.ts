@@ -24,7 +24,7 @@ export const DEFAULT_RUN_HISTORY: Omit<RunHistorySettings, 'historyDays'> = {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-// The step executions of runs that ended more than historyDays ago, deleted in bounded chunks
+// The step executions and finished sends of runs that ended more than historyDays ago, deleted in bounded chunks
 // (src/services/sequences/prune-run-history.ts) on the task's schedule.
 export function runHistoryTask(
   db: Database,
@@ -38,8 +38,8 @@ export function runHistoryTask(
     async pass(now, shouldStop) {
       const before = new Date(now.getTime() - settings.historyDays * DAY_MS);
       const pruned = await pruneRunHistory(db, { ...settings, before, shouldStop });
-      if (pruned.executions > 0) {
-        options.logger.info({ runs: pruned.runs, executions: pruned.executions, before: before.toISOString() }, 'run history pruned');
+      if (pruned.executions > 0 || pruned.sends > 0) {
+        options.logger.info({ runs: pruned.runs, executions: pruned.executions, sends: pruned.sends, before: before.toISOString() }, 'run history pruned');
       }
       return pruned.more;
     },

@@ -21,8 +21,13 @@ import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from '../../schemas
 // - startRuns (runs.ts): INSERT, null -> pending;
 // - endRuns (exit-rules/end-runs.ts): unenroll and exit rules, active -> cancelled;
 // - changeRunStatus (run-transitions.ts): pause, resume, runs.transition;
-// - the engine's record (engine/record-batch.ts, BatchWrites.write) and the webhook step's
-//   begin (engine/webhook-step.ts), from the statuses lockClaimedRuns read;
+// - the engine's record (engine/record-batch.ts, BatchWrites.moves), a step's begin included
+//   (a webhook step queues its send there), from the statuses lockClaimedRuns read;
+// - the outbound outcomes (engine/outbound/record-outcomes.ts, OutcomeWrites.moves): a send's
+//   answer completes or fails its run, from the statuses lockRunsWithContacts read.
+// The other writers of runs keep the status, and report nothing: moveRuns (move-runs.ts), the
+// releases (release-runs.ts), the claim and its dead letters (engine/run-queue.ts). Each writer
+// takes the run's next state from the one state machine (engine/run-state.ts).
 // - deleteContact (contacts/contact-operations.ts), through countRunsDeletedWithContact: the
 //   cascade, status -> null.
 

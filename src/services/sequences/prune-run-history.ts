@@ -5,11 +5,13 @@ import { withTransaction } from '../../db/sql/transaction';
 import { afterPosition, readThrough } from '../lists/keyset';
 
 // Run history that stops growing (docs/operations.md "Run history"): the step executions of runs
-// that ended before `before` are deleted; the runs stay, with their final status, reason and
-// step. Ended runs are walked in the order they ended (sequence_runs_completed, completed_at
+// that ended before `before` are deleted, and so are their finished sends (the outbox rows their
+// webhook steps wrote, engine/outbound/outbox.ts); the runs stay, with their final status, reason
+// and step. Ended runs are walked in the order they ended (sequence_runs_completed, completed_at
 // then id) from where the walk stopped last (maintenance_cursors), a chunk per transaction:
-// at most runsPerChunk runs, and at most rowsPerChunk executions per statement (a run that
-// looped through thousands of steps is finished over several chunks). The cursor moves in the
+// at most runsPerChunk runs, and at most rowsPerChunk executions, then sends, per statement (a run
+// that looped through thousands of steps is finished over several chunks). Only finished sends
+// go: one a dispatcher still holds (`sending`) is left for it to record. The cursor moves in the
 // chunk's own transaction, so a crash resumes at the chunk it was doing, and two processes
 // take turns on the cursor's row instead of deleting the same rows twice.
 //
@@ -27,14 +29,15 @@ export interface RunHistoryPruneOptions {
 
 const CURSOR = 'run_history';
 const ENDED = "('completed', 'cancelled', 'failed')";
+const FINISHED_SENDS = "('succeeded', 'failed', 'cancelled')";
 
 // Answers what it deleted, and whether ended runs older than `before` are left to walk.
-export async function pruneRunHistory(db: Database, options: RunHistoryPruneOptions): Promise<{ runs: number; executions: number; more: boolean }> {
+export async function pruneRunHistory(db: Database, options: RunHistoryPruneOptions): Promise<{ runs: number; executions: number; sends: number; more: boolean }> {
   // The cursor's row, made once (at the start of time).
   await withTransaction(db, (transaction) =>
     upsertRows(db, 'maintenance_cursors', ['name', 'position_at', 'position_id', 'updated_at'], [[CURSOR, new Date(0), '', new Date()]], ['name'], ['name'], transaction),
   );
-  const total = { runs: 0, executions: 0, more: true };
+  const total = { runs: 0, executions: 0, sends: 0, more: true };
   for (let chunk = 0; chunk < options.maxChunks; chunk += 1) {
     if (options.shouldStop?.()) return total;
     const done = await withTransaction(db, async (transaction) => {
@@ -55,7 +58,7 @@ export async function pruneRunHistory(db: Database, options: RunHistoryPruneOpti
         [options.before, ...after.values],
         transaction,
       );
-      if (runs.length === 0) return { runs: 0, executions: 0, finished: true };
+      if (runs.length === 0) return { runs: 0, executions: 0, sends: 0, finished: true };
       const ids = runs.map((run) => run.id);
       const limit = Math.max(1, Math.floor(options.rowsPerChunk));
       const executions = await execute(
@@ -67,7 +70,16 @@ export async function pruneRunHistory(db: Database, options: RunHistoryPruneOpti
         transaction,
       );
       // A full statement may have left executions of these runs: the same chunk again.
-      if (executions >= limit) return { runs: 0, executions, finished: false };
+      if (executions >= limit) return { runs: 0, executions, sends: 0, finished: false };
+      const sends = await execute(
+        db,
+        db.dialect === 'sqlite'
+          ? `DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE run_id IN (?) AND status IN ${FINISHED_SENDS} LIMIT ${limit})`
+          : `DELETE FROM outbox WHERE run_id IN (?) AND status IN ${FINISHED_SENDS} LIMIT ${limit}`,
+        [ids],
+        transaction,
+      );
+      if (sends >= limit) return { runs: 0, executions, sends, finished: false };
       const last = runs[runs.length - 1]!;
       await execute(
         db,
@@ -75,10 +87,11 @@ export async function pruneRunHistory(db: Database, options: RunHistoryPruneOpti
         [toDate(last.completed_at), last.id, new Date(), CURSOR],
         transaction,
       );
-      return { runs: runs.length, executions, finished: runs.length < options.runsPerChunk };
+      return { runs: runs.length, executions, sends, finished: runs.length < options.runsPerChunk };
     });
     total.runs += done.runs;
     total.executions += done.executions;
+    total.sends += done.sends;
     if (done.finished) return { ...total, more: false };
   }
   return total;

@@ -2,6 +2,8 @@ import type { Database } from '../../db/database';
 import { toDate } from '../../db/sql/rows';
 import { execute, select, skipLocked } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
+import type { RunStatus } from '../../schemas/statuses';
+import { nextRunState, runChangeSql } from '../engine/run-state';
 import { afterPosition, readThrough } from '../lists/keyset';
 import { RELEASE_PREDICATES, type ReleaseKind } from './park-runs';
 
@@ -79,10 +81,12 @@ export async function releaseRunsChunk(db: Database, chunkSize: number): Promise
     let released = 0;
     if (runs.length > 0) {
       const predicate = RELEASE_PREDICATES[release.kind];
+      // Woken: due at the time of the change (the run's state machine, engine/run-state.ts).
+      const { set, values } = runChangeSql(nextRunState({ status: release.position_status as RunStatus }, { kind: 'wake' }, dueAt), dueAt);
       released = await execute(
         db,
-        `UPDATE sequence_runs SET due_at = ? WHERE id IN (?) AND status = ? AND current_step_id IS NOT NULL AND ${predicate}`,
-        [dueAt, runs.map((run) => run.id), release.position_status, ...(release.kind === 'window' ? [dueAt] : [])],
+        `UPDATE sequence_runs SET ${set} WHERE id IN (?) AND status = ? AND current_step_id IS NOT NULL AND ${predicate}`,
+        [...values, runs.map((run) => run.id), release.position_status, ...(release.kind === 'window' ? [dueAt] : [])],
         transaction,
       );
     }

@@ -2,69 +2,53 @@ import type { Database } from '../../db/database';
 import { toDate } from '../../db/sql/rows';
 import { execute, forUpdate, select } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
-import { ConflictError, NotFoundError } from '../../errors/app-errors';
+import { NotFoundError } from '../../errors/app-errors';
 import type { RunStatus } from '../../schemas/statuses';
 import type { RunDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { skipRunningExecutions } from '../exit-rules/end-runs';
 import { notifyDueWork } from '../engine/due-work';
+import { cancelSends, holdSends } from '../engine/outbound/outbox';
+import { isActiveStatus, nextRunState, runChangeSql, type RunInput } from '../engine/run-state';
 import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
-import { isActive, RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
+import { RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
 import { countRunMoves } from '../run-status/run-status-counts';
 
-// The moves the sequence runner may make (docs/decisions.md "Runs"). Anything else is a 409.
-const ALLOWED: Record<RunStatus, readonly RunStatus[]> = {
-  pending: ['running', 'cancelled', 'failed'],
-  running: ['paused', 'completed', 'failed', 'cancelled'],
-  paused: ['running', 'cancelled', 'failed'],
-  completed: [],
-  failed: [],
-  cancelled: [],
-};
+// One run's status changed from outside the engine: the internal runner's transition, pause and
+// resume. What each does to the run is the state machine's (src/services/engine/run-state.ts);
+// here it is locked, written and told.
 
-export function canMove(from: RunStatus, to: RunStatus): boolean {
-  return ALLOWED[from].includes(to);
-}
-
-// runs.transition: the internal runner's move.
+// runs.transition: the internal runner's move (docs/decisions.md "Runs"); anything else is a 409.
 export function moveRun(db: Database, input: { accountId: string; runId: string; status: RunStatus }): Promise<RunDto> {
-  return changeRunStatus(db, input, (from) => {
-    if (!canMove(from, input.status)) throw new ConflictError(`A run cannot move from ${from} to ${input.status}`, 'invalid_run_transition');
-    return input.status;
-  });
+  return changeRunStatus(db, input, { kind: 'transition', to: input.status });
 }
 
-// POST /sequences/{id}/runs/{runId}/pause: a pending or running run stops acting where it is.
+// POST /sequences/{id}/runs/{runId}/pause: a pending or running run stops acting where it is. A
+// send of its step that has not started waits for the resume; one already under way finishes
+// (docs/sequences.md "Pausing one run").
 export function pauseRun(db: Database, input: { accountId: string; sequenceId: string; runId: string }): Promise<RunDto> {
-  return changeRunStatus(db, input, (from) => {
-    if (from !== 'pending' && from !== 'running') throw new ConflictError(`A ${from} run cannot be paused`, 'invalid_run_transition');
-    return 'paused';
-  });
+  return changeRunStatus(db, input, { kind: 'pause' });
 }
 
 // .../resume: a paused run carries on where it stopped, in the status it was paused from.
 export function resumeRun(db: Database, input: { accountId: string; sequenceId: string; runId: string }): Promise<RunDto> {
-  return changeRunStatus(db, input, (from, row) => {
-    if (from !== 'paused') throw new ConflictError(`A ${from} run cannot be resumed: only a paused one`, 'invalid_run_transition');
-    return row.paused_from === 'pending' ? 'pending' : 'running';
-  });
+  return changeRunStatus(db, input, { kind: 'resume' });
 }
 
 interface LockedRun extends RunRow {
   sequence_id: string;
   due_at: unknown;
   paused_due_at: unknown;
-  paused_from: string | null;
+  paused_from: RunStatus | null;
+  step_started_at: unknown;
   claim_token: string | null;
 }
 
-async function changeRunStatus(
-  db: Database,
-  input: { accountId: string; runId: string; sequenceId?: string },
-  decide: (from: RunStatus, row: LockedRun) => RunStatus,
-): Promise<RunDto> {
+const date = (value: unknown): Date | null => (value === null || value === undefined ? null : toDate(value));
+
+async function changeRunStatus(db: Database, input: { accountId: string; runId: string; sequenceId?: string }, runInput: RunInput): Promise<RunDto> {
   const id = normalizeId(input.runId);
   const sequenceId = input.sequenceId === undefined ? undefined : normalizeId(input.sequenceId);
   if (sequenceId === null) throw new NotFoundError('Sequence');
@@ -75,10 +59,10 @@ async function changeRunStatus(
       if (!sequence) throw new NotFoundError('Sequence');
     }
     // The run's contact is locked before the run, the order every writer of runs follows
-    // (docs/idempotency.md "Concurrency and retries"). A move out of the active statuses rewrites the run's
-    // entry in the one-active-run index, which carries the run's foreign key: MySQL checks
-    // the key again and share-locks the contact. Holding the run, that lock would wait for an
-    // unenroll holding the contact and waiting for the run.
+    // (docs/architecture.md "One lock order"), and the run's sends after it. A move out of the
+    // active statuses rewrites the run's entry in the one-active-run index, which carries the
+    // run's foreign key: MySQL checks the key again and share-locks the contact. Holding the
+    // run, that lock would wait for an unenroll holding the contact and waiting for the run.
     // (A run's contact and sequence never change: read here, they hold under the lock.)
     const [owner] = await select<{ contact_id: string; sequence_id: string }>(
       db,
@@ -90,48 +74,40 @@ async function changeRunStatus(
     await lockContactsById(db, input.accountId, [owner.contact_id], transaction);
     const [run] = await select<LockedRun>(
       db,
-      `SELECT ${RUN_COLUMNS_READ}, sequence_id, due_at, paused_due_at, paused_from, claim_token FROM sequence_runs WHERE id = ?${forUpdate(db)}`,
+      `SELECT ${RUN_COLUMNS_READ}, sequence_id, due_at, paused_due_at, paused_from, step_started_at, claim_token FROM sequence_runs WHERE id = ?${forUpdate(db)}`,
       [id],
       transaction,
     );
     if (!run) throw new NotFoundError('Run');
-    const from = run.status as RunStatus;
-    const to = decide(from, run);
     const now = new Date();
-    const completedAt = isActive(to) ? null : now;
-    const due = dueColumns(run, from, to, now);
-    await execute(
-      db,
-      `UPDATE sequence_runs SET status = ?, completed_at = ?, updated_at = ?, due_at = ?, paused_due_at = ?, paused_from = ?,
-         claim_token = CASE WHEN ? THEN claim_token ELSE NULL END WHERE id = ?`,
-      [to, completedAt, now, due.dueAt, due.pausedDueAt, due.pausedFrom, due.keepClaim, run.id],
-      transaction,
+    const change = nextRunState(
+      {
+        status: run.status as RunStatus,
+        currentStepId: run.current_step_id,
+        stepStartedAt: date(run.step_started_at),
+        dueAt: date(run.due_at),
+        pausedDueAt: date(run.paused_due_at),
+        pausedFrom: run.paused_from,
+        claimed: run.claim_token !== null,
+      },
+      runInput,
+      now,
     );
-    countRunMoves(db, transaction, [{ sequenceId: owner.sequence_id, from, to }]);
-    if (!isActive(to)) {
-      // An execution left running (a wait) ends with the run.
-      await skipRunningExecutions(db, [run.id], `run ${to}`, now, transaction);
+    const update = runChangeSql(change, now);
+    await execute(db, `UPDATE sequence_runs SET ${update.set} WHERE id = ?`, [...update.values, run.id], transaction);
+    countRunMoves(db, transaction, [{ sequenceId: owner.sequence_id, from: change.from, to: change.to }]);
+    const { set } = change;
+    if (!isActiveStatus(change.to)) {
+      // An execution left running (a wait) ends with the run; a send not started never will.
+      await skipRunningExecutions(db, [run.id], `run ${change.to}`, now, transaction);
+      await cancelSends(db, [run.id], now, transaction);
+    } else if (change.to === 'paused') {
+      await holdSends(db, [run.id], now, transaction);
     }
-    const moved = runFromRow({ ...run, status: to, completed_at: completedAt });
-    await recordEvents(db, input.accountId, [runStatusChangedEvent(moved, owner.sequence_id, run.contact_id, from)], transaction);
-    return { moved, due: due.dueAt !== null };
+    const moved = runFromRow({ ...run, status: change.to, completed_at: set.completedAt !== undefined ? set.completedAt : run.completed_at });
+    await recordEvents(db, input.accountId, [runStatusChangedEvent(moved, owner.sequence_id, run.contact_id, change.from)], transaction);
+    return { moved, due: set.dueAt !== undefined && set.dueAt !== null };
   });
   if (outcome.due) notifyDueWork();
   return outcome.moved;
-}
-
-// What a status change does to the engine's hold on the run: pausing keeps its due time apart
-// (due_at NULL: nothing claims it) and voids a claim in progress; resuming gives the due time
-// back (now, if it has passed); ending clears both. A run without steps has none of these.
-function dueColumns(run: LockedRun, from: RunStatus, to: RunStatus, now: Date) {
-  const dueAt = run.due_at === null || run.due_at === undefined ? null : toDate(run.due_at);
-  const pausedDueAt = run.paused_due_at === null || run.paused_due_at === undefined ? null : toDate(run.paused_due_at);
-  if (!isActive(to)) return { dueAt: null, pausedDueAt: null, pausedFrom: null, keepClaim: false };
-  // A claimed run's due_at is its lease's end: the step it was taking is due again at resume.
-  if (to === 'paused') return { dueAt: null, pausedDueAt: run.claim_token ? now : dueAt, pausedFrom: from, keepClaim: false };
-  if (from === 'paused') {
-    const resumeAt = run.current_step_id === null ? null : pausedDueAt && pausedDueAt > now ? pausedDueAt : now;
-    return { dueAt: resumeAt, pausedDueAt: null, pausedFrom: null, keepClaim: false };
-  }
-  return { dueAt, pausedDueAt, pausedFrom: run.paused_from, keepClaim: true };
 }

@@ -12,14 +12,17 @@ import { readVersions, versionKey } from './sequence-versions';
 // - `sequence_paused`: its sequence is not active, or the engine set it aside for that (due_at
 //   null): it waits for the sequence to be active again, with no time;
 // - `wait`: its step is a wait that has begun (step_started_at): due_at is the wait's end;
-// - `retry`: its step is a webhook with a failed attempt behind it: due_at is the next attempt;
+// - `retry`: its step is a webhook with a failed attempt behind it. The run itself waits at the
+//   step with no due time (due_at NULL) while the outbound layer holds its send: the time is the
+//   send's, the outbox row of the run's visit (engine/outbound/outbox.ts), queued until its due_at;
 // - `window`: its step has not begun and is due later: the engine deferred it to the sending
 //   window's next opening, due_at;
-// - null: due now (the engine takes it at its next look), being carried out now (claimed: the
-//   row's due_at is then its lease's end, not a time the run waits for), paused (resume says
-//   what comes next), ended, or at no step (a sequence without steps).
+// - null: due now (the engine takes it at its next look; a first send queued, with its time),
+//   being carried out now (claimed: the row's due_at is then its lease's end, not a time the run
+//   waits for; a send on the wire), paused (resume says what comes next), ended, or at no step
+//   (a sequence without steps).
 
-export const WAITING_COLUMNS = 'due_at, paused_due_at, claim_token, step_started_at, attempt';
+export const WAITING_COLUMNS = 'due_at, paused_due_at, claim_token, step_started_at, attempt, visit';
 
 export interface WaitingRow {
   status: string;
@@ -30,6 +33,14 @@ export interface WaitingRow {
   claim_token: string | null;
   step_started_at: unknown;
   attempt: number | string;
+  visit: number | string;
+}
+
+// The send of the run's visit, for a run that waits at a step with no due time of its own.
+export interface WaitingSend {
+  status: string;
+  attempt: number | string;
+  due_at: unknown;
 }
 
 export interface RunWaiting {
@@ -39,8 +50,9 @@ export interface RunWaiting {
 
 const NOTHING: RunWaiting = { dueAt: null, waitingFor: null };
 
-export function runWaiting(row: WaitingRow, step: Step | undefined, sequenceStatus: string, now: Date): RunWaiting {
+export function runWaiting(row: WaitingRow, step: Step | undefined, sequenceStatus: string, now: Date, send?: WaitingSend): RunWaiting {
   if ((row.status !== 'pending' && row.status !== 'running') || row.current_step_id === null) return NOTHING;
+  if (sequenceStatus === 'active' && (row.due_at === null || row.due_at === undefined) && send) return sendWaiting(send);
   if (sequenceStatus !== 'active' || row.due_at === null || row.due_at === undefined) return { dueAt: null, waitingFor: 'sequence_paused' };
   if (row.claim_token !== null) return NOTHING;
   const dueAt = toIsoOrNull(row.due_at)!;
@@ -48,6 +60,14 @@ export function runWaiting(row: WaitingRow, step: Step | undefined, sequenceStat
   if (step?.type === 'webhook' && Number(row.attempt) > 0) return { dueAt, waitingFor: 'retry' };
   if (row.step_started_at === null && Date.parse(dueAt) > now.getTime()) return { dueAt, waitingFor: 'window' };
   return { dueAt, waitingFor: null };
+}
+
+// A run waiting for its send: a retry until the send's next attempt, a first send due at its
+// time, nothing while the request is on the wire.
+function sendWaiting(send: WaitingSend): RunWaiting {
+  if (send.status !== 'queued') return NOTHING;
+  const dueAt = toIsoOrNull(send.due_at);
+  return { dueAt, waitingFor: Number(send.attempt) > 0 ? 'retry' : null };
 }
 
 // When a wait that is waiting ends: the run's due time, kept aside while the run is paused
@@ -73,10 +93,24 @@ export async function runsWaiting<Row extends WaitingRow & { id: string; sequenc
     (await select<{ id: string; status: string }>(db, 'SELECT id, status FROM sequences WHERE id IN (?)', [sequenceIds], transaction)).map((row) => [row.id, row.status]),
   );
   const versions = await readVersions(db, atStep.map((row) => ({ sequenceId: row.sequence_id, version: Number(row.version) })), transaction);
+  const sends = await waitingSends(db, atStep.filter((row) => row.due_at === null || row.due_at === undefined), transaction);
   for (const row of atStep) {
     const steps = versions.get(versionKey(row.sequence_id, Number(row.version)));
     const step = steps?.find((candidate) => candidate.id === row.current_step_id);
-    result.set(row.id, runWaiting(row, step, statuses.get(row.sequence_id) ?? 'active', now));
+    result.set(row.id, runWaiting(row, step, statuses.get(row.sequence_id) ?? 'active', now, sends.get(`${row.id}/${Number(row.visit)}`)));
   }
   return result;
+}
+
+// The live sends of runs that wait with no due time of their own (one statement, through
+// outbox_run_visit), by run and visit.
+async function waitingSends(db: Database, rows: readonly (WaitingRow & { id: string })[], transaction?: Transaction): Promise<Map<string, WaitingSend>> {
+  if (rows.length === 0) return new Map();
+  const sends = await select<WaitingSend & { run_id: string; run_visit: number | string }>(
+    db,
+    "SELECT run_id, run_visit, status, attempt, due_at FROM outbox WHERE run_id IN (?) AND status IN ('queued', 'held', 'sending')",
+    [rows.map((row) => row.id)],
+    transaction,
+  );
+  return new Map(sends.map((send) => [`${send.run_id}/${Number(send.run_visit)}`, send]));
 }

@@ -26,9 +26,11 @@ function engineSkewedBy(skewMs: number, test: ReturnType<typeof engineAt>) {
   });
 }
 
+// The lease on the run's send (the outbox row's claim): a webhook step's run waits at its step,
+// unclaimed, while the outbound layer holds its send.
 async function leaseOf(runId: string) {
-  const [row] = await select<{ claim_token: string | null }>(testDb(), 'SELECT claim_token FROM sequence_runs WHERE id = ?', [runId]);
-  return row!.claim_token;
+  const [row] = await select<{ claim_token: string | null }>(testDb(), 'SELECT claim_token FROM outbox WHERE run_id = ?', [runId]);
+  return row?.claim_token ?? null;
 }
 
 describe('sequence engine: one clock', () => {
@@ -48,7 +50,7 @@ describe('sequence engine: one clock', () => {
       const slow = engineSkewedBy(-5 * MINUTE, test);
       const fast = engineSkewedBy(5 * MINUTE, test);
 
-      // The slow one takes the run; its request hangs, its lease is live.
+      // The slow one takes the run and its send; the request hangs, the send's lease is live.
       const slowPass = slow.runOnce();
       while (receiver.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
       const held = await leaseOf(run!.id);
@@ -56,7 +58,8 @@ describe('sequence engine: one clock', () => {
       // The fast one finds nothing due: the lease is live by the database's clock.
       expect(await fast.runOnce()).to.equal(0);
       expect(await leaseOf(run!.id)).to.equal(held);
-      expect(await slowPass).to.equal(1);
+      // One run claimed, one send started.
+      expect(await slowPass).to.equal(2);
       expect(receiver.received).to.have.length(1);
 
       // The other way round: the attempt failed (no answer in time) and is retried 5 s later.

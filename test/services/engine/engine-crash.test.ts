@@ -4,7 +4,6 @@ import { getContact } from '../../../src/services/contacts/find-contact';
 import { recordBatch } from '../../../src/services/engine/record-batch';
 import { planRun } from '../../../src/services/engine/plan-run';
 import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-queue';
-import { beginWebhookAttempts, sendWebhookAttempts, type WebhookWork } from '../../../src/services/engine/webhook-step';
 import { listEvents } from '../../../src/services/events/list-events';
 import { readSteps } from '../../../src/services/sequences/sequence-versions';
 import { createWebhook } from '../../../src/services/webhooks/endpoints';
@@ -12,7 +11,7 @@ import { caller } from '../../support/app';
 import { testDb } from '../../support/db';
 import { buildContact, buildTenant } from '../../support/factories';
 import { startReceiver } from '../../support/webhook-receiver';
-import { engineAt, enrolledRun } from './support';
+import { dispatchAndDie, engineAt, enrolledRun } from './support';
 
 // Crashes, expired leases and engines side by side (docs/sequences.md "Exactly once"): the
 // database decides who holds a run; a step is recorded once; an outside effect repeats only
@@ -34,12 +33,13 @@ describe('sequence engine: crashes and concurrency', () => {
       const { webhook } = await createWebhook(testDb(), { accountId: tenant.accountId, url: receiver.url, events: ['webhook.test'] }, settings);
       const run = await enrolledRunFor(tenant, [{ id: 'hook', type: 'webhook', endpointId: webhook.id }]);
       const start = Date.now() + 1;
-      // The first worker: claims, begins, sends, and dies before recording anything.
+      // The first worker: claims, begins the step (its send queued), sends, and dies before
+      // recording the answer.
       const claim = await claimDueRuns(testDb(), new Date(start), { limit: 10, leaseMs: LEASE_MS });
       const [claimed] = await loadClaimedRuns(testDb(), claim);
       const steps = await readSteps(testDb(), claimed!.sequenceId, claimed!.version);
-      const { begun } = await beginWebhookAttempts(testDb(), [planRun(claimed!, steps, new Date(start)) as WebhookWork], new Date(start));
-      await sendWebhookAttempts(testDb(), begun, { now: () => new Date(start), timeoutMs: 2_000, allowInsecure: true, concurrency: 1 });
+      await recordBatch(testDb(), [planRun(claimed!, steps, new Date(start))], new Date(start));
+      await dispatchAndDie(new Date(start), { leaseMs: LEASE_MS });
       expect(receiver.received).to.have.length(1);
 
       // Before the lease ends nobody else takes it.

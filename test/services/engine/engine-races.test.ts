@@ -4,7 +4,6 @@ import { execute, select } from '../../../src/db/sql/statements';
 import { planRun } from '../../../src/services/engine/plan-run';
 import { recordBatch, type RunResult } from '../../../src/services/engine/record-batch';
 import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-queue';
-import { beginWebhookAttempts, type WebhookWork } from '../../../src/services/engine/webhook-step';
 import { createWebhook } from '../../../src/services/webhooks/endpoints';
 import { startReceiver } from '../../support/webhook-receiver';
 import { readVersions, versionKey } from '../../../src/services/sequences/sequence-versions';
@@ -12,7 +11,7 @@ import { listEvents } from '../../../src/services/events/list-events';
 import { caller } from '../../support/app';
 import { testDb } from '../../support/db';
 import { buildContact, buildTenant } from '../../support/factories';
-import { engineAt, enrolledRun, releaseRecorded } from './support';
+import { dispatchAndDie, engineAt, enrolledRun, releaseRecorded } from './support';
 
 // Races and edge cases of the engine against the other writers of runs (docs/sequences.md).
 
@@ -140,11 +139,13 @@ describe('sequence engine: races and edge cases', () => {
       const contact = await buildContact(tenant.accountId);
       await caller(tenant.key).sequences.enroll({ id: sequence.id, contactIds: [contact.id] });
       const start = Date.now() + 1;
-      // A worker that begins the attempt and dies before its request's answer is recorded.
+      // A worker that begins the step, claims its send, and dies before its request's answer
+      // is recorded.
       const claim = await claimDueRuns(testDb(), new Date(start), { limit: 10, leaseMs: 60_000 });
       const runs = await loadClaimedRuns(testDb(), claim);
       const versions = await readVersions(testDb(), runs.map((r) => ({ sequenceId: r.sequenceId, version: r.version })));
-      await beginWebhookAttempts(testDb(), runs.map((r) => planRun(r, versions.get(versionKey(r.sequenceId, r.version)), new Date(start)) as WebhookWork), new Date(start));
+      await recordBatch(testDb(), runs.map((r) => planRun(r, versions.get(versionKey(r.sequenceId, r.version)), new Date(start))), new Date(start));
+      await dispatchAndDie(new Date(start), { send: false });
       const { engine, advance } = engineAt(start);
       advance(60_001);
       await engine.runUntilIdle();
@@ -173,7 +174,7 @@ describe('sequence engine: races and edge cases', () => {
     // The webhook run first in due order.
     await execute(testDb(), 'UPDATE sequence_runs SET due_at = ? WHERE id = ?', [new Date(new Date(hookDue as string | Date).getTime() + 1), markRun!.id]);
 
-    const { engine, clock } = engineAt(Date.now() + 10, { webhook: { timeoutMs: 30_000, allowInsecure: true, maxInFlight: 1 } });
+    const { engine, clock } = engineAt(Date.now() + 10, { webhook: { timeoutMs: 30_000, allowInsecure: true }, outbound: { maxInFlight: 1 } });
     engine.start();
     try {
       await clock.nextWait();

@@ -1,9 +1,12 @@
 import { SequenceEngine, type EngineOptions } from '../../../src/services/engine/engine';
+import { webhookChannel } from '../../../src/services/engine/outbound/channels/webhook';
+import { claimSends, sendGroups } from '../../../src/services/engine/outbound/outbox';
 import { releasePendingRuns } from '../../../src/services/sequences/release-runs';
 import { caller, silentLogger } from '../../support/app';
 import { testDb } from '../../support/db';
 import { buildContact, buildTenant } from '../../support/factories';
 import { manualTimers } from '../../support/manual-timers';
+import { startReceiver } from '../../support/webhook-receiver';
 
 // An engine on the test database with a clock the test moves (it starts just after now, so
 // that runs enrolled by the test are due at once). The API stamps what it makes due with the
@@ -36,4 +39,69 @@ export async function releaseRecorded(): Promise<number> {
   const { released, more } = await releasePendingRuns(testDb(), { chunkSize: 1_000, maxChunks: 1_000 });
   if (more) throw new Error('releases left after 1,000 chunks');
   return released;
+}
+
+// A dispatcher that claims every due send and sends it, then dies before recording any outcome
+// (its claims keep their lease, leaseMs). Answers what it claimed.
+export async function dispatchAndDie(now: Date, options: { leaseMs?: number; send?: boolean } = {}) {
+  const db = testDb();
+  const { queued } = await sendGroups(db);
+  const claim = await claimSends(db, now, queued.map((group) => ({ group, limit: 100 })), { leaseMs: options.leaseMs ?? 60_000, takeInterrupted: false });
+  if (options.send !== false && claim.sending.length > 0) {
+    const send = await webhookChannel({ timeoutMs: 2_000, allowInsecure: true, now: () => now }).load(db, claim.sending);
+    for (const claimed of claim.sending) await send(claimed, new AbortController().signal);
+  }
+  return claim;
+}
+
+// A receiver whose answers the test gives: `answer(i)` says what request i gets (a status, or
+// 'hold': no answer until the test calls release(i, status)). Records when each request came
+// and when it was answered (real time), to show which requests were on the wire together.
+export async function heldReceiver(answer: (index: number) => number | 'hold') {
+  const releases = new Map<number, (status: number) => void>();
+  const answeredAt = new Map<number, number>();
+  const waiting = new Map<number, Array<() => void>>();
+  const receiver = await startReceiver((_request, index) => {
+    const given = answer(index);
+    const arrived = () => waiting.get(index)?.forEach((resolve) => resolve());
+    setImmediate(arrived);
+    if (given !== 'hold') {
+      answeredAt.set(index, Date.now());
+      return given;
+    }
+    return new Promise<number>((resolve) => releases.set(index, (status) => {
+      answeredAt.set(index, Date.now());
+      resolve(status);
+    }));
+  });
+  return {
+    ...receiver,
+    answeredAt,
+    // Resolves once request `index` has arrived.
+    arrived(index: number): Promise<void> {
+      if (receiver.received.length > index) return Promise.resolve();
+      return new Promise((resolve) => waiting.set(index, [...(waiting.get(index) ?? []), resolve]));
+    },
+    release(index: number, status: number): void {
+      const release = releases.get(index);
+      if (!release) throw new Error(`request ${index} is not held`);
+      releases.delete(index);
+      release(status);
+    },
+    ids: () => receiver.received.map((request) => request.headers['webhook-id'] as string),
+  };
+}
+
+// Drives a started engine on manual timers: fires its timers (each a pass; the clock jumps to
+// it) until done() holds, at most maxPasses. Answers the waits the loop chose meanwhile.
+export async function driveUntil(clock: ReturnType<typeof manualTimers>, done: () => Promise<boolean>, maxPasses = 200): Promise<number[]> {
+  const waits: number[] = [];
+  for (let pass = 0; pass < maxPasses; pass += 1) {
+    if (await done()) return waits;
+    waits.push(await clock.nextWait());
+    clock.fire();
+    // Let the pass's statements and any answer that came in run.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`not done after ${maxPasses} passes; waits: ${waits.join(', ')}`);
 }

@@ -7,6 +7,8 @@ import { caller, silentLogger } from '../../support/app';
 import { captureQueries, testDb } from '../../support/db';
 import { buildContact, buildTenant } from '../../support/factories';
 import { manualTimers } from '../../support/manual-timers';
+import { startReceiver } from '../../support/webhook-receiver';
+import { createWebhook } from '../../../src/services/webhooks/endpoints';
 import { engineAt } from '../engine/support';
 
 // RUN_HISTORY_DAYS: the executions of runs that ended longer ago go, in bounded chunks; the run
@@ -42,6 +44,11 @@ async function executionsOf(runIds: string[]): Promise<Map<string, number>> {
     'SELECT run_id, COUNT(*) AS n FROM run_step_executions WHERE run_id IN (?) GROUP BY run_id',
     [runIds],
   );
+  return new Map(runIds.map((id) => [id, Number(rows.find((row) => row.run_id === id)?.n ?? 0)]));
+}
+
+async function sendsOf(runIds: string[]): Promise<Map<string, number>> {
+  const rows = await select<{ run_id: string; n: number | string }>(testDb(), 'SELECT run_id, COUNT(*) AS n FROM outbox WHERE run_id IN (?) GROUP BY run_id', [runIds]);
   return new Map(runIds.map((id) => [id, Number(rows.find((row) => row.run_id === id)?.n ?? 0)]));
 }
 
@@ -86,7 +93,7 @@ describe('run history prune', () => {
     const [run] = (await caller(tenant.key).sequences.runs({ id: sequence.id })).runs;
     await execute(testDb(), 'UPDATE run_step_executions SET started_at = ? WHERE run_id = ?', [new Date(Date.now() - 400 * DAY), run!.id]);
     const pruned = await pruneRunHistory(testDb(), { before: new Date(Date.now() + 1_000), runsPerChunk: 10, rowsPerChunk: 10, maxChunks: 10 });
-    expect(pruned).to.deep.equal({ runs: 0, executions: 0, more: false });
+    expect(pruned).to.deep.equal({ runs: 0, executions: 0, sends: 0, more: false });
     expect(await executionsOf([run!.id])).to.deep.equal(new Map([[run!.id, 1]]));
   });
 
@@ -96,16 +103,54 @@ describe('run history prune', () => {
     const options = { before, runsPerChunk: 2, rowsPerChunk: 3, maxChunks: 1 };
     // Chunk 1: runs 1-2, 4 executions, cut at 3: the same runs again next time.
     const first = await captureQueries(() => pruneRunHistory(testDb(), options));
-    expect(first.result).to.deep.equal({ runs: 0, executions: 3, more: true });
+    expect(first.result).to.deep.equal({ runs: 0, executions: 3, sends: 0, more: true });
     expect(first.queries.filter((sql) => /^(Executing \([^)]*\): )?DELETE FROM run_step_executions/.test(sql))).to.have.length(1);
-    expect(await pruneRunHistory(testDb(), options)).to.deep.equal({ runs: 2, executions: 1, more: true });
+    expect(await pruneRunHistory(testDb(), options)).to.deep.equal({ runs: 2, executions: 1, sends: 0, more: true });
     expect([...(await executionsOf(runIds)).values()]).to.deep.equal([0, 0, 2]);
-    expect(await pruneRunHistory(testDb(), { ...options, maxChunks: 5 })).to.deep.equal({ runs: 1, executions: 2, more: false });
+    expect(await pruneRunHistory(testDb(), { ...options, maxChunks: 5 })).to.deep.equal({ runs: 1, executions: 2, sends: 0, more: false });
     expect([...(await executionsOf(runIds)).values()]).to.deep.equal([0, 0, 0]);
     // Nothing to walk again: the cursor is past them.
     const again = await captureQueries(() => pruneRunHistory(testDb(), { ...options, maxChunks: 5 }));
-    expect(again.result).to.deep.equal({ runs: 0, executions: 0, more: false });
+    expect(again.result).to.deep.equal({ runs: 0, executions: 0, sends: 0, more: false });
     expect(again.queries.filter((sql) => /DELETE FROM run_step_executions/.test(sql))).to.deep.equal([]);
+  });
+
+  it('deletes the finished sends of those runs too (the outbox rows of their webhook steps), in bounded chunks; a send still held by a dispatcher stays', async () => {
+    const receiver = await startReceiver(() => 204);
+    try {
+      const tenant = await buildTenant();
+      const { webhook } = await createWebhook(testDb(), { accountId: tenant.accountId, url: receiver.url, events: ['webhook.test'] }, { allowInsecure: true, now: () => new Date() });
+      const { sequence } = await caller(tenant.key).sequences.create({
+        name: 'Hooks',
+        status: 'active',
+        steps: [{ id: 'one', type: 'webhook', endpointId: webhook.id }, { id: 'two', type: 'webhook', endpointId: webhook.id }],
+      });
+      const contacts = [];
+      for (let i = 0; i < 3; i += 1) contacts.push(await buildContact(tenant.accountId));
+      await caller(tenant.key).sequences.enroll({ id: sequence.id, contactIds: contacts.map((c) => c.id) });
+      const { engine } = engineAt();
+      await engine.runUntilIdle();
+      const runIds = (await caller(tenant.key).sequences.runs({ id: sequence.id, limit: 100 })).runs.map((run) => run.id).sort();
+      expect([...(await sendsOf(runIds)).values()]).to.deep.equal([2, 2, 2]);
+      const now = Date.now() + 60_000;
+      // Two ended long ago, one of them with a send a dispatcher holds; the third recently.
+      await endedAt(runIds[0]!, new Date(now - 120 * DAY));
+      await endedAt(runIds[1]!, new Date(now - 100 * DAY));
+      await endedAt(runIds[2]!, new Date(now - 10 * DAY));
+      await execute(testDb(), "UPDATE outbox SET status = 'sending' WHERE run_id = ? AND step_id = 'two'", [runIds[1]!]);
+
+      const options = { before: new Date(now - 90 * DAY), runsPerChunk: 10, rowsPerChunk: 2, maxChunks: 1 };
+      // Executions first (4 of them, 2 a statement), then the sends (3 finished, 2 a statement);
+      // a full statement does the same chunk again.
+      expect(await pruneRunHistory(testDb(), options)).to.deep.equal({ runs: 0, executions: 2, sends: 0, more: true });
+      expect(await pruneRunHistory(testDb(), options)).to.deep.equal({ runs: 0, executions: 2, sends: 0, more: true });
+      expect(await pruneRunHistory(testDb(), options)).to.deep.equal({ runs: 0, executions: 0, sends: 2, more: true });
+      expect(await pruneRunHistory(testDb(), options)).to.deep.equal({ runs: 2, executions: 0, sends: 1, more: false });
+      expect([...(await sendsOf(runIds)).values()]).to.deep.equal([0, 1, 2]);
+      expect([...(await executionsOf(runIds)).values()]).to.deep.equal([0, 0, 2]);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('runs on its interval, at once again while a backlog is left, and stops when asked', async () => {

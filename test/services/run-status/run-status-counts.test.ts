@@ -94,6 +94,31 @@ describe('run status counters (runs by status, and each sequence\'s active runs)
     }
   });
 
+  it('follow the outbound outcomes: a last webhook step that succeeds completes its run, one that fails for good fails it', async () => {
+    const { key, accountId } = await buildTenant();
+    const receiver = await startReceiver(() => 204);
+    try {
+      const make = async (name: string) => {
+        const { webhook } = await createWebhook(testDb(), { accountId, url: receiver.url, events: ['webhook.test'] }, { allowInsecure: true, now: () => new Date() });
+        const { sequence } = await caller(key).sequences.create({ name, status: 'active', steps: [{ id: 'hook', type: 'webhook', endpointId: webhook.id }] });
+        const contacts = [];
+        for (let i = 0; i < 3; i += 1) contacts.push(await buildContact(accountId));
+        await enrollByIds(testDb(), { accountId, sequenceId: sequence.id, contactIds: contacts.map((c) => c.id) });
+        return webhook.id;
+      };
+      await make('Answered');
+      const gone = await make('Endpoint gone');
+      // Deleted behind the API's back (the API refuses while a sequence uses it): no retry can mend it.
+      await select(testDb(), 'DELETE FROM webhook_endpoints WHERE id = ?', [gone]);
+      const { engine } = engineAt();
+      await engine.runUntilIdle();
+      await expectExact('after the sends were answered');
+      expect(await runStatusCounts(testDb())).to.deep.include({ pending: 0, running: 0, completed: 3, failed: 3 });
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('stay exact under concurrent enrolls, engine passes, pauses, resumes, unenrolls, exits and deletions', async function () {
     this.timeout(120_000);
     const { key, accountId } = await buildTenant();

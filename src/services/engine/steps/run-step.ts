@@ -4,11 +4,12 @@ import { runExit } from './exit';
 import { runTag } from './tag';
 import { runUpdate } from './update';
 import { runWait } from './wait';
+import { runWebhook } from './webhook';
 import type { StepInput, StepOutcome } from './step-outcome';
 
-// The steps that need nothing outside the service. (webhook is the one that does: it is
-// carried out in two transactions around its request, src/services/engine/webhook-step.ts.)
-export function runLocalStep(input: StepInput): StepOutcome {
+// Each step type's handler. A step that talks to the outside (webhook) answers what to send: the
+// outbound layer sends it and records its outcome (src/services/engine/outbound/).
+export function runStep(input: StepInput): StepOutcome {
   const { step } = input;
   switch (step.type) {
     case 'wait':
@@ -22,7 +23,7 @@ export function runLocalStep(input: StepInput): StepOutcome {
     case 'exit':
       return runExit();
     case 'webhook':
-      throw new Error('webhook steps are not local');
+      return runWebhook(input as StepInput<StepOf<'webhook'>>);
   }
 }
 

@@ -23,4 +23,7 @@ export type StepOutcome =
   // Begun: nothing more until `until` (a wait).
   | { kind: 'sleep'; until: Date }
   // A change to the contact, made with the run's move in one transaction; then the next step.
-  | { kind: 'change'; change: (contact: ContactState) => ContactState };
+  | { kind: 'change'; change: (contact: ContactState) => ContactState }
+  // Begun: a send queued in the outbox with the run's move; the run waits for its outcome
+  // (src/services/engine/outbound/).
+  | { kind: 'send'; channel: 'webhook'; target: string };

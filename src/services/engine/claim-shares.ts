@@ -2,6 +2,8 @@
 // round-robin over the accounts, each account's runs in due order. Every account with due runs
 // gets its turn in the batch, and what one account cannot use (it has fewer due runs than its
 // share) goes to the others: a burst of one account fills only what nobody else needs.
+// (The runs' fair claim; the sends' fair dispatch, per account and target, is
+// outbound/send-shares.ts.)
 
 export interface DueRun {
   id: string;

@@ -1,0 +1,26 @@
+import type { Database } from '../../../../db/database';
+import type { ClaimedSend } from '../outbox';
+
+// A channel: how the outbound layer sends what one kind of step queued (a webhook now; email
+// and WhatsApp next). The layer claims, shares out, rates and records; a channel only sends.
+
+export interface SendResult {
+  ok: boolean;
+  // Why it failed (null when it did not).
+  reason: string | null;
+  // What the timeline shows of it: a webhook's { responseStatus, durationMs }.
+  detail: Record<string, unknown>;
+  // A failure no retry can mend (the endpoint was deleted): the step fails at once.
+  final: boolean;
+  // Cut short by the service itself (a stop): not an attempt; sent again with the same id.
+  abandoned: boolean;
+}
+
+export type Send = (send: ClaimedSend, signal: AbortSignal) => Promise<SendResult>;
+
+export interface Channel {
+  readonly name: string;
+  // What a batch of claimed sends needs (their targets, read in one statement), and the
+  // function that sends one. Never throws for a receiver's failure: that is a result.
+  load(db: Database, sends: readonly ClaimedSend[]): Promise<Send>;
+}

@@ -1,0 +1,272 @@
+import type { Transaction } from 'sequelize';
+import type { Database } from '../../../db/database';
+import { execute, forUpdate, insertRows, select } from '../../../db/sql/statements';
+import { withTransaction } from '../../../db/sql/transaction';
+import type { NewEventOf } from '../../../schemas/event';
+import type { ExecutionDto } from '../../../schemas/sequence';
+import type { Step } from '../../../schemas/sequence-definition';
+import { recordEvents } from '../../events/record-events';
+import { runStatusChangedEvent } from '../../events/run-events';
+import { newRowId } from '../../ids';
+import { countRunMoves, type RunMove } from '../../run-status/run-status-counts';
+import { readVersions, versionKey } from '../../sequences/sequence-versions';
+import { retryDelayMs } from '../../webhooks/retry-schedule';
+import { byAccount } from '../run-queue';
+import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunChange, type RunInput } from '../run-state';
+import type { StepCount } from '../step-counts';
+import type { SendResult } from './channels/channel';
+import { changedRunDto, factsOf, lockRunsWithContacts, type LockedRun } from './locked-runs';
+import type { ClaimedSend, SendStatus } from './outbox';
+
+// The record of outbound outcomes, each as it arrives (the dispatcher hands them here one by
+// one; those that arrive while a record is being written go together in the next): one
+// transaction sets each send's final state (or its next attempt) and moves its run on, through
+// the run's state machine (run-state.ts). Only a send this dispatcher still holds is written
+// (its claim_token): one whose lease ran out and went to another dispatcher is left as that
+// one leaves it.
+//
+// - 2xx: the step succeeded; the run goes on to its next step (due now) or completes.
+// - A failure: the attempt is recorded failed with run.step_failed; the send is queued again
+//   after 5 s, 30 s, 2 min, 10 min, 1 h (±10 %), held instead if its run is paused; the sixth
+//   failure, or one no retry can mend, fails the step and the run.
+// - Interrupted (a dispatcher died between its request and its record; its lease ended): a
+//   failed attempt like any other, retried at once, with the same id.
+// - Abandoned (this process stopping cut the request short): not an attempt; queued again at
+//   once, with the same id. Nothing else is written.
+// - The run left the step while the request was on the wire (it ended, or moved on): the
+//   attempt is recorded `skipped` with what the receiver answered, and the run is left alone.
+//
+// Each attempt's execution row is written here, with its own request's start and end.
+
+export const MAX_SEND_ATTEMPTS = 6;
+export const INTERRUPTED = 'interrupted: the dispatcher stopped before it recorded the answer';
+
+export type Outcome =
+  | { kind: 'answered'; send: ClaimedSend; result: SendResult; startedAt: Date; finishedAt: Date }
+  | { kind: 'interrupted'; send: ClaimedSend };
+
+export interface Recorded {
+  counts: StepCount[];
+  // A run became due now (its next step): the engine should look.
+  due: boolean;
+  // Sends queued again (a retry, an interrupted or abandoned attempt).
+  requeued: number;
+}
+
+export async function recordOutcomes(db: Database, outcomes: readonly Outcome[], options: { now: Date; random?: () => number }): Promise<Recorded> {
+  const abandoned = outcomes.filter((outcome) => outcome.kind === 'answered' && outcome.result.abandoned).map((outcome) => outcome.send);
+  await handBack(db, abandoned, options.now);
+  const recorded = outcomes.filter((outcome) => !(outcome.kind === 'answered' && outcome.result.abandoned));
+  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length };
+  return withTransaction(db, async (transaction) => {
+    const runs = await lockRunsWithContacts(db, [...new Set(recorded.map((outcome) => outcome.send.runId))], transaction);
+    const held = await lockSends(db, recorded.map((outcome) => outcome.send.id), transaction);
+    const mine = recorded.filter(({ send }) => {
+      const row = held.get(send.id);
+      return row !== undefined && row.claim_token === send.token && row.status === 'sending';
+    });
+    const versions = await readVersions(
+      db,
+      [...runs.values()].filter((run) => run.version !== null).map((run) => ({ sequenceId: run.sequence_id, version: Number(run.version) })),
+      transaction,
+    );
+    const writes = new OutcomeWrites(options.now, options.random);
+    for (const outcome of mine) {
+      const run = runs.get(outcome.send.runId);
+      const steps = run && run.version !== null ? versions.get(versionKey(run.sequence_id, Number(run.version))) : undefined;
+      writes.add(outcome, held.get(outcome.send.id)!.attempt, run, steps ?? []);
+    }
+    await writes.write(db, transaction);
+    // The counters of runs by status (run-status-counts.ts), from the statuses read under the
+    // runs' locks.
+    countRunMoves(db, transaction, writes.moves);
+    const requeued = [...writes.sendUpdates()].filter((update) => update.status === 'queued').length;
+    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length };
+  });
+}
+
+// This process is stopping: the request it cut short goes back, due now, for another
+// dispatcher (or this one restarted) to send again with the same id.
+async function handBack(db: Database, sends: readonly ClaimedSend[], now: Date): Promise<void> {
+  if (sends.length === 0) return;
+  for (const [token, list] of groupBy(sends, (send) => send.token)) {
+    await execute(
+      db,
+      "UPDATE outbox SET status = 'queued', due_at = ?, claim_token = NULL, started_at = NULL, updated_at = ? WHERE id IN (?) AND claim_token = ? AND status = 'sending'",
+      [now, now, list.map((send) => send.id), token],
+    );
+  }
+}
+
+async function lockSends(db: Database, ids: readonly string[], transaction: Transaction) {
+  const rows = await select<{ id: string; claim_token: string | null; status: SendStatus; attempt: number | string }>(
+    db,
+    `SELECT id, claim_token, status, attempt FROM outbox WHERE id IN (?)${forUpdate(db)}`,
+    [ids],
+    transaction,
+  );
+  return new Map(rows.map((row) => [row.id, { ...row, attempt: Number(row.attempt) }]));
+}
+
+interface SendUpdate {
+  status: SendStatus;
+  dueAt: Date | null;
+  attempt: number;
+  lastError: string | null;
+}
+
+// What the outcomes write, gathered, then sent set-based: one INSERT of executions, one UPDATE
+// of the sends, one UPDATE per distinct change of runs, the events.
+class OutcomeWrites {
+  readonly counts: StepCount[] = [];
+  due = false;
+  private readonly executions: unknown[][] = [];
+  private readonly sends = new Map<string, SendUpdate>();
+  private readonly runChanges = new Map<string, { change: RunChange; ids: string[] }>();
+  private readonly events: Array<{ accountId: string; event: NewEventOf }> = [];
+  readonly moves: RunMove[] = [];
+
+  constructor(
+    private readonly now: Date,
+    private readonly random?: () => number,
+  ) {}
+
+  add(outcome: Outcome, failedBefore: number, run: LockedRun | undefined, steps: readonly Step[]): void {
+    const { send } = outcome;
+    const attempt = failedBefore + 1;
+    const answered = outcome.kind === 'answered' ? outcome : null;
+    const reason = answered ? answered.result.reason : INTERRUPTED;
+    const startedAt = answered ? answered.startedAt : send.startedAt;
+    const finishedAt = answered ? answered.finishedAt : this.now;
+    const detail = answered ? answered.result.detail : null;
+    const ok = answered?.result.ok === true;
+
+    // Not where the send left it: ended, moved on, or gone. The request's answer is kept in
+    // the timeline; the run is not touched.
+    if (!run || !isActiveStatus(run.status) || Number(run.visit) !== send.runVisit) {
+      this.sends.set(send.id, { status: ok ? 'succeeded' : 'cancelled', dueAt: null, attempt: ok || !answered ? failedBefore : attempt, lastError: ok ? null : reason });
+      if (run && answered) {
+        const left = isActiveStatus(run.status) ? 'had moved on' : `was ${run.status}`;
+        this.execution(run, send.runVisit, attempt, send.stepId, send.channel, 'skipped', `the run ${left} when the receiver answered: ${ok ? 'succeeded' : reason}`, detail, startedAt, finishedAt);
+      }
+      return;
+    }
+
+    const stepId = run.current_step_id ?? send.stepId;
+    const type = steps.find((step) => step.id === stepId)?.type ?? send.channel;
+    if (ok) {
+      this.counts.push({ type, outcome: 'succeeded' });
+      this.sends.set(send.id, { status: 'succeeded', dueAt: null, attempt: failedBefore, lastError: null });
+      const index = steps.findIndex((step) => step.id === stepId);
+      const next = index >= 0 ? (steps[index + 1]?.id ?? null) : null;
+      const change = this.move(run, { kind: 'succeeded', next });
+      const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'succeeded', null, detail, startedAt, finishedAt);
+      this.event(run, { type: 'run.step_completed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution } });
+      this.statusEvent(run, change);
+      return;
+    }
+
+    this.counts.push({ type, outcome: 'failed' });
+    const final = (answered?.result.final ?? false) || attempt >= MAX_SEND_ATTEMPTS;
+    const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'failed', reason, detail, startedAt, finishedAt);
+    if (final) {
+      this.sends.set(send.id, { status: 'failed', dueAt: null, attempt, lastError: reason });
+      const change = this.move(run, { kind: 'failed', reason: `step "${stepId}": ${reason}` });
+      this.event(run, { type: 'run.step_failed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution, retryAt: null } });
+      this.statusEvent(run, change);
+      return;
+    }
+    // An interrupted attempt is tried again at once; a failed one after the schedule's wait.
+    const retryAt = answered ? new Date(finishedAt.getTime() + retryDelayMs(attempt, this.random)) : this.now;
+    this.sends.set(send.id, { status: run.status === 'paused' ? 'held' : 'queued', dueAt: retryAt, attempt, lastError: reason });
+    const change = this.move(run, { kind: 'retrying' });
+    this.event(run, { type: 'run.step_failed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution, retryAt: retryAt.toISOString() } });
+  }
+
+  sendUpdates(): IterableIterator<SendUpdate> {
+    return this.sends.values();
+  }
+
+  private move(run: LockedRun, input: RunInput): RunChange {
+    const change = nextRunState(factsOf(run), input, this.now);
+    if (!changesRun(change)) return change;
+    if (change.set.status !== undefined) this.moves.push({ sequenceId: run.sequence_id, from: run.status, to: change.set.status });
+    if (change.set.dueAt && change.set.dueAt <= this.now) this.due = true;
+    const key = JSON.stringify([change.set, change.keepClaim]);
+    const group = this.runChanges.get(key);
+    if (group) group.ids.push(run.id);
+    else this.runChanges.set(key, { change, ids: [run.id] });
+    return change;
+  }
+
+  private execution(
+    run: LockedRun,
+    visit: number,
+    attempt: number,
+    stepId: string,
+    type: string,
+    status: ExecutionDto['status'],
+    reason: string | null,
+    detail: Record<string, unknown> | null,
+    startedAt: Date,
+    finishedAt: Date,
+  ): ExecutionDto {
+    this.executions.push([
+      newRowId(), run.account_id, run.id, visit, attempt, stepId, type, status, clip(reason), detail ? JSON.stringify(detail) : null, startedAt, finishedAt,
+    ]);
+    return { stepId, type, attempt, status, reason: clip(reason), detail, startedAt: startedAt.toISOString(), finishedAt: finishedAt.toISOString() };
+  }
+
+  private event(run: LockedRun, event: NewEventOf): void {
+    this.events.push({ accountId: run.account_id, event });
+  }
+
+  private statusEvent(run: LockedRun, change: RunChange): void {
+    if (change.to === change.from) return;
+    this.event(run, runStatusChangedEvent(changedRunDto(run, change), run.sequence_id, run.contact_id, change.from));
+  }
+
+  async write(db: Database, transaction: Transaction): Promise<void> {
+    await insertRows(
+      db,
+      'run_step_executions',
+      ['id', 'account_id', 'run_id', 'visit', 'attempt', 'step_id', 'type', 'status', 'reason', 'detail', 'started_at', 'finished_at'],
+      this.executions,
+      transaction,
+    );
+    if (this.sends.size > 0) {
+      // Each send's own values, in one statement: a retry's time differs from send to send.
+      const ids = [...this.sends.keys()];
+      const column = (pick: (update: SendUpdate) => unknown) => ({
+        sql: `CASE id ${ids.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+        values: ids.flatMap((id) => [id, pick(this.sends.get(id)!)]),
+      });
+      const status = column((update) => update.status);
+      const dueAt = column((update) => update.dueAt);
+      const attempt = column((update) => update.attempt);
+      const lastError = column((update) => (update.lastError === null ? null : clip(update.lastError)));
+      await execute(
+        db,
+        `UPDATE outbox SET status = ${status.sql}, due_at = ${dueAt.sql}, attempt = ${attempt.sql}, last_error = ${lastError.sql},
+           claim_token = NULL, updated_at = ? WHERE id IN (?)`,
+        [...status.values, ...dueAt.values, ...attempt.values, ...lastError.values, this.now, ids],
+        transaction,
+      );
+    }
+    for (const { change, ids } of this.runChanges.values()) {
+      const { set, values } = runChangeSql(change, this.now);
+      await execute(db, `UPDATE sequence_runs SET ${set} WHERE id IN (?)`, [...values, ids], transaction);
+    }
+    for (const [accountId, list] of byAccount(this.events)) await recordEvents(db, accountId, list.map(({ event }) => event), transaction);
+  }
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
