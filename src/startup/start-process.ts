@@ -2,14 +2,16 @@ import { loadConfig, type Config } from '../config';
 import { openDatabase, prepareDatabase, type Database } from '../db/database';
 import { routeConsoleToLog } from '../logging/console-to-log';
 import { createLogger, type Logger } from '../logging/logger';
+import { configureSenderDefaults } from '../services/messages/sender-defaults';
 
 // What every process of the service does first, the server and the worker alike: read the
 // environment once, start the JSON log, send libraries' own console output (Sequelize's,
-// mysql2's) and Node's warnings into it, and open the database.
+// mysql2's) and Node's warnings into it, set the messages' sender defaults, and open the database.
 export async function startProcess(): Promise<{ config: Config; logger: Logger; db: Database }> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   routeConsoleToLog(logger);
+  configureSenderDefaults({ emailFrom: config.emailFrom, publicBaseUrl: config.publicBaseUrl });
   const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
   await prepareDatabase(db);
   return { config, logger, db };

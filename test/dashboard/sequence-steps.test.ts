@@ -284,7 +284,7 @@ describe(browserSuite('the sequence page: its steps, where its runs are, and eac
     ]);
     expect(await steps.locator('ul.elsewhere').count()).to.equal(0);
     await steps.getByText('A run is cancelled when the contact unsubscribes from email or gets tag purchased.').waitFor();
-    await steps.getByText("Tag, update and webhook steps act Mon–Fri, 09:00 to 17:00, in the contact's time zone (Europe/Paris when it has none).").waitFor();
+    await steps.getByText("Tag, update, webhook, email and WhatsApp steps act Mon–Fri, 09:00 to 17:00, in the contact's time zone (Europe/Paris when it has none).").waitFor();
     await look('words');
 
     const bare = await createSequence(testDb(), { accountId: user.accountId, name: 'Moved by the runner', status: 'active' });
