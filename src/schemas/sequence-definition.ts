@@ -153,7 +153,7 @@ const emailStep = z
 
 const whatsappParameter = z
   .strictObject({
-    type: z.literal('text'),
+    type: z.literal('text', { error: 'Only parameters of type "text" are supported' }),
     text: template(MAX_WHATSAPP_PARAMETER_CHARS, 'A parameter\'s text')
       .describe('A Liquid template, rendered per contact without escaping.')
       .meta({ example: '{{ contact.firstName | default: "there" }}' }),
@@ -195,7 +195,7 @@ const whatsappStep = z
               .regex(/^[a-z]{2,3}(_[A-Za-z]{2,4})?$/, 'A language code is like en or en_US')
               .meta({ example: 'en_US' }),
             policy: z.literal('deterministic').optional(),
-          })
+          }, { error: (issue) => (issue.code === 'invalid_type' ? 'The language is an object, as the Cloud API takes it: { "code": "en_US" }' : undefined) })
           .describe('The approved translation to send: `{ "code": "en_US" }`.'),
         components: z.array(whatsappComponent).max(MAX_WHATSAPP_COMPONENTS, `At most ${MAX_WHATSAPP_COMPONENTS} components`).optional(),
       })
