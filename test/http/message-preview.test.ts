@@ -95,7 +95,7 @@ describe('Message preview', () => {
       expect(body.html).to.equal(
         `<p>Hello &lt;script&gt;alert(1)&lt;/script&gt;, plan pro.</p><b>Sale</b><p>Run none of Welcome series</p><a href="${link}">Unsubscribe</a>`,
       );
-      expect(body.text).to.equal(`Hello <script>alert(1)</script>, plan pro.\n\nSale\n\nRun none of Welcome series\n\nUnsubscribe\n[${link}]`);
+      expect(body.text).to.equal(`Hello <script>alert(1)</script>, plan pro.\n\nSale\n\nRun none of Welcome series\n\nUnsubscribe [${link}]`);
     });
 
     it('uses the step\'s own from, replyTo and text', async () => {
