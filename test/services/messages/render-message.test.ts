@@ -50,7 +50,7 @@ function context(contact: Partial<ContactDto> = {}, version = 1): TemplateContex
 
 // A step as the API stores it: through its schema, as a saved sequence's steps were.
 function email(fields: Partial<StepOf<'email'>>): StepOf<'email'> {
-  return { id: 'mail', ...(stepInputSchema.parse({ type: 'email', subject: 'Hi', html: '<p>Hi</p>', ...fields }) as StepOf<'email'>) };
+  return { ...(stepInputSchema.parse({ type: 'email', subject: 'Hi', html: '<p>Hi</p>', ...fields }) as StepOf<'email'>), id: 'mail' };
 }
 
 function whatsapp(texts: string[]): StepOf<'whatsapp'> {
@@ -58,7 +58,7 @@ function whatsapp(texts: string[]): StepOf<'whatsapp'> {
     type: 'whatsapp',
     template: { name: 'welcome', language: { code: 'en_US' }, components: [{ type: 'body', parameters: texts.map((text) => ({ type: 'text', text })) }] },
   });
-  return { id: 'chat', ...(step as StepOf<'whatsapp'>) };
+  return { ...(step as StepOf<'whatsapp'>), id: 'chat' };
 }
 
 describe('message rendering', () => {
@@ -196,7 +196,7 @@ describe('message rendering', () => {
     });
 
     it('sends no components for a template without parameters', () => {
-      const step = { id: 'chat', ...(stepInputSchema.parse({ type: 'whatsapp', template: { name: 'hello_world', language: { code: 'en' } } }) as StepOf<'whatsapp'>) };
+      const step = { ...(stepInputSchema.parse({ type: 'whatsapp', template: { name: 'hello_world', language: { code: 'en' } } }) as StepOf<'whatsapp'>), id: 'chat' };
       expect(renderWhatsApp(step, context(), { to: '1', callbackData: 'x' }).template).to.deep.equal({ name: 'hello_world', language: { code: 'en' } });
     });
 
