@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { smtpUrlProblem } from './schemas/smtp-url';
 import { parseSecretsKey, SECRETS_KEY_FORMAT } from './services/secrets/secrets-key';
+import { isMailbox } from './schemas/text';
 
 // The only place that reads process.env: everything else receives a Config.
 
@@ -65,8 +66,11 @@ const envSchema = z.object({
   FIRST_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
   // The service's absolute address as clients and people reach it: the OpenAPI document's
-  // `servers` URL, the dashboard's setup links and the Origin its mutations must carry.
+  // `servers` URL, the dashboard's setup links, the Origin its mutations must carry, and the
+  // links in messages that unsubscribe.
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  // The sender of an email step that names none, for an account that has set none.
+  EMAIL_FROM: z.string().trim().refine(isMailbox, 'must be an email address, or a name and an address: Shop <news@shop.example>').optional(),
   METRICS_PORT: z
     .string()
     .regex(/^\d{1,5}$/, 'must be a port number')
@@ -107,7 +111,6 @@ const envSchema = z.object({
     .max(2048)
     .refine((value) => smtpUrlProblem(value) === null, { message: 'must be an smtp:// or smtps:// URL with a host' })
     .optional(),
-  EMAIL_FROM: z.email('must be an email address').max(254).optional(),
   EMAIL_MAX_PER_SECOND: z.coerce.number().int().positive().max(100_000).default(DEFAULT_EMAIL_MAX_PER_SECOND),
   WHATSAPP_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(DEFAULT_WHATSAPP_API_URL),
   WHATSAPP_MAX_PER_SECOND: z.coerce.number().int().positive().max(100_000).default(DEFAULT_WHATSAPP_MAX_PER_SECOND),
@@ -140,6 +143,8 @@ export interface Config {
   publicBaseUrl: string;
   // The Origin the dashboard's mutations must carry: set only when PUBLIC_BASE_URL is.
   publicOrigin?: string;
+  // EMAIL_FROM.
+  emailFrom?: string;
   trustProxy: boolean | number | string;
   // Events older than this are purged (docs/webhooks.md "The events feed").
   eventRetentionDays: number;
@@ -217,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: values.METRICS_PORT,
     publicBaseUrl: (values.PUBLIC_BASE_URL ?? `http://localhost:${values.PORT}`).replace(/\/+$/, ''),
     publicOrigin: values.PUBLIC_BASE_URL ? new URL(values.PUBLIC_BASE_URL).origin : undefined,
+    emailFrom: values.EMAIL_FROM,
     trustProxy: values.TRUST_PROXY ?? false,
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
     runHistoryDays: values.RUN_HISTORY_DAYS,

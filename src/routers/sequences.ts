@@ -22,6 +22,9 @@ import { getRunDetail } from '../services/sequences/run-detail';
 import { pauseRun, resumeRun } from '../services/sequences/run-transitions';
 import { changeSequence, createSequence } from '../services/sequences/sequence-admin';
 import { accountProcedure, router } from '../trpc/init';
+import { messagePreviewSchema } from '../schemas/message-preview';
+import { stepIdSchema } from '../schemas/sequence-definition';
+import { previewMessage } from '../services/messages/preview-message';
 
 const TAGS = ['Sequences'];
 const sequenceParam = z.object({ id: z.string().describe('The sequence id (UUID).') });
@@ -164,6 +167,35 @@ export const sequencesRouter = router({
     .output(z.object({ run: runDetailSchema }))
     .query(async ({ ctx, input }) => ({
       run: await getRunDetail(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, runId: input.runId }),
+    })),
+
+  preview: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/sequences/{id}/preview',
+        tags: TAGS,
+        summary: 'Preview a message step for a contact',
+        description:
+          'Renders an email or whatsapp step of the sequence\'s current version for the contact, as it would be sent now ' +
+          '(the contact\'s latest run in the sequence, if any, is `run`), and sends and records nothing. Email: `from`, ' +
+          '`to`, `subject`, `html`, `text` and the `headers` the message carries (`List-Unsubscribe`, ' +
+          '`List-Unsubscribe-Post`, `Reply-To`). WhatsApp: `request`, the JSON body that would be POSTed to the Cloud API. ' +
+          '`skipReason` says why the step would be skipped for this contact (unsubscribed, no usable phone). A step that ' +
+          'is not in the current version, or not a message step, is a 400.',
+        protect: true,
+        errorResponses: { 400: 'stepId names no email or whatsapp step of the current version, or contactId is not a UUID', 404: 'Sequence not found, or Contact not found' },
+      },
+    })
+    .input(
+      sequenceParam.extend({
+        stepId: stepIdSchema.describe('An email or whatsapp step of the sequence\'s current version.'),
+        contactId: z.guid('must be a UUID').describe('A contact of the account (UUID).').meta({ example: '3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f' }),
+      }),
+    )
+    .output(z.object({ preview: messagePreviewSchema }))
+    .mutation(async ({ ctx, input }) => ({
+      preview: await previewMessage(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, stepId: input.stepId, contactId: input.contactId }),
     })),
 
   pauseRun: accountProcedure

@@ -28,6 +28,14 @@ export function isEmailAddress(value: string): boolean {
   return at > 0 && at <= 64 && EMAIL.test(value.normalize('NFC'));
 }
 
+// A From or Reply-To: `Ada <ada@example.com>` or `ada@example.com`: the address is checked as contacts' are; the
+// display name must not carry what would break the header (angle brackets, line breaks).
+const MAILBOX = /^(?:([^<>\r\n]*?)\s*<([^<>\s]+)>|([^<>\s]+))$/;
+export function isMailbox(value: string): boolean {
+  const match = MAILBOX.exec(value.trim());
+  return match !== null && isEmailAddress(match[2] ?? match[3]!);
+}
+
 export const MAX_JSON_DEPTH = 16;
 
 // Whether a parsed JSON value nests objects and arrays deeper than `limit`. Iterative: the

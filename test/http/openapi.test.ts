@@ -57,6 +57,7 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'PATCH /sequences/{id}': ['200'],
   'DELETE /sequences/{id}': ['204'],
   'GET /sequences/{id}/runs/{runId}': ['200'],
+  'POST /sequences/{id}/preview': ['200'],
   'POST /sequences/{id}/runs/{runId}/pause': ['200'],
   'POST /sequences/{id}/runs/{runId}/resume': ['200'],
   'GET /sequences/{id}/runs': ['200'],
@@ -124,6 +125,22 @@ async function enrolled(f: Fixture) {
   const res = await rest(f.key).post(`/sequences/${f.active.id}/trigger`).send({ contact: { email: f.contact.email } });
   expect(res.status, 'setting up a run').to.equal(202);
   return res.body as { runId: string };
+}
+
+// A sequence with an email step (`mail`) and a whatsapp step (`chat`), for the preview.
+async function messageSequence(f: Fixture): Promise<string> {
+  const res = await rest(f.key)
+    .post('/sequences')
+    .send({
+      name: 'Messages',
+      steps: [
+        { id: 'mail', type: 'email', subject: 'Hi {{ contact.firstName }}', html: '<p>Hello {{ contact.email }}</p>' },
+        { id: 'chat', type: 'whatsapp', template: { name: 'hello', language: { code: 'en' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '{{ contact.email }}' }] }] } },
+        { id: 'end', type: 'exit' },
+      ],
+    });
+  expect(res.status, 'setting up a sequence with message steps').to.equal(201);
+  return res.body.sequence.id as string;
 }
 
 // A tenant whose account may have no active run at all.
@@ -413,6 +430,25 @@ const CASES: Record<string, Case[]> = {
     { status: 200, when: 'the contact was never enrolled', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/enrollments/${f.other.id}`) },
     { status: 404, when: 'the contact is unknown', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/enrollments/${unknownId()}`) },
     { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).get(`/sequences/${unknownId()}/enrollments/${f.contact.id}`) },
+  ],
+  'POST /sequences/{id}/preview': [
+    {
+      status: 200,
+      when: 'the step is an email step',
+      send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'mail', contactId: f.contact.id }),
+    },
+    {
+      status: 200,
+      when: 'the step is a whatsapp step',
+      send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'chat', contactId: f.contact.id }),
+    },
+    {
+      status: 400,
+      when: 'the step is not a message step',
+      send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'end', contactId: f.contact.id }),
+    },
+    { status: 404, when: 'the contact is unknown', send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'mail', contactId: unknownId() }) },
+    { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).post(`/sequences/${unknownId()}/preview`).send({ stepId: 'mail', contactId: f.contact.id }) },
   ],
   'GET /events': [
     { status: 200, when: 'the account has events', send: (f) => rest(f.key).get('/events?limit=5') },

@@ -24,10 +24,15 @@ export function runStep(input: StepInput): StepOutcome {
       return runExit();
     case 'webhook':
       return runWebhook(input as StepInput<StepOf<'webhook'>>);
+    // Defined and previewed, not yet sent: until the sender exists a run that reaches one fails
+    // with this reason (plan-batch.ts: "cannot plan: ..."), rather than pass it silently.
+    case 'email':
+    case 'whatsapp':
+      throw new Error(`${step.type} steps are not sent by this version of the service`);
   }
 }
 
 // Steps that act on the contact or outside the service: they wait for the sending window.
 export function actsOutward(step: Step): boolean {
-  return step.type === 'tag' || step.type === 'update' || step.type === 'webhook';
+  return step.type === 'tag' || step.type === 'update' || step.type === 'webhook' || step.type === 'email' || step.type === 'whatsapp';
 }
