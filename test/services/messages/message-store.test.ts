@@ -13,7 +13,7 @@ import {
   queueMessages,
 } from '../../../src/services/messages/message-store';
 import { applyProviderStatuses } from '../../../src/services/messages/provider-statuses';
-import { testDb } from '../../support/db';
+import { captureQueries, testDb } from '../../support/db';
 import { messageCount, messageFixture, storedMessage } from '../../support/messages';
 import { allEvents } from '../events/support';
 
@@ -226,7 +226,6 @@ describe('the messages store (src/services/messages/message-store.ts)', () => {
 
   it('costs the same few statements for one message or fifty', async () => {
     const fixture = await messageFixture();
-    const { captureQueries } = await import('../../support/db');
     const count = async (n: number) => {
       const ids: string[] = [];
       for (let i = 0; i < n; i += 1) ids.push((await fixture.queue()).id);
