@@ -83,6 +83,10 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
   // The sequence engine (docs/sequences.md "How runs move").
   SEQUENCE_ENGINE: z.enum(['on', 'off']).default('on'),
+  // WhatsApp's status webhook (docs/messages.md "The status webhook"): the Meta app's secret,
+  // which signs each POST, and the token its subscription handshake must present.
+  WHATSAPP_APP_SECRET: z.string().trim().min(8, 'must be at least 8 characters').optional(),
+  WHATSAPP_VERIFY_TOKEN: z.string().trim().min(8, 'must be at least 8 characters').max(256).optional(),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -120,6 +124,8 @@ export interface Config {
   webhookTimeoutMs: number;
   // The sequence engine runs in the service unless off (then `npm run worker` runs it).
   sequenceEngine: boolean;
+  // /webhooks/whatsapp answers 404 for what is not set.
+  whatsappWebhook: { appSecret?: string; verifyToken?: string };
 }
 
 export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
@@ -163,5 +169,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
     sequenceEngine: values.SEQUENCE_ENGINE === 'on',
+    whatsappWebhook: { appSecret: values.WHATSAPP_APP_SECRET, verifyToken: values.WHATSAPP_VERIFY_TOKEN },
   };
 }
