@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { withTransaction } from '../../src/db/sql/transaction';
+import { transactionCounts, withTransaction } from '../../src/db/sql/transaction';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics';
 import { markSending, markSent } from '../../src/services/messages/message-store';
 import { silentLogger } from '../support/app';
@@ -170,6 +170,36 @@ describe('POST /webhooks/whatsapp (message statuses)', () => {
     expect((await post(app, statuses([]))).status).to.equal(200);
     const api = await request(app).post('/api/v1/contacts').set('content-type', 'application/json').send('{"email": "x@example.com"}');
     expect([api.status, api.body.code]).to.deep.equal([401, 'missing_api_key']);
+  });
+
+  it('ends every message at read, with one read event each, under concurrent posts in any order', async function () {
+    this.timeout(60_000);
+    const fixture = await messageFixture();
+    const ids: Record<string, string> = {};
+    for (let i = 0; i < 4; i += 1) {
+      const message = await fixture.queue();
+      await withTransaction(testDb(), (transaction) => markSent(testDb(), [{ id: message.id, providerMessageId: `wamid.C${i}` }], { now: new Date() }, transaction));
+      ids[`wamid.C${i}`] = message.id;
+    }
+    const app = webhookApp();
+    // Each post names every message once, with a status of its own; 12 posts at once.
+    const order: StatusReport['status'][] = ['delivered', 'read', 'sent', 'delivered', 'read', 'delivered'];
+    const posts = Array.from({ length: 12 }, (_, p) =>
+      statuses(Object.keys(ids).map((id, i) => ({ id, status: order[(p + i) % order.length]! }))),
+    ).sort(() => Math.random() - 0.5);
+    const deadlocks = transactionCounts(testDb()).deadlocks;
+    const answers = await Promise.all(posts.map((body) => post(app, body)));
+    // The messages are locked in id order: the posts queue, none deadlocks.
+    expect(transactionCounts(testDb()).deadlocks).to.equal(deadlocks);
+    expect(answers.map((res) => res.status)).to.deep.equal(posts.map(() => 200));
+    for (const id of Object.values(ids)) expect((await storedMessage(id)).status).to.equal('read');
+    const events = await messageEvents(fixture.accountId);
+    for (const id of Object.values(ids)) {
+      const types = events.filter((e) => (e.data as { message: { id: string } }).message.id === id).map((e) => e.type);
+      expect(types.filter((t) => t === 'message.read'), id).to.have.length(1);
+      expect(types.filter((t) => t === 'message.delivered').length, id).to.be.at.most(1);
+      expect(types[types.length - 1]).to.equal('message.read');
+    }
   });
 
   it('counts messages_total by the statuses it applied', async () => {
