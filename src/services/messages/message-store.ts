@@ -74,6 +74,23 @@ export async function queueMessages(
   return new Map(rows.map((row) => [row.message_key, row.id]));
 }
 
+// The messages of these keys (the outbox's idempotency ids), as they are now: what a sender
+// holding an outbox row needs to know of its message (its id, and whether it is still to send).
+export async function messagesByKey(
+  db: Database,
+  keys: readonly string[],
+  transaction?: Transaction,
+): Promise<Map<string, { id: string; status: MessageStatus; channel: MessageChannel; providerMessageId: string | null }>> {
+  if (keys.length === 0) return new Map();
+  const rows = await select<{ id: string; message_key: string; status: MessageStatus; channel: MessageChannel; provider_message_id: string | null }>(
+    db,
+    'SELECT id, message_key, status, channel, provider_message_id FROM messages WHERE message_key IN (?)',
+    [[...new Set(keys)]],
+    transaction,
+  );
+  return new Map(rows.map((row) => [row.message_key, { id: row.id, status: row.status, channel: row.channel, providerMessageId: row.provider_message_id }]));
+}
+
 // What is being sent, written before the provider is called: a message queued (or sending
 // again, after a crash or a retry) becomes `sending` with its content (JSON). Answers how many
 // rows changed; a message already past sending is left alone.

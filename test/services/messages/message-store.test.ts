@@ -10,6 +10,7 @@ import {
   markSending,
   markSent,
   markSkipped,
+  messagesByKey,
   queueMessages,
 } from '../../../src/services/messages/message-store';
 import { applyProviderStatuses } from '../../../src/services/messages/provider-statuses';
@@ -44,6 +45,17 @@ describe('the messages store (src/services/messages/message-store.ts)', () => {
     expect(again.id).to.equal(first.id);
     expect(await messageCount()).to.equal(1);
     expect((await storedMessage(first.id)).status).to.equal('queued');
+  });
+
+  it('finds messages by key as they are now, for a sender holding an outbox row', async () => {
+    const fixture = await messageFixture();
+    const queued = await fixture.queue();
+    const sent = await sentMessage(fixture, 'wamid.BYKEY');
+    const found = await messagesByKey(db(), [queued.messageKey, sent.messageKey, 'msg_unknown']);
+    expect(Object.fromEntries(found)).to.deep.equal({
+      [queued.messageKey]: { id: queued.id, status: 'queued', channel: 'whatsapp', providerMessageId: null },
+      [sent.messageKey]: { id: sent.id, status: 'sent', channel: 'whatsapp', providerMessageId: 'wamid.BYKEY' },
+    });
   });
 
   it('writes the content when sending, then sent with the provider id and one message.sent event', async () => {
