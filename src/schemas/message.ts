@@ -75,7 +75,7 @@ export const messageSchema = messageSummarySchema
     runId: id('UUID of the run whose step sent it; null for a test send.', '01938a3e-4a1b-7c2d-8e3f-4a5b6c7d8e9f').nullable(),
     sequenceId: id('UUID of the sequence.', '7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b').nullable(),
     stepId: id('The step that sent it.', 'welcome-email').nullable(),
-    test: z.boolean().describe('A test send (from the dashboard), not a step of a run.').meta({ example: false }),
+    test: z.boolean().describe('A test send, not a step of a run.').meta({ example: false }),
     createdAt: z.string().describe('When the step queued it.').meta({ example: '2026-11-22T09:30:00.000Z' }),
     sentAt: instant('When the provider took it (or it was captured).', '2026-11-22T09:30:00.412Z'),
     deliveredAt: instant('When the provider reported it delivered.', null),
