@@ -23,6 +23,7 @@ import { rateLimiters } from './http/rate-limit/limiters';
 import { MemorySlidingLog, type SlidingLog } from './http/rate-limit/sliding-window-store';
 import { restApi } from './http/rest-api';
 import { trpcApi } from './http/trpc-api';
+import { whatsappWebhook } from './http/whatsapp-webhook';
 import { LogThrottle } from './logging/log-throttle';
 import type { Logger } from './logging/logger';
 import type { Metrics } from './metrics/metrics';
@@ -36,7 +37,7 @@ export interface AppDeps {
   db: Database;
   config: Pick<Config, 'rateLimitPerMinute'> &
     Partial<
-      Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl' | 'publicOrigin' | 'trustProxy' | 'unsubscribeLimitPerMinute'>
+      Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl' | 'publicOrigin' | 'trustProxy' | 'unsubscribeLimitPerMinute' | 'whatsappWebhook'>
     >;
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
@@ -107,6 +108,10 @@ export function createApp({
     res.type('json').send(documentJson.body);
   });
   app.use('/docs', (req, res, next) => docsRouter()(req, res, next));
+
+  // Meta's status webhook: signed by the app's secret, never by an API key; it reads its body
+  // itself, as bytes (the signature is over them).
+  app.use('/webhooks/whatsapp', whatsappWebhook({ db, settings: config.whatsappWebhook ?? {}, metrics: metrics?.messages }));
 
   const keyed = [
     resolveApiKey(db),

@@ -120,6 +120,10 @@ const envSchema = z.object({
   // way at once per endpoint, and requests started per second per account.
   WEBHOOK_STEP_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
   WEBHOOK_STEP_MAX_PER_SECOND: z.coerce.number().int().min(1).max(100_000).default(2_000),
+  // WhatsApp's status webhook (docs/messages.md "The status webhook"): the Meta app's secret,
+  // which signs each POST, and the token its subscription handshake must present.
+  WHATSAPP_APP_SECRET: z.string().trim().min(8, 'must be at least 8 characters').optional(),
+  WHATSAPP_VERIFY_TOKEN: z.string().trim().min(8, 'must be at least 8 characters').max(256).optional(),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -175,6 +179,8 @@ export interface Config {
   // The webhook step's sends, per process: per endpoint at once, per account per second.
   webhookStepConcurrency: number;
   webhookStepMaxPerSecond: number;
+  // /webhooks/whatsapp answers 404 for what is not set.
+  whatsappWebhook: { appSecret?: string; verifyToken?: string };
 }
 
 export const DEFAULT_DATA_DIR = 'data';
@@ -245,5 +251,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     unsubscribeLimitPerMinute: values.UNSUBSCRIBE_LIMIT_PER_MINUTE,
     webhookStepConcurrency: values.WEBHOOK_STEP_CONCURRENCY,
     webhookStepMaxPerSecond: values.WEBHOOK_STEP_MAX_PER_SECOND,
+    whatsappWebhook: { appSecret: values.WHATSAPP_APP_SECRET, verifyToken: values.WHATSAPP_VERIFY_TOKEN },
   };
 }

@@ -12,8 +12,8 @@ import { decodeOrKeep } from './url-decode';
 export const UNMATCHED_ROUTE = 'unmatched';
 
 const REST_PREFIX = '/api/v1';
-// Served by app.ts outside the procedures; everything under /docs is the one reference page.
-const FIXED_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/api/v1/openapi.json']);
+// Served by app.ts outside the procedures (the WhatsApp status webhook among them); everything under /docs is the one reference page.
+const FIXED_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/api/v1/openapi.json', '/webhooks/whatsapp']);
 const DOCS = '/docs';
 const DASHBOARD = '/dashboard';
 // One-click unsubscribe links: the token in their path is never logged.

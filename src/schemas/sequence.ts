@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SEQUENCE_STATUSES } from './statuses';
 import { RUN_STATUSES } from './statuses';
 import { exitWhenSchema, sendingWindowSchema, stepInputSchema, stepIdSchema, stepsInputSchema } from './sequence-definition';
+import { messageSummarySchema } from './message';
 
 // The Sequences API's contract (docs/api.md "Sequences"; docs/decisions.md "Runs", "Batch and bulk").
 
@@ -216,6 +217,9 @@ export const timelineExecutionSchema = executionSchema
           'execution\'s end is `finishedAt`.',
       )
       .meta({ example: null }),
+    message: messageSummarySchema
+      .nullable()
+      .describe('For an email or WhatsApp step: the message it sent (every attempt of a visit shows the same one). Null for other steps, or before the message is queued.'),
   })
   .meta({ id: 'TimelineStepExecution' });
 export type TimelineExecutionDto = z.infer<typeof timelineExecutionSchema>;

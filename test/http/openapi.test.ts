@@ -51,6 +51,7 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'GET /sequences/{id}/enrollments/{contactId}': ['200'],
   'GET /contacts': ['200'],
   'GET /contacts/{id}/runs': ['200'],
+  'GET /contacts/{id}/messages': ['200'],
   'GET /sequences': ['200'],
   'GET /sequences/{id}': ['200'],
   'POST /sequences': ['201'],
@@ -331,6 +332,11 @@ const CASES: Record<string, Case[]> = {
     },
     { status: 400, when: 'the status is unknown', send: (f) => rest(f.key).get(`/contacts/${f.contact.id}/runs?status=done`) },
     { status: 404, when: 'the contact is unknown', send: (f) => rest(f.key).get(`/contacts/${unknownId()}/runs`) },
+  ],
+  'GET /contacts/{id}/messages': [
+    { status: 200, when: 'the contact exists', send: (f) => rest(f.key).get(`/contacts/${f.contact.id}/messages?limit=1`) },
+    { status: 400, when: 'the cursor is not one', send: (f) => rest(f.key).get(`/contacts/${f.contact.id}/messages?cursor=nope`) },
+    { status: 404, when: 'the contact is unknown', send: (f) => rest(f.key).get(`/contacts/${unknownId()}/messages`) },
   ],
   'GET /sequences': [
     { status: 200, when: 'sequences exist', send: (f) => rest(f.key).get('/sequences?limit=1') },

@@ -268,7 +268,8 @@ describe('Sequence definitions API (REST)', () => {
       expectJson(after, 200);
       expect(after.body.run).to.include({ status: 'running', currentStepId: 'w1' });
       expect(after.body.run.executions).to.have.length(1);
-      expect(after.body.run.executions[0]).to.have.all.keys('stepId', 'type', 'attempt', 'status', 'reason', 'detail', 'startedAt', 'finishedAt', 'endsAt');
+      expect(after.body.run.executions[0]).to.have.all.keys('stepId', 'type', 'attempt', 'status', 'reason', 'detail', 'startedAt', 'finishedAt', 'endsAt', 'message');
+      expect(after.body.run.executions[0].message).to.equal(null);
       expect(after.body.run.executions[0]).to.include({ stepId: 'w1', type: 'wait', attempt: 1, status: 'running', finishedAt: null });
       expect(after.body.run.executions[0].startedAt).to.match(ISO);
       // The wait's end, P1D after it began: what the run waits for, and until when.
