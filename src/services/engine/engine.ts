@@ -7,7 +7,11 @@ import { systemTimers, type TimerHandle, type Timers } from '../background/timer
 import { notifyDueWork, onDueWork } from './due-work';
 import { EngineClock } from './engine-clock';
 import { webhookChannel } from './outbound/channels/webhook';
+import { DEFAULT_CHANNEL_SETTINGS, type ChannelSettings } from '../channels/channel-settings';
+import { senderRates } from '../channels/sender-rates';
 import { OutboundDispatcher } from './outbound/dispatcher';
+import { DatabaseSendRate } from './outbound/send-rate/database-send-rate';
+import type { SendRate } from './outbound/send-rate/send-rate';
 import { planBatch } from './plan-batch';
 import type { RunResult } from './record-batch';
 import { recordIsolated, type RecordedIsolated } from './record-isolated';
@@ -30,8 +34,12 @@ export interface OutboundOptions {
   // Requests under way in this process per (account, target): a receiver that hangs holds
   // these, never the others'.
   perTarget?: number;
-  // Sends started per second in this process, per account and channel.
+  // Sends started per second in this process, per account and channel (the webhook step's;
+  // email and WhatsApp go by each account's maxPerSecond, sendRate).
   perAccountPerSecond?: Partial<Record<string, number>>;
+  // Where the email and WhatsApp throttle shared by every process counts (docs/channels.md
+  // "Throttles"): Redis when the service has it, else the database (the default).
+  sendRate?: SendRate;
 }
 
 // How close to a part's next look (the runs', the sends') a pass takes that part too.
@@ -57,6 +65,9 @@ export interface EngineOptions {
   deadLetterAfter?: number;
   webhook: { timeoutMs: number; allowInsecure: boolean; random?: () => number };
   outbound?: OutboundOptions;
+  // The senders' settings from the environment (EMAIL_MAX_PER_SECOND, WHATSAPP_MAX_PER_SECOND,
+  // ...); DEFAULT_CHANNEL_SETTINGS when not given.
+  channels?: ChannelSettings;
   metrics?: EngineMetrics;
 }
 
@@ -109,6 +120,7 @@ export class SequenceEngine {
     const outbound = { ...OUTBOUND_DEFAULTS, ...options.outbound };
     const rates: Partial<Record<string, number>> = { ...OUTBOUND_DEFAULTS.perAccountPerSecond, ...options.outbound?.perAccountPerSecond };
     const { webhook } = options;
+    const channels = options.channels ?? DEFAULT_CHANNEL_SETTINGS;
     this.dispatcher = new OutboundDispatcher(db, {
       logger: options.logger,
       logThrottle: this.logThrottle,
@@ -120,6 +132,11 @@ export class SequenceEngine {
       maxInFlight: outbound.maxInFlight,
       perTarget: outbound.perTarget,
       perAccountPerSecond: (channel) => rates[channel] ?? Infinity,
+      throttle: {
+        sendRate: options.outbound?.sendRate ?? new DatabaseSendRate(db),
+        channels: ['email', 'whatsapp'],
+        rates: (channel, accountIds) => senderRates(db, channel as 'email' | 'whatsapp', accountIds, channels),
+      },
       random: webhook.random,
       wake: (lingerMs) => this.wake(lingerMs),
       recorded: ({ counts, due }) => {
