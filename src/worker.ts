@@ -22,7 +22,7 @@ async function main() {
       await (require('./http/rate-limit/redis-client') as typeof RedisClientModule).connectRedis(config.redisUrl, logger, logThrottle)
     : undefined;
   const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger, config.webhookTimeoutMs);
-  const engine = startSequenceEngine(db, config, logger, logThrottle, undefined, { channels, redis });
+  const engine = startSequenceEngine(db, config, logger, channels, logThrottle, undefined, undefined, redis);
   const maintenance = startMaintenance(db, config, logger);
   logger.info({ msg: 'worker running', pid: process.pid, database: db.dialect });
   let stopping = false;
