@@ -144,7 +144,7 @@ export class SequenceEngine {
       channels: [
         webhookChannel({ timeoutMs: webhook.timeoutMs, allowInsecure: webhook.allowInsecure, now: () => this.clock.now() }),
         emailChannel({ settings: messages.settings, outboxDir: messages.outboxDir, transports: this.smtp, now: () => this.clock.now(), metrics: messages.metrics }),
-        whatsappChannel(),
+        whatsappChannel({ settings: messages.settings, outboxDir: messages.outboxDir, timeoutMs: webhook.timeoutMs, now: () => this.clock.now(), metrics: messages.metrics }),
       ],
       // Well past a request's timeout: a live dispatcher's sends are never taken from it.
       leaseMs: Math.max(this.leaseMs, 3 * webhook.timeoutMs),

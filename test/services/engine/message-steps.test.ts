@@ -71,15 +71,15 @@ describe('sequence engine: email and whatsapp steps', () => {
     expect(String(contact!.tags)).to.contain('after');
   });
 
-  it('fails a whatsapp step while no WhatsApp channel sends it, its message failed with the reason', async () => {
+  it('captures a whatsapp step of an account with no WhatsApp channel, its message `captured` with the E.164 address (the channel itself: whatsapp-steps.test.ts)', async () => {
     const run = await enrolledRun([WHATSAPP, { id: 'after', type: 'tag', add: ['after'] }], {}, { phone: '+44 7700 900123' });
-    const { engine } = engineAt();
+    const { engine, messages } = engineAt();
     await engine.runUntilIdle();
     const detail = await run.timeline();
-    expect(detail).to.include({ status: 'failed', currentStepId: 'chat' });
-    expect(detail.reason).to.contain('no whatsapp channel');
+    expect(detail).to.include({ status: 'completed' });
     const [message] = await messagesOf(run.runId);
-    expect(message).to.include({ channel: 'whatsapp', status: 'failed', error: 'no whatsapp channel', to_address: '447700900123' });
+    expect(message).to.include({ channel: 'whatsapp', status: 'captured', error: null, to_address: '447700900123' });
+    expect(readdirSync(messages.outboxDir)).to.deep.equal([`run_${run.runId}_chat_1.whatsapp.json`]);
   });
 
   it('holds them outside the sending window, as it holds every step that acts', async () => {
