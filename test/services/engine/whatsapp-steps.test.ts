@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { createApp } from '../../../src/app';
+import { toDate } from '../../../src/db/sql/rows';
 import { execute, select } from '../../../src/db/sql/statements';
 import { putWhatsAppChannel } from '../../../src/services/channels/whatsapp-channel';
 import { caller, silentLogger } from '../../support/app';
@@ -229,5 +230,44 @@ describe('sequence engine: whatsapp steps', () => {
     } finally {
       await engine.stop(50);
     }
+  });
+
+  it("starts an account's messages within its maxPerSecond (2 per second of the engine's clock), none dropped, while another account at 20/s is not held back", async () => {
+    const settings = channelSettings({ whatsappApiUrl: graph.apiUrl });
+    const outboxDir = mkdtempSync(path.join(tmpdir(), 'svc-outbox-'));
+    const accounts = [];
+    for (const [phoneNumberId, maxPerSecond] of [[graph.phoneNumberId, 2], ['100000000000002', 20]] as const) {
+      const tenant = await buildTenant();
+      await putWhatsAppChannel(testDb(), { accountId: tenant.accountId, phoneNumberId, accessToken: graph.accessToken, maxPerSecond }, settings);
+      const { sequence } = await caller(tenant.key).sequences.create({ name: 'Chat', status: 'active', steps: [WHATSAPP] } as never);
+      const contacts = [];
+      for (let i = 0; i < 6; i += 1) contacts.push(await buildContact(tenant.accountId, { phone: `+4915112345${String(i).padStart(3, '0')}` }));
+      await caller(tenant.key).sequences.enroll({ id: sequence.id, contactIds: contacts.map((contact) => contact.id) });
+      accounts.push({ tenant, statuses: async () => (await caller(tenant.key).sequences.runs({ id: sequence.id, limit: 100 })).runs.map((r) => r.status) });
+    }
+    // At the start of a second of the engine's clock.
+    const { engine, clock } = engineAt(Math.ceil((Date.now() + 1) / 1000) * 1000, { messages: { settings, outboxDir } });
+    const start = clock.now();
+    try {
+      engine.start();
+      await driveUntil(clock, async () => {
+        const all = [...(await accounts[0]!.statuses()), ...(await accounts[1]!.statuses())];
+        return all.every((status) => status === 'completed');
+      });
+    } finally {
+      await engine.stop(50);
+    }
+    const startedPerSecond = async (accountId: string) => {
+      const rows = await select<{ started_at: unknown }>(testDb(), "SELECT started_at FROM outbox WHERE account_id = ? AND channel = 'whatsapp'", [accountId]);
+      const counts: number[] = [];
+      for (const row of rows) {
+        const second = Math.floor((toDate(row.started_at).getTime() - start) / 1000);
+        counts[second] = (counts[second] ?? 0) + 1;
+      }
+      return Array.from(counts, (count) => count ?? 0);
+    };
+    expect(await startedPerSecond(accounts[0]!.tenant.accountId)).to.deep.equal([2, 2, 2]);
+    expect(await startedPerSecond(accounts[1]!.tenant.accountId)).to.deep.equal([6]);
+    expect(graph.requests).to.have.length(12);
   });
 });
