@@ -181,6 +181,32 @@ describe('the email and WhatsApp throttle in the dispatcher', () => {
     throttles(async () => [new DatabaseSendRate(testDb()), new DatabaseSendRate(testDb())]);
   });
 
+  it('starts none of its senders\' messages while its store cannot answer (they wait, none dropped), and sends them once it answers again', async () => {
+    const [tenant] = await sendersWithSends({ maxPerSecond: 5, count: 3 });
+    const store = new DatabaseSendRate(testDb());
+    let down = true;
+    const flaky: SendRate = {
+      reserve: (...args) => (down ? Promise.reject(new Error('redis unreachable')) : store.reserve(...args)),
+      release: (...args) => store.release(...args),
+    };
+    const clock = { now: Math.ceil(Date.now() / 1000) * 1000 + 5_000 };
+    const started: Started[] = [];
+    const one = dispatcher(flaky, clock, started);
+    for (let pass = 0; pass < 3; pass += 1) {
+      const { nextAt } = await one.pass();
+      await one.settled();
+      expect(nextAt - clock.now, 'it looks again after the idle poll, not at once').to.equal(1_000);
+      clock.now = nextAt;
+    }
+    expect(started).to.have.length(0);
+    const queued = await select<{ n: number | string }>(testDb(), "SELECT COUNT(*) AS n FROM outbox WHERE account_id = ? AND status = 'queued'", [tenant!.accountId]);
+    expect(Number(queued[0]!.n)).to.equal(3);
+    down = false;
+    await one.pass();
+    await one.settled();
+    expect(started.map((send) => send.accountId)).to.deep.equal([tenant!.accountId, tenant!.accountId, tenant!.accountId]);
+  });
+
   const url = process.env.TEST_REDIS_URL;
   describe(url ? 'counted in Redis' : 'counted in Redis (skipped: TEST_REDIS_URL is not set)', function () {
     const clients: Array<Awaited<ReturnType<typeof connectRedis>>> = [];
