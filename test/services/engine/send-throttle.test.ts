@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { insertRows, select } from '../../../src/db/sql/statements';
+import { execute, insertRows, select } from '../../../src/db/sql/statements';
 import { withTransaction } from '../../../src/db/sql/transaction';
 import { connectRedis } from '../../../src/http/rate-limit/redis-client';
 import { LogThrottle } from '../../../src/logging/log-throttle';
@@ -154,6 +154,26 @@ function throttles(makeRates: () => Promise<[SendRate, SendRate]>) {
     expect(perSecond(started, slow.accountId, start)).to.deep.equal([2, 2, 2]);
     expect(perSecond(started, onWhatsApp.accountId, start)).to.deep.equal([3, 3]);
     expect(new Set(started.map((send) => send.id)).size).to.equal(12);
+  });
+
+  it('gives back what it reserved and did not start: sends set aside (their run paused) leave the second to the others', async () => {
+    const [rate] = await makeRates();
+    const [tenant] = await sendersWithSends({ maxPerSecond: 2, count: 4 });
+    // Two of the runs are paused, and their sends come first in the queue.
+    const paused = (await select<{ run_id: string }>(testDb(), 'SELECT run_id FROM outbox WHERE account_id = ? ORDER BY id LIMIT 2', [tenant!.accountId])).map((row) => row.run_id);
+    await execute(testDb(), "UPDATE sequence_runs SET status = 'paused' WHERE id IN (?)", [paused]);
+    await execute(testDb(), 'UPDATE outbox SET due_at = ? WHERE run_id IN (?)', [new Date(Date.now() - 60_000), paused]);
+    const start = startOfSecond();
+    const clock = { now: start };
+    const started: Started[] = [];
+    const one = dispatcher(rate, clock, started);
+    for (let pass = 0; pass < 10 && started.length < 2; pass += 1) {
+      const { nextAt } = await one.pass();
+      await one.settled();
+      clock.now = Math.max(clock.now, nextAt);
+    }
+    expect(started).to.have.length(2);
+    expect(started.every((send) => send.at === start), 'both in the first second').to.equal(true);
   });
 
   it('a lower rate set by the account applies within a second', async () => {
