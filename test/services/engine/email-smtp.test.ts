@@ -6,6 +6,13 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import request from 'supertest';
 import { select } from '../../../src/db/sql/statements';
 import { putEmailChannel } from '../../../src/services/channels/email-channel';
+import { emailChannel } from '../../../src/services/engine/outbound/channels/email';
+import { claimSends, sendGroups } from '../../../src/services/engine/outbound/outbox';
+import { planRun } from '../../../src/services/engine/plan-run';
+import { recordBatch } from '../../../src/services/engine/record-batch';
+import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-queue';
+import { SmtpTransports } from '../../../src/services/messages/smtp-transports';
+import { readSteps } from '../../../src/services/sequences/sequence-versions';
 import { appWithChannels, channelSettings, dkimPrivateKey } from '../../support/channels';
 import { testDb } from '../../support/db';
 import { startSmtpServer, type SmtpAnswer } from '../../support/smtp-server';
@@ -192,5 +199,67 @@ describe('sequence engine: email steps through SMTP', function () {
     expect(detail.status).to.equal('completed');
     expect(detail.executions.find((execution: { stepId: string }) => execution.stepId === 'again')).to.include({ status: 'skipped', reason: 'unsubscribed' });
     expect(await messageOf(run.runId, 'again')).to.include({ status: 'skipped', error: 'unsubscribed' });
+  });
+
+  it('a worker killed after the server took the message and before its record: sent again after the lease, same Message-ID', async () => {
+    const server = await startSmtpServer();
+    cleanups.push(() => server.close());
+    const settings = channelSettings({ emailFrom: FROM, smtpUrl: server.url });
+    const run = await enrolledRun([EMAIL]);
+    const start = Date.now() + 1;
+    const LEASE_MS = 60_000;
+    // The first worker: begins the step (its send and message queued), sends, and dies.
+    const claim = await claimDueRuns(testDb(), new Date(start), { limit: 10, leaseMs: LEASE_MS });
+    const [claimed] = await loadClaimedRuns(testDb(), claim);
+    await recordBatch(testDb(), [planRun(claimed!, await readSteps(testDb(), claimed!.sequenceId, claimed!.version), new Date(start))], new Date(start));
+    const { queued } = await sendGroups(testDb());
+    const sends = await claimSends(testDb(), new Date(start), queued.map((group) => ({ group, limit: 10 })), { leaseMs: LEASE_MS, takeInterrupted: false });
+    const transports = new SmtpTransports();
+    cleanups.push(async () => transports.close());
+    const send = await emailChannel({ settings, transports, outboxDir: mkdtempSync(path.join(tmpdir(), 'svc-outbox-')), now: () => new Date(start) }).load(testDb(), sends.sending);
+    const result = await send(sends.sending[0]!, new AbortController().signal);
+    expect(result.ok).to.equal(true);
+    expect(server.received).to.have.length(1);
+    // Written before the server was called, and nothing after: the record never came.
+    expect((await messageOf(run.runId))!.status).to.equal('sending');
+
+    const { engine, advance } = engineAt(start, { messages: { settings, outboxDir: mkdtempSync(path.join(tmpdir(), 'svc-outbox-')) } });
+    cleanups.push(() => engine.stop(50));
+    advance(LEASE_MS - 1);
+    expect(await engine.runOnce()).to.equal(0);
+    advance(2);
+    await engine.runUntilIdle();
+    expect(server.received).to.have.length(2);
+    expect(server.received[1]!.parsed.messageId).to.equal(server.received[0]!.parsed.messageId);
+    expect(await messageOf(run.runId)).to.include({ status: 'sent' });
+    const detail = await run.timeline();
+    expect(detail.status).to.equal('completed');
+    expect(detail.executions.map((execution: { status: string }) => execution.status)).to.deep.equal(['failed', 'succeeded']);
+    expect(detail.executions[0]!.reason).to.match(/^interrupted/);
+  });
+
+  it('a relay that never answers holds its account\'s messages only: another account\'s keep flowing', async () => {
+    const silent = await startSmtpServer(() => 'hang');
+    const working = await startSmtpServer();
+    cleanups.push(() => silent.close(), () => working.close());
+    const settings = channelSettings({ emailFrom: FROM });
+    const stuck = await enrolledRun([EMAIL]);
+    const flowing = await enrolledRun([EMAIL]);
+    await putEmailChannel(testDb(), { accountId: stuck.accountId, from: 'a@example.com', smtpUrl: silent.url }, settings);
+    await putEmailChannel(testDb(), { accountId: flowing.accountId, from: 'b@example.com', smtpUrl: working.url }, settings);
+    const { engine, advance } = engineAt(Date.now() + 1, {
+      messages: { settings, outboxDir: mkdtempSync(path.join(tmpdir(), 'svc-outbox-')), smtpTimeouts: { connectionMs: 1_000, greetingMs: 1_000, socketMs: 600_000 } },
+    });
+    cleanups.push(() => engine.stop(50));
+    advance(1_000);
+    // One pass: both sends start; the silent relay's never ends (its bound is long here).
+    await (engine as unknown as { tick(force: boolean): Promise<unknown> }).tick(true);
+    for (let i = 0; i < 200 && working.received.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(working.received).to.have.length(1);
+    for (let i = 0; i < 200 && (await messageOf(flowing.runId))!.status !== 'sent'; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await messageOf(flowing.runId)).to.include({ status: 'sent' });
+    expect((await flowing.timeline()).status).to.equal('completed');
+    expect(silent.attempts).to.have.length(1);
+    expect(await messageOf(stuck.runId)).to.include({ status: 'sending' });
   });
 });
