@@ -35,6 +35,12 @@ import type { ClaimedSend, SendStatus } from './outbox';
 //   failed attempt like any other, retried at once, with the same id.
 // - Abandoned (this process stopping cut the request short): not an attempt; queued again at
 //   once, with the same id. Nothing else is written.
+// - Skipped (a message step's send that sent nothing: the contact unsubscribed, or has no
+//   address the channel can use): the step's execution is `skipped` with the reason, and the
+//   run goes on as after a 2xx.
+// - A message step's message moves with its send, in this transaction: sent (or captured),
+//   skipped, back to queued for a retry, failed when the step fails, cancelled when the run
+//   left the step before anything was sent.
 // - The run left the step while the request was on the wire (it ended, or moved on): the
 //   attempt is recorded `skipped` with what the receiver answered, and the run is left alone.
 //
