@@ -73,7 +73,7 @@ describe('sequence engine: whatsapp steps', () => {
     const detail = await run.timeline();
     expect(detail.status).to.equal('completed');
     const chat = detail.executions.find((execution: { stepId: string }) => execution.stepId === 'chat');
-    expect(chat.message).to.include({ channel: 'whatsapp', status: 'sent', to: '4915112345678', providerMessageId: 'wamid.HBgL000001', error: null });
+    expect(chat!.message).to.include({ channel: 'whatsapp', status: 'sent', to: '4915112345678', providerMessageId: 'wamid.HBgL000001', error: null });
     const [message] = await messagesOf(run.runId);
     expect(message).to.include({ status: 'sent', message_key: key, provider_message_id: 'wamid.HBgL000001' });
     expect(JSON.parse(message!.content!)).to.deep.equal({ request: seen!.json });
@@ -197,14 +197,14 @@ describe('sequence engine: whatsapp steps', () => {
     expect((await post('delivered')).status).to.equal(200);
     expect(await status()).to.equal('read');
     const chat = (await run.timeline()).executions.find((execution: { stepId: string }) => execution.stepId === 'chat');
-    expect(chat.message).to.include({ status: 'read' });
+    expect(chat!.message).to.include({ status: 'read' });
   });
 
   it("another account's messages keep flowing while one account's Graph number hangs", async () => {
     const settings = channelSettings({ whatsappApiUrl: graph.apiUrl });
     const outboxDir = mkdtempSync(path.join(tmpdir(), 'svc-outbox-'));
     graph.answerFor(graph.phoneNumberId, { kind: 'hang' });
-    const accounts = [];
+    const accounts: Array<{ tenant: Awaited<ReturnType<typeof buildTenant>>; statuses: () => Promise<string[]> }> = [];
     for (const phoneNumberId of [graph.phoneNumberId, '100000000000002']) {
       const tenant = await buildTenant();
       await putWhatsAppChannel(testDb(), { accountId: tenant.accountId, phoneNumberId, accessToken: graph.accessToken }, settings);
@@ -235,7 +235,7 @@ describe('sequence engine: whatsapp steps', () => {
   it("starts an account's messages within its maxPerSecond (2 per second of the engine's clock), none dropped, while another account at 20/s is not held back", async () => {
     const settings = channelSettings({ whatsappApiUrl: graph.apiUrl });
     const outboxDir = mkdtempSync(path.join(tmpdir(), 'svc-outbox-'));
-    const accounts = [];
+    const accounts: Array<{ tenant: Awaited<ReturnType<typeof buildTenant>>; statuses: () => Promise<string[]> }> = [];
     for (const [phoneNumberId, maxPerSecond] of [[graph.phoneNumberId, 2], ['100000000000002', 20]] as const) {
       const tenant = await buildTenant();
       await putWhatsAppChannel(testDb(), { accountId: tenant.accountId, phoneNumberId, accessToken: graph.accessToken, maxPerSecond }, settings);
