@@ -14,6 +14,7 @@ import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-
 import { SmtpTransports } from '../../../src/services/messages/smtp-transports';
 import { readSteps } from '../../../src/services/sequences/sequence-versions';
 import { appWithChannels, channelSettings, dkimPrivateKey } from '../../support/channels';
+import { caller } from '../../support/app';
 import { testDb } from '../../support/db';
 import { startSmtpServer, type SmtpAnswer } from '../../support/smtp-server';
 import { engineAt, enrolledRun } from './support';
@@ -261,5 +262,20 @@ describe('sequence engine: email steps through SMTP', function () {
     expect((await flowing.timeline()).status).to.equal('completed');
     expect(silent.attempts).to.have.length(1);
     expect(await messageOf(stuck.runId)).to.include({ status: 'sending' });
+  });
+
+  it('a message waiting for its retry is cancelled with its run, and never sent', async () => {
+    const { server, engine, advance } = await setup(() => 451);
+    const run = await enrolledRun([EMAIL]);
+    advance(1_000);
+    await engine.runUntilIdle();
+    expect((await messageOf(run.runId))!.status).to.equal('queued');
+    await caller(run.key).sequences.unenroll({ id: run.sequence.id, contactIds: [run.contact.id] });
+    const message = await messageOf(run.runId);
+    expect(message).to.include({ status: 'cancelled', error: 'the run ended before it was sent' });
+    advance(3_600_000);
+    await engine.runUntilIdle();
+    expect(server.attempts).to.have.length(1);
+    expect((await messageOf(run.runId))!.status).to.equal('cancelled');
   });
 });
