@@ -135,7 +135,6 @@ export function emailChannel(options: EmailChannelOptions): Channel {
           return { ok: true, reason: null, detail: { response: info.response }, final: false, abandoned: false, message: { ...message, providerMessageId } };
         } catch (error) {
           const verdict = smtpErrorVerdict(error);
-          if (verdict.kind === 'sent') return { ok: true, reason: null, detail: {}, final: false, abandoned: false, message };
           // This process stopping cut it short: sent again with the same Message-ID.
           if (signal.aborted && verdict.kind === 'retry') return { ok: false, reason: verdict.reason, detail: {}, final: false, abandoned: true, message };
           observe(verdict.kind === 'bounced' ? 'fail' : 'retry');
