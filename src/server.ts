@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { createServer } from 'node:http';
 import { createApp } from './app';
@@ -94,6 +95,12 @@ async function main() {
   if (config.webhookAllowInsecure) {
     process.stdout.write(
       '  Webhooks may call http:// and this machine\'s or network\'s addresses (WEBHOOK_ALLOW_INSECURE; the embedded database\'s default, for trying it locally)\n',
+    );
+  }
+  // The embedded default captures emails instead of sending them: said where a newcomer looks.
+  if (config.sequenceEngine && !channels.smtpUrl) {
+    process.stdout.write(
+      `  Emails are NOT sent (no SMTP_URL): each is written as an .eml file to ${path.join(config.dataDir, 'outbox')}${path.sep} (status captured); set SMTP_URL to send (docs/channels.md)\n`,
     );
   }
   if (demo) printWelcome(local, demo, publicBase);

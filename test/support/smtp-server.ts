@@ -13,16 +13,19 @@ export interface ReceivedMail {
   raw: string;
   parsed: ParsedMail;
   envelope: { from: string; to: string[] };
+  // Whether the session had upgraded to TLS (STARTTLS) when the message came.
+  secure: boolean;
 }
 
-export async function startSmtpServer(answer: (index: number) => SmtpAnswer = () => 'accept') {
+export async function startSmtpServer(answer: (index: number) => SmtpAnswer = () => 'accept', options: { startTls?: boolean } = {}) {
   const received: ReceivedMail[] = [];
   const attempts: string[] = [];
   const sockets = new Set<Socket>();
   let queueId = 0;
   const server = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    // STARTTLS offered only when asked (smtp-server's own self-signed certificate).
+    disabledCommands: options.startTls ? ['AUTH'] : ['STARTTLS', 'AUTH'],
     logger: false,
     onConnect(_session, callback) {
       callback();
@@ -51,6 +54,7 @@ export async function startSmtpServer(answer: (index: number) => SmtpAnswer = ()
             raw,
             parsed,
             envelope: { from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((rcpt) => rcpt.address) },
+            secure: Boolean(session.secure),
           });
           queueId += 1;
           callback(null, `queued as Q${queueId}`);

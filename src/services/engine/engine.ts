@@ -159,8 +159,9 @@ export class SequenceEngine {
       },
       random: webhook.random,
       wake: (lingerMs) => this.wake(lingerMs),
-      recorded: ({ counts, due }) => {
+      recorded: ({ counts, due, messages: reached }) => {
         this.count(counts);
+        for (const labels of reached) messages.metrics?.total.inc(labels);
         // Runs moved on to their next step: this process's engine (and only it) is told now.
         if (due) notifyDueWork();
       },

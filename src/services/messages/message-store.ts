@@ -182,6 +182,27 @@ export function markCancelled(
   return applyStatusChanges(db, messages.map((m) => ({ id: m.id, error: m.reason ?? null, status: 'cancelled' as const })), options, transaction);
 }
 
+// The queued messages of sends just cancelled (their run ended, or moved on, before they went):
+// `cancelled`, with why. One statement, in the transaction that cancelled the sends, after them
+// (the lock order: runs, outbox rows, messages). A message `sending` is left as it is: the
+// provider may have it.
+export async function cancelMessagesOfCancelledSends(
+  db: Database,
+  runIds: readonly string[],
+  reason: string,
+  now: Date,
+  transaction: Transaction,
+): Promise<number> {
+  if (runIds.length === 0) return 0;
+  return execute(
+    db,
+    `UPDATE messages SET status = 'cancelled', error = ?, updated_at = ?
+     WHERE run_id IN (?) AND status = 'queued' AND outbox_id IN (SELECT o.id FROM outbox o WHERE o.run_id IN (?) AND o.status = 'cancelled')`,
+    [reason.slice(0, 1000), now, runIds, runIds],
+    transaction,
+  );
+}
+
 export interface StatusChange {
   id: string;
   status: MessageStatus;

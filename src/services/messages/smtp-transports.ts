@@ -63,8 +63,8 @@ export class SmtpTransports {
   }
 }
 
+// What a failed send comes to.
 export type SmtpVerdict =
-  | { kind: 'sent'; providerMessageId: string | null }
   // 4xx, a lost or silent connection: tried again later with the same Message-ID.
   | { kind: 'retry'; reason: string }
   // 5xx: final at once (`bounced: 550 ...`).

@@ -14,6 +14,7 @@ import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-
 import { SmtpTransports } from '../../../src/services/messages/smtp-transports';
 import { readSteps } from '../../../src/services/sequences/sequence-versions';
 import { appWithChannels, channelSettings, dkimPrivateKey } from '../../support/channels';
+import { caller } from '../../support/app';
 import { testDb } from '../../support/db';
 import { startSmtpServer, type SmtpAnswer } from '../../support/smtp-server';
 import { engineAt, enrolledRun } from './support';
@@ -52,9 +53,9 @@ describe('sequence engine: email steps through SMTP', function () {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function setup(answer?: (index: number) => SmtpAnswer) {
-    const server = await startSmtpServer(answer);
-    const settings = channelSettings({ emailFrom: FROM, smtpUrl: server.url });
+  async function setup(answer?: (index: number) => SmtpAnswer, options: { startTls?: boolean; query?: string } = {}) {
+    const server = await startSmtpServer(answer, options);
+    const settings = channelSettings({ emailFrom: FROM, smtpUrl: `${server.url}${options.query ?? ''}` });
     const engineParts = engineAt(Date.now() + 1, {
       messages: {
         settings,
@@ -261,5 +262,41 @@ describe('sequence engine: email steps through SMTP', function () {
     expect((await flowing.timeline()).status).to.equal('completed');
     expect(silent.attempts).to.have.length(1);
     expect(await messageOf(stuck.runId)).to.include({ status: 'sending' });
+  });
+
+  it('a message waiting for its retry is cancelled with its run, and never sent', async () => {
+    const { server, engine, advance } = await setup(() => 451);
+    const run = await enrolledRun([EMAIL]);
+    advance(1_000);
+    await engine.runUntilIdle();
+    expect((await messageOf(run.runId))!.status).to.equal('queued');
+    await caller(run.key).sequences.unenroll({ id: run.sequence.id, contactIds: [run.contact.id] });
+    const message = await messageOf(run.runId);
+    expect(message).to.include({ status: 'cancelled', error: 'the run ended before it was sent' });
+    advance(3_600_000);
+    await engine.runUntilIdle();
+    expect(server.attempts).to.have.length(1);
+    expect((await messageOf(run.runId))!.status).to.equal('cancelled');
+  });
+
+  it('upgrades smtp:// with STARTTLS when the server offers it (a self-signed test relay, allowed by its URL)', async () => {
+    const { server, engine, advance } = await setup(undefined, { startTls: true, query: '?tls.rejectUnauthorized=false' });
+    const run = await enrolledRun([EMAIL]);
+    advance(1_000);
+    await engine.runUntilIdle();
+    expect(server.received).to.have.length(1);
+    expect(server.received[0]!.secure).to.equal(true);
+    expect(await messageOf(run.runId)).to.include({ status: 'sent' });
+  });
+
+  it('refuses a relay whose certificate it cannot check unless the URL allows it: retried, never sent in clear', async () => {
+    const { server, engine, advance } = await setup(undefined, { startTls: true });
+    const run = await enrolledRun([EMAIL]);
+    advance(1_000);
+    await engine.runUntilIdle();
+    expect(server.received).to.have.length(0);
+    const message = await messageOf(run.runId);
+    expect(message!.status).to.equal('queued');
+    expect(message!.error).to.match(/^smtp /);
   });
 });

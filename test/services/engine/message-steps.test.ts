@@ -25,10 +25,7 @@ describe('sequence engine: email and whatsapp steps', () => {
   it('queues the send and a queued message in the step\'s transaction, with one shared key', async () => {
     const run = await enrolledRun([EMAIL], {}, { firstName: 'Ada' });
     const { engine } = engineAt();
-    // The runs' pass alone: the step begins, nothing is sent yet.
-    const claimed = await (engine as unknown as { tick(force: boolean): Promise<unknown> }).tick(true);
-    expect(claimed).to.be.ok;
-    await engine.settled();
+    await engine.runUntilIdle();
     const [outbox] = await select<{ id: string; channel: string; idempotency_id: string }>(testDb(), 'SELECT id, channel, idempotency_id FROM outbox WHERE run_id = ?', [run.runId]);
     expect(outbox).to.include({ channel: 'email', idempotency_id: `run_${run.runId}_mail_1` });
     const [message] = await messagesOf(run.runId);

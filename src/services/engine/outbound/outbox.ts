@@ -5,6 +5,7 @@ import { toDate } from '../../../db/sql/rows';
 import { execute, insertRows, select, skipLocked } from '../../../db/sql/statements';
 import { withTransaction } from '../../../db/sql/transaction';
 import { newRowId } from '../../ids';
+import { cancelMessagesOfCancelledSends } from '../../messages/message-store';
 
 // The outbox table as a queue (db/migrations/20261212000000-create-outbox.js): the sends a step
 // queues with its begin, the dispatchers' claim, and what pause, end and move do to a run's
@@ -117,6 +118,8 @@ export async function cancelSends(db: Database, runIds: readonly string[], now: 
     [now, runIds],
     transaction,
   );
+  // Their messages were never sent: cancelled with them.
+  await cancelMessagesOfCancelledSends(db, runIds, 'the run ended before it was sent', now, transaction);
 }
 
 // Each (account, channel, target) with queued sends, and the earliest due one; and the earliest
@@ -253,7 +256,11 @@ export async function claimSends(
       await execute(db, 'UPDATE outbox SET claim_token = ?, due_at = ?, updated_at = ? WHERE id IN (?)', [token, leaseEnd, now, interruptedIds], transaction);
     }
     if (hold.length > 0) await execute(db, "UPDATE outbox SET status = 'held', updated_at = ? WHERE id IN (?)", [now, hold], transaction);
-    if (cancel.length > 0) await execute(db, "UPDATE outbox SET status = 'cancelled', due_at = NULL, updated_at = ? WHERE id IN (?)", [now, cancel], transaction);
+    if (cancel.length > 0) {
+      await execute(db, "UPDATE outbox SET status = 'cancelled', due_at = NULL, updated_at = ? WHERE id IN (?)", [now, cancel], transaction);
+      const runIds = [...new Set(rows.filter((row) => cancel.includes(row.id)).map((row) => row.run_id))];
+      await cancelMessagesOfCancelledSends(db, runIds, 'the run ended or left the step before it was sent', now, transaction);
+    }
     const claimed = (row: (typeof rows)[number], startedAt: Date): ClaimedSend => ({
       id: row.id,
       token,

@@ -10,8 +10,8 @@ import { runStatusChangedEvent } from '../../events/run-events';
 import { newRowId } from '../../ids';
 import { countRunMoves, type RunMove } from '../../run-status/run-status-counts';
 import { readVersions, versionKey } from '../../sequences/sequence-versions';
+import type { MessageTransition } from '../../messages/message-events';
 import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
-import type { MessageMetrics } from '../../messages/message-metrics';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
 import { byAccount } from '../run-queue';
 import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunChange, type RunInput } from '../run-state';
@@ -59,17 +59,20 @@ export interface Recorded {
   due: boolean;
   // Sends queued again (a retry, an interrupted or abandoned attempt).
   requeued: number;
+  // Each status a message step's message reached (sent, captured, skipped, failed, cancelled),
+  // for messages_total once the record has committed.
+  messages: Array<{ channel: string; outcome: string }>;
 }
 
 export async function recordOutcomes(
   db: Database,
   outcomes: readonly Outcome[],
-  options: { now: Date; random?: () => number; messageMetrics?: MessageMetrics },
+  options: { now: Date; random?: () => number },
 ): Promise<Recorded> {
   const abandoned = outcomes.filter((outcome) => outcome.kind === 'answered' && outcome.result.abandoned).map((outcome) => outcome.send);
   await handBack(db, abandoned, options.now);
   const recorded = outcomes.filter((outcome) => !(outcome.kind === 'answered' && outcome.result.abandoned));
-  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length };
+  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length, messages: [] };
   return withTransaction(db, async (transaction) => {
     const runs = await lockRunsWithContacts(db, [...new Set(recorded.map((outcome) => outcome.send.runId))], transaction);
     const held = await lockSends(db, recorded.map((outcome) => outcome.send.id), transaction);
@@ -82,7 +85,7 @@ export async function recordOutcomes(
       [...runs.values()].filter((run) => run.version !== null).map((run) => ({ sequenceId: run.sequence_id, version: Number(run.version) })),
       transaction,
     );
-    const writes = new OutcomeWrites(options.now, options.random, options.messageMetrics);
+    const writes = new OutcomeWrites(options.now, options.random);
     for (const outcome of mine) {
       const run = runs.get(outcome.send.runId);
       const steps = run && run.version !== null ? versions.get(versionKey(run.sequence_id, Number(run.version))) : undefined;
@@ -93,7 +96,7 @@ export async function recordOutcomes(
     // runs' locks.
     countRunMoves(db, transaction, writes.moves);
     const requeued = [...writes.sendUpdates()].filter((update) => update.status === 'queued').length;
-    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length };
+    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes };
   });
 }
 
@@ -140,10 +143,11 @@ class OutcomeWrites {
   private readonly messages: Array<{ id: string; status: MessageMove; providerMessageId: string | null; error: string | null; at: Date }> = [];
   readonly moves: RunMove[] = [];
 
+  readonly messageOutcomes: Array<{ channel: string; outcome: string }> = [];
+
   constructor(
     private readonly now: Date,
     private readonly random?: () => number,
-    private readonly metrics?: MessageMetrics,
   ) {}
 
   add(outcome: Outcome, failedBefore: number, run: LockedRun | undefined, steps: readonly Step[]): void {
@@ -302,7 +306,9 @@ class OutcomeWrites {
     // The messages after the runs (the one lock order: contacts, runs, outbox rows, messages);
     // their events (message.sent, .failed) recorded with the runs', one counter lock per account.
     const messageEvents = new Map<string, NewEventOf[]>();
-    await writeMessageMoves(db, this.messages, { now: this.now, events: messageEvents, metrics: this.metrics }, transaction);
+    for (const { after, reached } of await writeMessageMoves(db, this.messages, { now: this.now, events: messageEvents }, transaction)) {
+      for (const outcome of reached) this.messageOutcomes.push({ channel: after.channel, outcome });
+    }
     const all = [...this.events, ...[...messageEvents].flatMap(([accountId, list]) => list.map((event) => ({ accountId, event })))];
     for (const [accountId, list] of byAccount(all)) await recordEvents(db, accountId, list.map(({ event }) => event), transaction);
   }
@@ -317,8 +323,8 @@ async function writeMessageMoves(
   moves: ReadonlyArray<{ id: string; status: MessageMove; providerMessageId: string | null; error: string | null; at: Date }>,
   options: StoreOptions,
   transaction: Transaction,
-): Promise<void> {
-  if (moves.length === 0) return;
+): Promise<MessageTransition[]> {
+  if (moves.length === 0) return [];
   const retry = moves.filter((move) => move.status === 'retry');
   await markRetrying(db, retry.map((move) => ({ id: move.id, error: move.error ?? '' })), options, transaction);
   const changes: StatusChange[] = moves
@@ -330,7 +336,7 @@ async function writeMessageMoves(
       providerMessageId: move.providerMessageId,
       error: move.error,
     }));
-  await applyStatusChanges(db, changes, options, transaction);
+  return applyStatusChanges(db, changes, options, transaction);
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {

@@ -61,6 +61,8 @@ export function emailChannel(options: EmailChannelOptions): Channel {
         if (target.status === 'sent' || target.status === 'captured' || target.status === 'delivered' || target.status === 'read') {
           return { ok: true, reason: null, detail: {}, final: false, abandoned: false, message: { ...message, captured: target.status === 'captured' } };
         }
+        // Ended without being sent (skipped, cancelled, failed): never sent now.
+        if (target.status !== 'queued' && target.status !== 'sending') return failed(`the message is already ${target.status}`, true, message);
         const { contact } = target;
         const skip = (reason: 'unsubscribed' | 'no_email'): SendResult => ({ ok: false, reason, detail: {}, final: false, abandoned: false, skipped: reason, message });
         if (contact.email_subscription_status === 'unsubscribed') return skip('unsubscribed');
@@ -133,7 +135,6 @@ export function emailChannel(options: EmailChannelOptions): Channel {
           return { ok: true, reason: null, detail: { response: info.response }, final: false, abandoned: false, message: { ...message, providerMessageId } };
         } catch (error) {
           const verdict = smtpErrorVerdict(error);
-          if (verdict.kind === 'sent') return { ok: true, reason: null, detail: {}, final: false, abandoned: false, message };
           // This process stopping cut it short: sent again with the same Message-ID.
           if (signal.aborted && verdict.kind === 'retry') return { ok: false, reason: verdict.reason, detail: {}, final: false, abandoned: true, message };
           observe(verdict.kind === 'bounced' ? 'fail' : 'retry');
