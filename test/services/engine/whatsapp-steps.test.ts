@@ -163,6 +163,23 @@ describe('sequence engine: whatsapp steps', () => {
     expect(message!.error).to.contain('131026');
   });
 
+  it('never sends a message that has already ended without being sent (made cancelled while it waited for its retry)', async () => {
+    const { engine, run, advance } = await setUp();
+    graph.rateLimited();
+    await engine.runUntilIdle();
+    expect(graph.requests).to.have.length(1);
+    await execute(testDb(), "UPDATE messages SET status = 'cancelled' WHERE run_id = ?", [run.runId]);
+    graph.answer({ kind: 'ok' });
+    advance(5_001);
+    await engine.runUntilIdle();
+    expect(graph.requests).to.have.length(1);
+    const [message] = await messagesOf(run.runId);
+    expect(message).to.include({ status: 'cancelled' });
+    const detail = await run.timeline();
+    expect(detail.status).to.equal('failed');
+    expect(detail.reason).to.contain('the message is already cancelled');
+  });
+
   it('with no token for the account, captures the request body as JSON under the outbox folder, the message `captured`', async () => {
     const settings = channelSettings({ whatsappApiUrl: graph.apiUrl });
     const outboxDir = mkdtempSync(path.join(tmpdir(), 'svc-outbox-'));

@@ -67,6 +67,8 @@ export function whatsappChannel(options: WhatsAppChannelOptions): Channel {
         if (target.status === 'sent' || target.status === 'captured' || target.status === 'delivered' || target.status === 'read') {
           return { ok: true, reason: null, detail: {}, final: false, abandoned: false, message: { ...message, captured: target.status === 'captured' } };
         }
+        // Ended without being sent (skipped, cancelled, failed): never sent now.
+        if (target.status !== 'queued' && target.status !== 'sending') return failed(`the message is already ${target.status}`, true, message);
         const { contact } = target;
         const skip = (reason: 'unsubscribed' | 'no_phone' | 'invalid_phone'): SendResult => ({ ok: false, reason, detail: {}, final: false, abandoned: false, skipped: reason, message });
         if (contact.whatsapp_subscription_status === 'unsubscribed') return skip('unsubscribed');
