@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { contactFieldsSchema } from '../schemas/contact';
 import { contactIdsSchema, enrollmentSchema, enrollOutcomeSchema, enrollSummarySchema, runSchema } from '../schemas/sequence';
+import { DEFAULT_CHANNEL_SETTINGS } from '../services/channels/channel-settings';
 import { enrollByIds } from '../services/sequences/enroll-by-ids';
 import { enrollContact } from '../services/sequences/enroll-contact';
 import { enrollmentStatus } from '../services/sequences/enrollment-status';
@@ -195,7 +196,11 @@ export const sequencesRouter = router({
     )
     .output(z.object({ preview: messagePreviewSchema }))
     .mutation(async ({ ctx, input }) => ({
-      preview: await previewMessage(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, stepId: input.stepId, contactId: input.contactId }),
+      preview: await previewMessage(
+        ctx.db,
+        { accountId: ctx.accountId, sequenceId: input.id, stepId: input.stepId, contactId: input.contactId },
+        ctx.channels ?? DEFAULT_CHANNEL_SETTINGS,
+      ),
     })),
 
   pauseRun: accountProcedure

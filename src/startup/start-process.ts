@@ -2,7 +2,6 @@ import { loadConfig, type Config } from '../config';
 import { openDatabase, prepareDatabase, type Database } from '../db/database';
 import { routeConsoleToLog } from '../logging/console-to-log';
 import { createLogger, type Logger } from '../logging/logger';
-import { configureSenderDefaults } from '../services/messages/sender-defaults';
 import type { ChannelSettings } from '../services/channels/channel-settings';
 import { channelSettingsFrom, findSecretsKey } from './channel-settings';
 
@@ -14,7 +13,6 @@ export async function startProcess(): Promise<{ config: Config; logger: Logger; 
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   routeConsoleToLog(logger);
-  configureSenderDefaults({ emailFrom: config.emailFrom, publicBaseUrl: config.publicBaseUrl });
   const db = openDatabase(config.databaseUrl, { logger, timeouts: config.databaseTimeouts });
   await prepareDatabase(db);
   const channels = channelSettingsFrom(config, findSecretsKey(config, logger));

@@ -2,8 +2,10 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { select } from '../../src/db/sql/statements';
-import { configureSenderDefaults } from '../../src/services/messages/sender-defaults';
-import { api, caller, testApp } from '../support/app';
+import { createCaller, createCallerContext } from '../../src/routers/caller';
+import { readUnsubscribeToken } from '../../src/services/unsubscribe/unsubscribe-links';
+import { api } from '../support/app';
+import { appWithChannels, channelSettings } from '../support/channels';
 import { captureQueries, testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
 import { badRequest, rejectedWith } from '../support/trpc';
@@ -51,12 +53,18 @@ async function setUp(contactFields: Parameters<typeof buildContact>[1] = {}) {
   return { ...tenant, sequenceId: created.body.sequence.id as string, contact };
 }
 
+// The server's sender settings: EMAIL_FROM, PUBLIC_BASE_URL and a secrets key (links are signed).
+const settings = channelSettings({ emailFrom: FROM, publicBaseUrl: BASE });
+let built: ReturnType<typeof appWithChannels> | undefined;
+const previewApp = () => (built ??= appWithChannels(settings));
+const previewCaller = (key: string) => createCaller(createCallerContext({ db: testDb(), apiKey: key, channels: settings }));
+
 function preview(key: string, sequenceId: string, body: object) {
-  return api(key).post(`/sequences/${sequenceId}/preview`).send(body);
+  return request(previewApp()).post(`/api/v1/sequences/${sequenceId}/preview`).set('x-api-key', key).send(body);
 }
 
 function trpcPreview(key: string, input: object) {
-  return request(testApp()).post('/trpc/sequences.preview').set('x-api-key', key).send(input);
+  return request(previewApp()).post('/trpc/sequences.preview').set('x-api-key', key).send(input);
 }
 
 function expectError(res: request.Response, status: number, code: string, error: RegExp) {
@@ -77,12 +85,10 @@ async function footprint(accountId: string) {
 }
 
 describe('Message preview', () => {
-  before(() => configureSenderDefaults({ emailFrom: FROM, publicBaseUrl: `${BASE}/` }));
-  after(() => configureSenderDefaults({ emailFrom: 'no-reply@localhost', publicBaseUrl: 'http://localhost:3000' }));
 
   describe('POST /sequences/{id}/preview (REST)', () => {
     it('renders an email step for the contact: sender, recipient, escaped html, text from the html, unsubscribe headers', async () => {
-      const { key, sequenceId, contact } = await setUp();
+      const { key, sequenceId, contact, accountId } = await setUp();
       const res = await preview(key, sequenceId, { stepId: 'mail', contactId: contact.id });
       expect(res.status, res.text).to.equal(200);
       expect(res.headers['content-type']).to.match(/^application\/json/);
@@ -91,6 +97,8 @@ describe('Message preview', () => {
       expect(body).to.include({ channel: 'email', from: FROM, to: contact.email, subject: 'Welcome, <script>alert(1)</script>', skipReason: null });
       const link = body.headers['List-Unsubscribe'].slice(1, -1);
       expect(link.startsWith(`${BASE}/u/`), link).to.equal(true);
+      // Signed with the server's key: the link names this contact, and unsubscribes it.
+      expect(readUnsubscribeToken(settings, link.slice(`${BASE}/u/`.length))).to.deep.equal({ accountId, contactId: contact.id, channel: 'email' });
       expect(body.headers).to.deep.equal({ 'List-Unsubscribe': `<${link}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' });
       expect(body.html).to.equal(
         `<p>Hello &lt;script&gt;alert(1)&lt;/script&gt;, plan pro.</p><b>Sale</b><p>Run none of Welcome series</p><a href="${link}">Unsubscribe</a>`,
@@ -163,7 +171,7 @@ describe('Message preview', () => {
       await api(key).post(`/sequences/${sequenceId}/enroll`).send({ contactIds: [contact.id] });
       const before = await footprint(accountId);
       const { queries } = await captureQueries(async () => {
-        for (const stepId of ['mail', 'chat']) expect((await caller(key).sequences.preview({ id: sequenceId, stepId, contactId: contact.id })).preview).to.be.an('object');
+        for (const stepId of ['mail', 'chat']) expect((await previewCaller(key).sequences.preview({ id: sequenceId, stepId, contactId: contact.id })).preview).to.be.an('object');
       });
       expect(queries.filter((sql) => /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql))).to.deep.equal([]);
       expect(await footprint(accountId)).to.deep.equal(before);
@@ -220,7 +228,7 @@ describe('Message preview', () => {
         expect(res.body.code).to.equal('validation_failed');
         expect(res.body.details[0].path, JSON.stringify(body)).to.equal(path);
       }
-      const malformed = await api(key).post(`/sequences/${sequenceId}/preview`).set('content-type', 'application/json').send('{"stepId": ');
+      const malformed = await request(previewApp()).post(`/api/v1/sequences/${sequenceId}/preview`).set('x-api-key', key).set('content-type', 'application/json').send('{"stepId": ');
       expect(malformed.status).to.equal(400);
     });
 
@@ -259,10 +267,10 @@ describe('Message preview', () => {
       expect(bad.status).to.equal(400);
       expect(bad.body.error.data.code).to.equal('BAD_REQUEST');
 
-      await rejectedWith(caller(key).sequences.preview({ id: sequenceId, stepId: 'mail', contactId: other.contact.id }), 'NOT_FOUND', { error: 'Contact not found', code: 'not_found' });
-      await rejectedWith(caller(key).sequences.preview({ id: other.sequenceId, stepId: 'mail', contactId: contact.id }), 'NOT_FOUND', { error: 'Sequence not found', code: 'not_found' });
-      await badRequest(caller(key).sequences.preview({ id: sequenceId, stepId: 'nope', contactId: contact.id }), 'stepId');
-      await badRequest(caller(key).sequences.preview({ id: sequenceId, stepId: 'mail', contactId: 'x' }), 'contactId');
+      await rejectedWith(previewCaller(key).sequences.preview({ id: sequenceId, stepId: 'mail', contactId: other.contact.id }), 'NOT_FOUND', { error: 'Contact not found', code: 'not_found' });
+      await rejectedWith(previewCaller(key).sequences.preview({ id: other.sequenceId, stepId: 'mail', contactId: contact.id }), 'NOT_FOUND', { error: 'Sequence not found', code: 'not_found' });
+      await badRequest(previewCaller(key).sequences.preview({ id: sequenceId, stepId: 'nope', contactId: contact.id }), 'stepId');
+      await badRequest(previewCaller(key).sequences.preview({ id: sequenceId, stepId: 'mail', contactId: 'x' }), 'contactId');
     });
   });
 });

@@ -34,6 +34,9 @@ export interface GraphStandIn {
   requests: GraphRequest[];
   // The answer to the requests from now on (ok unless told).
   answer(behaviour: Behaviour): void;
+  // The answer to one business number's requests (one of otherPhoneNumberIds, or the main one),
+  // whatever answer() says: two accounts on one Graph, one of them hanging.
+  answerFor(phoneNumberId: string, behaviour: Behaviour): void;
   hang(): void;
   rateLimited(): void;
   serverError(status?: number): void;
@@ -77,8 +80,10 @@ function shapeProblem(json: unknown): string | null {
   return null;
 }
 
-export async function startGraphStandIn(options: { phoneNumberId?: string; accessToken?: string } = {}): Promise<GraphStandIn> {
+export async function startGraphStandIn(options: { phoneNumberId?: string; accessToken?: string; otherPhoneNumberIds?: string[] } = {}): Promise<GraphStandIn> {
   const phoneNumberId = options.phoneNumberId ?? '109876543210987';
+  const numbers = new Set([phoneNumberId, ...(options.otherPhoneNumberIds ?? [])]);
+  const perNumber = new Map<string, Behaviour>();
   const accessToken = options.accessToken ?? 'EAAG-test-token-1234';
   const requests: GraphRequest[] = [];
   const sockets = new Set<Socket>();
@@ -97,7 +102,8 @@ export async function startGraphStandIn(options: { phoneNumberId?: string; acces
         // Checked below.
       }
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json });
-      if (req.method !== 'POST' || req.url !== `/${GRAPH_VERSION}/${phoneNumberId}/messages`) {
+      const number = new RegExp(`^/${GRAPH_VERSION}/(\\d+)/messages$`).exec(req.url ?? '')?.[1];
+      if (req.method !== 'POST' || !number || !numbers.has(number)) {
         return graphError(res, 400, 100, `Unsupported ${req.method} request. Object with ID '${req.url}' does not exist`, 33);
       }
       if (req.headers.authorization !== `Bearer ${accessToken}`) {
@@ -108,14 +114,15 @@ export async function startGraphStandIn(options: { phoneNumberId?: string; acces
       }
       const problem = shapeProblem(json);
       if (problem) return graphError(res, 400, 100, 'Invalid parameter', undefined, problem);
-      switch (behaviour.kind) {
+      const given = perNumber.get(number) ?? behaviour;
+      switch (given.kind) {
         case 'hang':
           return;
         case 'error':
-          return graphError(res, behaviour.status, behaviour.code, behaviour.message, behaviour.subcode, behaviour.details);
+          return graphError(res, given.status, given.code, given.message, given.subcode, given.details);
         case 'raw':
-          res.writeHead(behaviour.status, { 'content-type': 'text/plain' });
-          return void res.end(behaviour.body);
+          res.writeHead(given.status, { 'content-type': 'text/plain' });
+          return void res.end(given.body);
         case 'ok': {
           counter += 1;
           const to = (json as { to: string }).to;
@@ -144,6 +151,7 @@ export async function startGraphStandIn(options: { phoneNumberId?: string; acces
     accessToken,
     requests,
     answer: (next) => void (behaviour = next),
+    answerFor: (number, next) => void perNumber.set(number, next),
     hang: () => void (behaviour = { kind: 'hang' }),
     rateLimited: () =>
       void (behaviour = { kind: 'error', status: 429, code: 130429, message: '(#130429) Rate limit hit', details: 'Cloud API message throughput has been reached.' }),

@@ -2,13 +2,15 @@ import type { Database } from '../../db/database';
 import { select } from '../../db/sql/statements';
 import { ValidationError } from '../../errors/app-errors';
 import type { MessagePreview } from '../../schemas/message-preview';
+import type { ChannelSettings } from '../channels/channel-settings';
+import { resolveEmailSender } from '../channels/senders';
 import { contactFromRow } from '../contacts/contact-row';
 import { findContactRow } from '../contacts/find-contact';
 import { getSequence } from '../sequences/list-sequences';
+import { unsubscribeUrl } from '../unsubscribe/unsubscribe-links';
 import { RUN_SELECT, runFromRow, type RunRow } from '../sequences/runs';
 import { buildTemplateContext } from './render-context';
 import { renderEmail, renderWhatsApp, TemplateRenderError } from './render-message';
-import { resolveEmailSender, unsubscribeUrl } from './sender-defaults';
 import { isMessageStep } from './templates';
 import { whatsappRecipient } from './whatsapp-recipient';
 
@@ -21,6 +23,7 @@ export const PREVIEW_CALLBACK_DATA = 'preview';
 export async function previewMessage(
   db: Database,
   input: { accountId: string; sequenceId: string; stepId: string; contactId: string },
+  settings: ChannelSettings,
 ): Promise<MessagePreview> {
   const sequence = await getSequence(db, { accountId: input.accountId, id: input.sequenceId });
   const contactRow = await findContactRow(db, { accountId: input.accountId, id: input.contactId });
@@ -37,7 +40,7 @@ export async function previewMessage(
     [sequence.id, contactRow.id],
   );
   const contact = contactFromRow(contactRow);
-  const link = unsubscribeUrl(input.accountId, contact.id, step.type);
+  const link = unsubscribeUrl(settings, { accountId: input.accountId, contactId: contact.id, channel: step.type });
   const context = buildTemplateContext({
     contact,
     run: latest ? runFromRow(latest) : null,
@@ -46,7 +49,7 @@ export async function previewMessage(
   });
   try {
     if (step.type === 'email') {
-      const sender = await resolveEmailSender(db, input.accountId);
+      const sender = await resolveEmailSender(db, input.accountId, settings);
       const replyTo = step.replyTo ?? sender.replyTo;
       const headers: Record<string, string> = {
         'List-Unsubscribe': `<${link}>`,
@@ -55,7 +58,8 @@ export async function previewMessage(
       if (replyTo) headers['Reply-To'] = replyTo;
       return {
         channel: 'email',
-        from: step.from ?? sender.from,
+        // Empty when neither the step, the account nor EMAIL_FROM gives one: the send would fail.
+        from: step.from ?? sender.from ?? '',
         to: contact.email,
         ...renderEmail(step, context),
         headers,

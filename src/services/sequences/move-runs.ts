@@ -4,6 +4,7 @@ import { execute, forUpdate, select } from '../../db/sql/statements';
 import { ValidationError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
 import { LIVE_SEND } from '../engine/outbound/outbox';
+import { cancelMessagesOfCancelledSends } from '../messages/message-store';
 import { nextRunState, runChangeSql, type RunChange } from '../engine/run-state';
 import type { RunStatus } from '../../schemas/statuses';
 import { canonicalJson } from '../idempotency/canonical-json';
@@ -124,6 +125,7 @@ export async function moveRunsToVersion(
       [now, left],
       transaction,
     );
+    await cancelMessagesOfCancelledSends(db, left, `moved to version ${input.version} before it was sent`, now, transaction);
   }
   return [...moved].sort(([a], [b]) => a - b).map(([fromVersion, runs]) => ({ fromVersion, runs }));
 }
