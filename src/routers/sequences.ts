@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { contactFieldsSchema } from '../schemas/contact';
 import { contactIdsSchema, enrollmentSchema, enrollOutcomeSchema, enrollSummarySchema, runSchema } from '../schemas/sequence';
+import { SECRETS_KEY_MISSING } from '../errors/app-errors';
 import { DEFAULT_CHANNEL_SETTINGS } from '../services/channels/channel-settings';
 import { enrollByIds } from '../services/sequences/enroll-by-ids';
 import { enrollContact } from '../services/sequences/enroll-contact';
@@ -183,9 +184,15 @@ export const sequencesRouter = router({
           '`to`, `subject`, `html`, `text` and the `headers` the message carries (`List-Unsubscribe`, ' +
           '`List-Unsubscribe-Post`, `Reply-To`). WhatsApp: `request`, the JSON body that would be POSTed to the Cloud API. ' +
           '`skipReason` says why the step would be skipped for this contact (unsubscribed, no usable phone). A step that ' +
-          'is not in the current version, or not a message step, is a 400.',
+          'is not in the current version, or not a message step, is a 400. A server without a secrets key cannot sign the ' +
+          'unsubscribe link every message carries: 409 secrets_key_missing.',
         protect: true,
-        errorResponses: { 400: 'stepId names no email or whatsapp step of the current version, or contactId is not a UUID', 404: 'Sequence not found, or Contact not found' },
+        errorResponses: {
+          400: 'stepId names no email or whatsapp step of the current version, or contactId is not a UUID',
+          404: 'Sequence not found, or Contact not found',
+          // The same error as storing a secret: without the key, no link can be signed either.
+          409: SECRETS_KEY_MISSING,
+        },
       },
     })
     .input(

@@ -441,17 +441,22 @@ const CASES: Record<string, Case[]> = {
     {
       status: 200,
       when: 'the step is an email step',
-      send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'mail', contactId: f.contact.id }),
+      send: async (f) => rest(f.key, withChannels()).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'mail', contactId: f.contact.id }),
     },
     {
       status: 200,
       when: 'the step is a whatsapp step',
-      send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'chat', contactId: f.contact.id }),
+      send: async (f) => rest(f.key, withChannels()).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'chat', contactId: f.contact.id }),
     },
     {
       status: 400,
       when: 'the step is not a message step',
       send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'end', contactId: f.contact.id }),
+    },
+    {
+      status: 409,
+      when: 'the server has no secrets key to sign the unsubscribe link',
+      send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'mail', contactId: f.contact.id }),
     },
     { status: 404, when: 'the contact is unknown', send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'mail', contactId: unknownId() }) },
     { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).post(`/sequences/${unknownId()}/preview`).send({ stepId: 'mail', contactId: f.contact.id }) },
