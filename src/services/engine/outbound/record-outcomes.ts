@@ -9,6 +9,8 @@ import { recordEvents } from '../../events/record-events';
 import { runStatusChangedEvent } from '../../events/run-events';
 import { newRowId } from '../../ids';
 import { countRunMoves, type RunMove } from '../../run-status/run-status-counts';
+import { countRunProgress, type RunProgress } from '../../analytics/progress-counters';
+import { progressOfChange } from '../../analytics/run-change-progress';
 import { readVersions, versionKey } from '../../sequences/sequence-versions';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
 import { byAccount } from '../run-queue';
@@ -80,6 +82,7 @@ export async function recordOutcomes(db: Database, outcomes: readonly Outcome[],
     // The counters of runs by status (run-status-counts.ts), from the statuses read under the
     // runs' locks.
     countRunMoves(db, transaction, writes.moves);
+    countRunProgress(db, transaction, options.now, writes.progress);
     const requeued = [...writes.sendUpdates()].filter((update) => update.status === 'queued').length;
     return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length };
   });
@@ -125,6 +128,8 @@ class OutcomeWrites {
   private readonly runChanges = new Map<string, { change: RunChange; ids: string[] }>();
   private readonly events: Array<{ accountId: string; event: NewEventOf }> = [];
   readonly moves: RunMove[] = [];
+  // Each run's move, for the analytics counters (analytics/progress-counters.ts).
+  readonly progress: RunProgress[] = [];
 
   constructor(
     private readonly now: Date,
@@ -190,6 +195,7 @@ class OutcomeWrites {
   private move(run: LockedRun, input: RunInput): RunChange {
     const change = nextRunState(factsOf(run), input, this.now);
     if (!changesRun(change)) return change;
+    this.progress.push(progressOfChange(run.sequence_id, run.current_step_id, input, change));
     if (change.set.status !== undefined) this.moves.push({ sequenceId: run.sequence_id, from: run.status, to: change.set.status });
     if (change.set.dueAt && change.set.dueAt <= this.now) this.due = true;
     const key = JSON.stringify([change.set, change.keepClaim]);
