@@ -21,11 +21,12 @@ import { reasonKey } from './reasons';
 // rows before and after (message-progress.ts).
 //
 // The moves are summed per transaction and written once, just before it commits (one upsert
-// per table, the rows in key order), to one shard of the counters chosen at random per
-// transaction (SQLite, one writer: shard 0): concurrent writers seldom meet on a row, and a
-// reader sums at most ANALYTICS_SHARDS rows per figure.
+// per table, the rows in key order, so that two writers take their locks in one order). The
+// waiting counter is written to one of WAITING_SHARDS shards chosen at random per transaction
+// (SQLite, one writer: shard 0), since every move of a sequence's runs meets there; the daily
+// rows are not sharded (the migration says why): a reader reads one row per figure and day.
 
-export const ANALYTICS_SHARDS = 8;
+export const WAITING_SHARDS = 8;
 
 export type StepOutcome = 'reached' | 'completed' | 'skipped' | 'failed';
 export type DayMetric = 'enrollments' | 'completions' | 'exits' | 'sent' | 'delivered' | 'read' | 'failed';
@@ -120,9 +121,10 @@ function deltasOf(db: Database, transaction: Transaction): Deltas {
 
 // Tables in one order, each table's rows in key order (counter-rows.ts).
 async function writeDeltas(db: Database, transaction: Transaction, deltas: Deltas): Promise<void> {
-  const shard = db.dialect === 'sqlite' ? 0 : Math.floor(Math.random() * ANALYTICS_SHARDS);
-  const rows = <K extends string[]>(map: Map<string, { key: K; delta: number }>) => [...map.values()].map(({ key, delta }) => ({ key: [...key, shard], delta }));
-  await addToCounters(db, transaction, 'sequence_step_days', ['sequence_id', 'day', 'step_id', 'outcome', 'reason', 'shard'], 'runs', rows(deltas.steps));
-  await addToCounters(db, transaction, 'sequence_days', ['sequence_id', 'day', 'metric', 'reason', 'shard'], 'n', rows(deltas.days));
-  await addToCounters(db, transaction, 'sequence_step_waiting', ['sequence_id', 'step_id', 'shard'], 'runs', rows(deltas.waiting));
+  const shard = db.dialect === 'sqlite' ? 0 : Math.floor(Math.random() * WAITING_SHARDS);
+  const rows = <K extends string[]>(map: Map<string, { key: K; delta: number }>, ...extra: number[]) =>
+    [...map.values()].map(({ key, delta }) => ({ key: [...key, ...extra], delta }));
+  await addToCounters(db, transaction, 'sequence_step_days', ['sequence_id', 'day', 'step_id', 'outcome', 'reason'], 'runs', rows(deltas.steps));
+  await addToCounters(db, transaction, 'sequence_days', ['sequence_id', 'day', 'metric', 'reason'], 'n', rows(deltas.days));
+  await addToCounters(db, transaction, 'sequence_step_waiting', ['sequence_id', 'step_id', 'shard'], 'runs', rows(deltas.waiting, shard));
 }
