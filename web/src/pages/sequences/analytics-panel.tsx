@@ -86,6 +86,10 @@ function Funnel({ steps }: { steps: Stats['steps'] }) {
   return (
     <>
       <h3 id="funnel-heading">Per step</h3>
+      <p className="meta funnel-key">
+        Bars, as long as the runs that reached the step: <span className="key part-completed" /> completed <span className="key part-skipped" /> skipped{' '}
+        <span className="key part-failed" /> failed <span className="key part-open" /> still at the step, or moved to another version.
+      </p>
       <ol className="funnel" aria-labelledby="funnel-heading">
         {steps.map((step) => {
           const skipped = sum(step.skipped);
@@ -95,13 +99,14 @@ function Funnel({ steps }: { steps: Stats['steps'] }) {
                 <code>{step.stepId}</code> <span className="meta">{step.type}</span>
               </span>
               <span className="funnel-bar" aria-hidden="true">
-                <span className="done" style={{ width: `${(step.completed / widest) * 100}%` }} />
-                <span className="skip" style={{ width: `${(skipped / widest) * 100}%` }} />
-                <span className="fail" style={{ width: `${(step.failed / widest) * 100}%` }} />
-                <span className="rest" style={{ width: `${(Math.max(0, step.reached - step.completed - skipped - step.failed) / widest) * 100}%` }} />
+                <span className="part-completed" style={{ width: `${(step.completed / widest) * 100}%` }} />
+                <span className="part-skipped" style={{ width: `${(skipped / widest) * 100}%` }} />
+                <span className="part-failed" style={{ width: `${(step.failed / widest) * 100}%` }} />
+                <span className="part-open" style={{ width: `${(Math.max(0, step.reached - step.completed - skipped - step.failed) / widest) * 100}%` }} />
               </span>
               <span className="funnel-figures">
-                {n(step.reached)} reached · {n(step.completed)} completed · {n(skipped)} skipped · {n(step.failed)} failed · {n(step.waiting)} waiting
+                <span>{n(step.reached)} reached</span> · <span>{n(step.completed)} completed</span> · <span>{n(skipped)} skipped</span> ·{' '}
+                <span>{n(step.failed)} failed</span> · <span>{n(step.waiting)} waiting</span>
                 {skipped > 0 && <span className="sub">Skipped: {byReason(step.skipped)}</span>}
               </span>
             </li>
