@@ -115,6 +115,21 @@ describe('sequence stats: the counters the engine keeps', () => {
     expect(total(figures, (day) => day.enrollments)).to.equal(4);
   });
 
+  it('counts pause and resume as nothing, and a run the runner cancels at its step as skipped there and an exit', async () => {
+    const { key, accountId } = await buildTenant({ kind: 'runner' });
+    const sequence = await activeSequence(key, [{ id: 'hold', type: 'wait', duration: 'P1D' }]);
+    const contact = await buildContact(accountId);
+    await caller(key).sequences.enroll({ id: sequence.id, contactIds: [contact.id] });
+    const [run] = (await caller(key).sequences.runs({ id: sequence.id })).runs;
+    await caller(key).sequences.pauseRun({ id: sequence.id, runId: run!.id });
+    await caller(key).sequences.resumeRun({ id: sequence.id, runId: run!.id });
+    expect(step(await stats(key, sequence.id), 'hold')).to.deep.include({ reached: 1, waiting: 1, skipped: {} });
+    await caller(key).runs.transition({ runId: run!.id, status: 'cancelled' });
+    const figures = await stats(key, sequence.id);
+    expect(step(figures, 'hold')).to.deep.include({ reached: 1, waiting: 0, skipped: { cancelled: 1 } });
+    expect(exits(figures)).to.deep.equal({ cancelled: 1 });
+  });
+
   it('counts a run moved to a new version as reaching its new step, and the runs waiting there', async () => {
     const { key, accountId } = await buildTenant();
     const sequence = await activeSequence(key, [{ id: 'first', type: 'wait', duration: 'P1D' }]);
