@@ -115,7 +115,10 @@ function deltasOf(db: Database, transaction: Transaction): Deltas {
   deltas = { steps: new Map(), days: new Map(), waiting: new Map() };
   pending.set(transaction, deltas);
   const written = deltas;
-  onBeforeCommit(transaction, () => writeDeltas(db, transaction, written));
+  // Put off once more when its turn comes, so that it is written after every other piece of
+  // work the transaction leaves to its end (the run status counters among them), whichever
+  // was counted first: the one order of locks (docs/architecture.md).
+  onBeforeCommit(transaction, async () => onBeforeCommit(transaction, () => writeDeltas(db, transaction, written)));
   return deltas;
 }
 
