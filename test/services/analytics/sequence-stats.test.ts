@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { select } from '../../../src/db/sql/statements';
 import { withTransaction } from '../../../src/db/sql/transaction';
-import { utcDay } from '../../../src/services/analytics/progress-counters';
+import { countRunProgress, utcDay } from '../../../src/services/analytics/progress-counters';
+import { progressOfChange } from '../../../src/services/analytics/run-change-progress';
+import { nextRunState } from '../../../src/services/engine/run-state';
 import { markSent } from '../../../src/services/messages/message-store';
 import { applyProviderStatuses } from '../../../src/services/messages/provider-statuses';
 import { createWebhook } from '../../../src/services/webhooks/endpoints';
@@ -172,5 +174,23 @@ describe('sequence stats: the counters the engine keeps', () => {
     expect(figures.days.every((day) => day.enrollments === 0 && Object.keys(day.exits).length === 0)).to.equal(true);
     const rows = await select<{ n: number | string }>(testDb(), 'SELECT COUNT(*) AS n FROM sequence_days WHERE sequence_id = ?', [sequence.id]);
     expect(Number(rows[0]!.n)).to.equal(0);
+  });
+});
+
+describe('sequence stats: a step skipped for its contact', () => {
+  it('counts a message step skipped by its reason, as the step the run left, not as completed', async () => {
+    const { key, accountId } = await buildTenant();
+    const sequence = await activeSequence(key, [{ id: 'mail', type: 'wait', duration: 'P1D' }, { id: 'after', type: 'wait', duration: 'P1D' }]);
+    await caller(key).sequences.enroll({ id: sequence.id, contactIds: [(await buildContact(accountId)).id] });
+    const db = testDb();
+    const now = new Date();
+    // As the outbound outcomes record a skip: the run goes on to its next step.
+    const change = nextRunState({ status: 'running', currentStepId: 'mail', stepStartedAt: now }, { kind: 'succeeded', next: 'after' }, now);
+    await withTransaction(db, async (transaction) =>
+      countRunProgress(db, transaction, now, [progressOfChange(sequence.id, 'mail', { kind: 'succeeded', next: 'after' }, change, { outcome: 'skipped', reason: 'unsubscribed' })]),
+    );
+    const figures = await stats(key, sequence.id);
+    expect(step(figures, 'mail')).to.deep.include({ reached: 1, completed: 0, skipped: { unsubscribed: 1 }, waiting: 0 });
+    expect(step(figures, 'after')).to.deep.include({ reached: 1, waiting: 1 });
   });
 });
