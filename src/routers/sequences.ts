@@ -27,6 +27,8 @@ import { accountProcedure, router } from '../trpc/init';
 import { messagePreviewSchema } from '../schemas/message-preview';
 import { stepIdSchema } from '../schemas/sequence-definition';
 import { previewMessage } from '../services/messages/preview-message';
+import { sequenceStatsSchema, statsDaysSchema } from '../schemas/sequence-stats';
+import { sequenceStats } from '../services/analytics/sequence-stats';
 
 const TAGS = ['Sequences'];
 const sequenceParam = z.object({ id: z.string().describe('The sequence id (UUID).') });
@@ -149,6 +151,26 @@ export const sequencesRouter = router({
     .mutation(async ({ ctx, input }) => {
       await deleteSequence(ctx.db, { id: input.id, accountId: ctx.accountId });
     }),
+
+  stats: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/sequences/{id}/stats',
+        tags: TAGS,
+        summary: 'A sequence\'s per-step and daily figures',
+        description:
+          'Over the last `days` UTC days, today included (default 30): per step, the runs that reached it, completed it, ' +
+          'skipped it (by reason) and failed at it, and the runs waiting at it now; per day, enrollments, completions, ' +
+          'exits by reason, and messages sent, delivered, read and failed. Read from counters the engine keeps with every ' +
+          'run it moves (docs/analytics.md): the answer\'s cost does not grow with the number of runs.',
+        protect: true,
+        errorResponses: { 400: 'days is not a whole number from 1 to 90', 404: 'Sequence not found' },
+      },
+    })
+    .input(sequenceParam.extend({ days: statsDaysSchema }))
+    .output(z.object({ stats: sequenceStatsSchema }))
+    .query(async ({ ctx, input }) => ({ stats: await sequenceStats(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, days: input.days }) })),
 
   run: accountProcedure
     .meta({

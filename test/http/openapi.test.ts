@@ -58,6 +58,7 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'PATCH /sequences/{id}': ['200'],
   'DELETE /sequences/{id}': ['204'],
   'GET /sequences/{id}/runs/{runId}': ['200'],
+  'GET /sequences/{id}/stats': ['200'],
   'POST /sequences/{id}/preview': ['200'],
   'POST /sequences/{id}/runs/{runId}/pause': ['200'],
   'POST /sequences/{id}/runs/{runId}/resume': ['200'],
@@ -379,6 +380,11 @@ const CASES: Record<string, Case[]> = {
       send: async (f) => rest(f.key).get(`/sequences/${f.active.id}/runs/${(await enrolled(f)).runId}`),
     },
     { status: 404, when: 'the run is unknown', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/runs/${unknownId()}`) },
+  ],
+  'GET /sequences/{id}/stats': [
+    { status: 200, when: 'the sequence exists', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/stats?days=7`) },
+    { status: 400, when: 'days is out of range', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/stats?days=91`) },
+    { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).get(`/sequences/${unknownId()}/stats`) },
   ],
   'POST /sequences/{id}/runs/{runId}/pause': [
     {

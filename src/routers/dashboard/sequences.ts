@@ -9,6 +9,8 @@ import { getSequence, listSequences } from '../../services/sequences/list-sequen
 import { listSequenceRuns } from '../../services/sequences/list-runs';
 import { countRunPositions } from '../../services/sequences/run-positions';
 import { createSequence, setSequenceStatus } from '../../services/sequences/sequence-admin';
+import { statsDaysSchema } from '../../schemas/sequence-stats';
+import { recentActivity, sequenceStats } from '../../services/analytics/sequence-stats';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
 
@@ -37,6 +39,16 @@ export const dashboardSequencesRouter = router({
   // The sequence page's counts of active runs at each step, older versions included.
   positions: sessionProcedure.input(sequenceParam).query(async ({ ctx, input }) => ({
     positions: await countRunPositions(ctx.db, { accountId: ctx.accountId, sequenceId: input.id }),
+  })),
+
+  // The analytics panel: the API's GET /sequences/{id}/stats.
+  stats: sessionProcedure.input(sequenceParam.extend({ days: statsDaysSchema })).query(async ({ ctx, input }) => ({
+    stats: await sequenceStats(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, days: input.days }),
+  })),
+
+  // The list's last-7-days figures for the page of sequences it shows (at most a page).
+  activity: sessionProcedure.input(z.object({ ids: z.array(z.string()).max(100, 'at most 100 ids') })).query(async ({ ctx, input }) => ({
+    sequences: await recentActivity(ctx.db, { accountId: ctx.accountId, sequenceIds: input.ids }),
   })),
 
   // "Enroll" from a contact or the selected contacts of the list: the API's enroll by ids.

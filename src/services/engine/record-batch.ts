@@ -16,6 +16,8 @@ import { runStatusChangedEvent } from '../events/run-events';
 import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import { newRowId } from '../ids';
 import { countRunMoves } from '../run-status/run-status-counts';
+import { countRunProgress } from '../analytics/progress-counters';
+import { progressOfChange } from '../analytics/run-change-progress';
 import { exitsWithinBatch } from './batch-exits';
 import { runsToLockContactsOf } from './ending-runs';
 import { composeMessage, queuedAddress, queueStepMessages, type MessageStep } from './outbound/channels/message-body';
@@ -112,6 +114,8 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     // The counters of runs by status (run-status-counts.ts), from the statuses read under the
     // runs' locks.
     countRunMoves(db, transaction, writes.moves().map(({ run, to }) => ({ sequenceId: run.sequenceId, from: owned.get(run.id)!, to })));
+    // The analytics counters (analytics/progress-counters.ts): each run's move, as written.
+    countRunProgress(db, transaction, now, decisions.map(({ run, input }) => progressOfChange(run.sequenceId, run.currentStepId, input, nextRunState(factsOf(run), input, now))));
     for (const [accountId, events] of groupEvents(contactEvents, writes.runEvents)) {
       await recordEvents(db, accountId, events, transaction);
     }

@@ -9,6 +9,7 @@ import { messageEvents, type MessageTransition } from './message-events';
 import type { MessageMetrics } from './message-metrics';
 import { MESSAGE_COLUMNS, type MessageRow } from './message-rows';
 import { HANDED_OVER_SQL, movableTo } from './message-status-sql';
+import { countMessageStatuses } from '../analytics/message-progress';
 
 // The messages table's writes (db/migrations/20261218000000-create-messages.js), for the sender
 // and the status webhook. Each takes the caller's transaction and a batch, and costs a few
@@ -253,6 +254,8 @@ export async function applyStatusChanges(
   const targets = [...byStatus.keys()].sort((a, b) => MESSAGE_STATUS_RANK[a] - MESSAGE_STATUS_RANK[b]);
   for (const target of targets) await applyOneStatus(db, target, byStatus.get(target)!, options.now, transaction);
   const after = await select<MessageRow>(db, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id IN (?)`, [ids], transaction);
+  // The analytics counters: each time first written (analytics/message-progress.ts).
+  countMessageStatuses(db, transaction, before, after);
 
   const beforeById = new Map(before.map((row) => [row.id, row]));
   const transitions: MessageTransition[] = [];

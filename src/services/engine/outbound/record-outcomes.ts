@@ -9,6 +9,8 @@ import { recordEvents } from '../../events/record-events';
 import { runStatusChangedEvent } from '../../events/run-events';
 import { newRowId } from '../../ids';
 import { countRunMoves, type RunMove } from '../../run-status/run-status-counts';
+import { countRunProgress, type RunProgress } from '../../analytics/progress-counters';
+import { progressOfChange } from '../../analytics/run-change-progress';
 import { readVersions, versionKey } from '../../sequences/sequence-versions';
 import type { MessageTransition } from '../../messages/message-events';
 import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
@@ -95,6 +97,7 @@ export async function recordOutcomes(
     // The counters of runs by status (run-status-counts.ts), from the statuses read under the
     // runs' locks.
     countRunMoves(db, transaction, writes.moves);
+    countRunProgress(db, transaction, options.now, writes.progress);
     const requeued = [...writes.sendUpdates()].filter((update) => update.status === 'queued').length;
     return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes };
   });
@@ -142,6 +145,8 @@ class OutcomeWrites {
   // The message steps' messages, moved with their outcomes.
   private readonly messages: Array<{ id: string; status: MessageMove; providerMessageId: string | null; error: string | null; at: Date }> = [];
   readonly moves: RunMove[] = [];
+  // Each run's move, for the analytics counters (analytics/progress-counters.ts).
+  readonly progress: RunProgress[] = [];
 
   readonly messageOutcomes: Array<{ channel: string; outcome: string }> = [];
 
@@ -236,6 +241,7 @@ class OutcomeWrites {
   private move(run: LockedRun, input: RunInput): RunChange {
     const change = nextRunState(factsOf(run), input, this.now);
     if (!changesRun(change)) return change;
+    this.progress.push(progressOfChange(run.sequence_id, run.current_step_id, input, change));
     if (change.set.status !== undefined) this.moves.push({ sequenceId: run.sequence_id, from: run.status, to: change.set.status });
     if (change.set.dueAt && change.set.dueAt <= this.now) this.due = true;
     const key = JSON.stringify([change.set, change.keepClaim]);

@@ -16,6 +16,7 @@ import { RunCells } from './run-cells';
 import { RunStatus } from './run-status';
 import { SEQUENCE_STATUSES, type SequenceStatus } from './sequences-list';
 import { StepsPanel } from './steps-panel';
+import { AnalyticsPanel } from './analytics-panel';
 
 type Sequence = NonNullable<ReturnType<typeof useSequence>['data']>['sequence'];
 
@@ -47,6 +48,7 @@ export function SequencePage({ id }: { id: string }) {
             <StatusPanel sequence={sequence} key={sequence.status} />
           </div>
           <StepsPanel sequence={sequence} />
+          <AnalyticsPanel sequence={sequence} />
           <RunsPanel sequence={sequence} />
           <DeletePanel sequence={sequence} />
         </>
