@@ -178,19 +178,20 @@ describe('sequence stats: the counters the engine keeps', () => {
 });
 
 describe('sequence stats: a step skipped for its contact', () => {
-  it('counts a message step skipped by its reason, as the step the run left, not as completed', async () => {
+  it('counts an email step skipped for an unsubscribed contact by its reason, as the step the run left, not as completed', async () => {
     const { key, accountId } = await buildTenant();
-    const sequence = await activeSequence(key, [{ id: 'mail', type: 'wait', duration: 'P1D' }, { id: 'after', type: 'wait', duration: 'P1D' }]);
-    await caller(key).sequences.enroll({ id: sequence.id, contactIds: [(await buildContact(accountId)).id] });
-    const db = testDb();
-    const now = new Date();
-    // As the outbound outcomes record a skip: the run goes on to its next step.
-    const change = nextRunState({ status: 'running', currentStepId: 'mail', stepStartedAt: now }, { kind: 'succeeded', next: 'after' }, now);
-    await withTransaction(db, async (transaction) =>
-      countRunProgress(db, transaction, now, [progressOfChange(sequence.id, 'mail', { kind: 'succeeded', next: 'after' }, change, { outcome: 'skipped', reason: 'unsubscribed' })]),
-    );
+    const sequence = await activeSequence(key, [
+      { id: 'mail', type: 'email', subject: 'Hi', html: '<p>Hello</p>' },
+      { id: 'after', type: 'wait', duration: 'P1D' },
+    ]);
+    const subscribed = await buildContact(accountId);
+    const unsubscribed = await buildContact(accountId, { emailSubscriptionStatus: 'unsubscribed' });
+    await caller(key).sequences.enroll({ id: sequence.id, contactIds: [subscribed.id, unsubscribed.id] });
+    // No SMTP server: the subscribed contact's email is captured, the other's step skipped.
+    const { engine } = engineAt();
+    await engine.runUntilIdle();
     const figures = await stats(key, sequence.id);
-    expect(step(figures, 'mail')).to.deep.include({ reached: 1, completed: 0, skipped: { unsubscribed: 1 }, waiting: 0 });
-    expect(step(figures, 'after')).to.deep.include({ reached: 1, waiting: 1 });
+    expect(step(figures, 'mail')).to.deep.include({ reached: 2, completed: 1, skipped: { unsubscribed: 1 }, failed: 0, waiting: 0 });
+    expect(step(figures, 'after')).to.deep.include({ reached: 2, waiting: 2 });
   });
 });

@@ -190,7 +190,7 @@ class OutcomeWrites {
       this.messageChange(answered, { status: 'skipped', error: skipped });
       const index = steps.findIndex((step) => step.id === stepId);
       const next = index >= 0 ? (steps[index + 1]?.id ?? null) : null;
-      const change = this.move(run, { kind: 'succeeded', next });
+      const change = this.move(run, { kind: 'succeeded', next }, { outcome: 'skipped', reason: skipped });
       const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'skipped', skipped, detail, startedAt, finishedAt);
       this.event(run, { type: 'run.step_completed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution } });
       this.statusEvent(run, change);
@@ -238,10 +238,11 @@ class OutcomeWrites {
     return this.sends.values();
   }
 
-  private move(run: LockedRun, input: RunInput): RunChange {
+  // left: how the run left its step when the input does not say (a message skipped for its contact).
+  private move(run: LockedRun, input: RunInput, left?: RunProgress['left']): RunChange {
     const change = nextRunState(factsOf(run), input, this.now);
     if (!changesRun(change)) return change;
-    this.progress.push(progressOfChange(run.sequence_id, run.current_step_id, input, change));
+    this.progress.push(progressOfChange(run.sequence_id, run.current_step_id, input, change, left));
     if (change.set.status !== undefined) this.moves.push({ sequenceId: run.sequence_id, from: run.status, to: change.set.status });
     if (change.set.dueAt && change.set.dueAt <= this.now) this.due = true;
     const key = JSON.stringify([change.set, change.keepClaim]);
