@@ -11,9 +11,9 @@ import { startMaintenance } from './services/maintenance/start-maintenance';
 // to SHUTDOWN_TIMEOUT_SECONDS (at most 10 s, one attempt's timeout) to finish, the rest are
 // handed back for another process, then the process exits 0.
 async function main() {
-  const { config, logger, db } = await startProcess();
+  const { config, logger, db, channels } = await startProcess();
   const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger, config.webhookTimeoutMs);
-  const engine = startSequenceEngine(db, config, logger);
+  const engine = startSequenceEngine(db, config, logger, channels);
   const maintenance = startMaintenance(db, config, logger);
   logger.info({ msg: 'worker running', pid: process.pid, database: db.dialect });
   let stopping = false;

@@ -122,7 +122,7 @@ export function createMetrics(db: Database): Metrics {
 
   const steps = new Counter({
     name: 'sequence_steps_total',
-    help: 'Step executions recorded by this process\'s engine, by type and outcome (began: a wait started)',
+    help: 'Step executions recorded by this process\'s engine, by type and outcome (began: a wait started; skipped: a message step that sent nothing)',
     labelNames: ['type', 'outcome'] as const,
     registers,
   });

@@ -18,6 +18,7 @@ import { newRowId } from '../ids';
 import { countRunMoves } from '../run-status/run-status-counts';
 import { exitsWithinBatch } from './batch-exits';
 import { runsToLockContactsOf } from './ending-runs';
+import { composeMessage, queuedAddress, queueStepMessages, type MessageStep } from './outbound/channels/message-body';
 import { composeWebhook } from './outbound/channels/webhook';
 import { cancelSends, queueSends, type SendToQueue } from './outbound/outbox';
 import { byAccount, claimedEventRun, lockClaimedRuns, type ClaimedRun } from './run-queue';
@@ -101,7 +102,9 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     for (const [accountId, list] of byAccount([...changes.values()])) {
       for (const event of await writeContactChanges(db, accountId, list, transaction, exceptRunIds)) contactEvents.push({ accountId, event });
     }
-    const sendsQueued = await queueSends(db, decisions.flatMap(sendToQueue(now)), now, transaction);
+    const queued = await queueSends(db, decisions.flatMap(sendToQueue(now)), now, transaction);
+    await queueStepMessages(db, queued.written, now, transaction);
+    const sendsQueued = queued.due;
 
     const writes = new BatchWrites(now);
     for (const decision of decisions) writes.add(decision);
@@ -207,7 +210,7 @@ function decide(result: RunResult, verdict: ChangeVerdict | undefined): Decision
   }
 }
 
-// The sends of the steps that began one (webhook steps), for queueSends.
+// The sends of the steps that began one (webhook, email and whatsapp steps), for queueSends.
 function sendToQueue(now: Date) {
   return (decision: Decision): SendToQueue[] => {
     if (decision.record.kind !== 'send' || !decision.step) return [];
@@ -219,7 +222,12 @@ function sendToQueue(now: Date) {
         stepId: step.id,
         channel,
         target,
-        compose: (stepVisit) => composeWebhook(run, step as StepOf<'webhook'>, stepVisit, now),
+        compose: (stepVisit) =>
+          step.type === 'webhook' ? composeWebhook(run, step, stepVisit, now) : composeMessage(run, step as MessageStep, stepVisit),
+        message:
+          channel === 'email' || channel === 'whatsapp'
+            ? { contactId: run.contactId, sequenceId: run.sequenceId, to: queuedAddress(channel, run.contact) }
+            : undefined,
       },
     ];
   };

@@ -94,18 +94,23 @@ export async function messagesByKey(
 // What is being sent, written before the provider is called: a message queued (or sending
 // again, after a crash or a retry) becomes `sending` with its content (JSON). Answers how many
 // rows changed; a message already past sending is left alone.
+// The address and subject, as rendered for this attempt, replace those written when it was
+// queued (the contact may have changed its email meanwhile).
 export async function markSending(
   db: Database,
-  messages: ReadonlyArray<{ id: string; content: unknown }>,
+  messages: ReadonlyArray<{ id: string; content: unknown; to?: string; subject?: string | null }>,
   options: { now: Date },
   transaction: Transaction,
 ): Promise<number> {
   if (messages.length === 0) return 0;
   const content = caseById(messages.map((m) => [m.id, JSON.stringify(m.content)]));
+  const to = caseById(messages.map((m) => [m.id, m.to ?? null]));
+  const subject = caseById(messages.map((m) => [m.id, m.subject === undefined ? null : m.subject]));
   return execute(
     db,
-    `UPDATE messages SET content = ${content.sql}, updated_at = ?, status = 'sending' WHERE id IN (?) AND status IN ('queued', 'sending')`,
-    [...content.values, options.now, messages.map((m) => m.id)],
+    `UPDATE messages SET content = ${content.sql}, to_address = COALESCE(${to.sql}, to_address), subject = COALESCE(${subject.sql}, subject),
+       updated_at = ?, status = 'sending' WHERE id IN (?) AND status IN ('queued', 'sending')`,
+    [...content.values, ...to.values, ...subject.values, options.now, messages.map((m) => m.id)],
     transaction,
   );
 }

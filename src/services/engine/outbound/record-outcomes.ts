@@ -10,6 +10,8 @@ import { runStatusChangedEvent } from '../../events/run-events';
 import { newRowId } from '../../ids';
 import { countRunMoves, type RunMove } from '../../run-status/run-status-counts';
 import { readVersions, versionKey } from '../../sequences/sequence-versions';
+import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
+import type { MessageMetrics } from '../../messages/message-metrics';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
 import { byAccount } from '../run-queue';
 import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunChange, type RunInput } from '../run-state';
@@ -53,7 +55,11 @@ export interface Recorded {
   requeued: number;
 }
 
-export async function recordOutcomes(db: Database, outcomes: readonly Outcome[], options: { now: Date; random?: () => number }): Promise<Recorded> {
+export async function recordOutcomes(
+  db: Database,
+  outcomes: readonly Outcome[],
+  options: { now: Date; random?: () => number; messageMetrics?: MessageMetrics },
+): Promise<Recorded> {
   const abandoned = outcomes.filter((outcome) => outcome.kind === 'answered' && outcome.result.abandoned).map((outcome) => outcome.send);
   await handBack(db, abandoned, options.now);
   const recorded = outcomes.filter((outcome) => !(outcome.kind === 'answered' && outcome.result.abandoned));
@@ -70,7 +76,7 @@ export async function recordOutcomes(db: Database, outcomes: readonly Outcome[],
       [...runs.values()].filter((run) => run.version !== null).map((run) => ({ sequenceId: run.sequence_id, version: Number(run.version) })),
       transaction,
     );
-    const writes = new OutcomeWrites(options.now, options.random);
+    const writes = new OutcomeWrites(options.now, options.random, options.messageMetrics);
     for (const outcome of mine) {
       const run = runs.get(outcome.send.runId);
       const steps = run && run.version !== null ? versions.get(versionKey(run.sequence_id, Number(run.version))) : undefined;
@@ -124,11 +130,14 @@ class OutcomeWrites {
   private readonly sends = new Map<string, SendUpdate>();
   private readonly runChanges = new Map<string, { change: RunChange; ids: string[] }>();
   private readonly events: Array<{ accountId: string; event: NewEventOf }> = [];
+  // The message steps' messages, moved with their outcomes.
+  private readonly messages: Array<{ id: string; status: MessageMove; providerMessageId: string | null; error: string | null; at: Date }> = [];
   readonly moves: RunMove[] = [];
 
   constructor(
     private readonly now: Date,
     private readonly random?: () => number,
+    private readonly metrics?: MessageMetrics,
   ) {}
 
   add(outcome: Outcome, failedBefore: number, run: LockedRun | undefined, steps: readonly Step[]): void {
@@ -144,6 +153,9 @@ class OutcomeWrites {
     // Not where the send left it: ended, moved on, or gone. The request's answer is kept in
     // the timeline; the run is not touched.
     if (!run || !isActiveStatus(run.status) || Number(run.visit) !== send.runVisit) {
+      // The message is what happened to it: taken by the provider, or never sent.
+      if (ok) this.messageChange(answered, { status: answered?.result.message?.captured ? 'captured' : 'sent' });
+      else this.messageChange(answered, { status: 'cancelled', error: reason });
       this.sends.set(send.id, { status: ok ? 'succeeded' : 'cancelled', dueAt: null, attempt: ok || !answered ? failedBefore : attempt, lastError: ok ? null : reason });
       if (run && answered) {
         const left = isActiveStatus(run.status) ? 'had moved on' : `was ${run.status}`;
@@ -154,7 +166,23 @@ class OutcomeWrites {
 
     const stepId = run.current_step_id ?? send.stepId;
     const type = steps.find((step) => step.id === stepId)?.type ?? send.channel;
+    const skipped = answered?.result.skipped;
+    if (skipped) {
+      // Nothing sent (the contact unsubscribed, or has no address the channel can use): the step
+      // is skipped with its reason, and the run goes on as after a success.
+      this.counts.push({ type, outcome: 'skipped' });
+      this.sends.set(send.id, { status: 'succeeded', dueAt: null, attempt: failedBefore, lastError: skipped });
+      this.messageChange(answered, { status: 'skipped', error: skipped });
+      const index = steps.findIndex((step) => step.id === stepId);
+      const next = index >= 0 ? (steps[index + 1]?.id ?? null) : null;
+      const change = this.move(run, { kind: 'succeeded', next });
+      const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'skipped', skipped, detail, startedAt, finishedAt);
+      this.event(run, { type: 'run.step_completed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution } });
+      this.statusEvent(run, change);
+      return;
+    }
     if (ok) {
+      this.messageChange(answered, { status: answered?.result.message?.captured ? 'captured' : 'sent' });
       this.counts.push({ type, outcome: 'succeeded' });
       this.sends.set(send.id, { status: 'succeeded', dueAt: null, attempt: failedBefore, lastError: null });
       const index = steps.findIndex((step) => step.id === stepId);
@@ -170,6 +198,7 @@ class OutcomeWrites {
     const final = (answered?.result.final ?? false) || attempt >= MAX_SEND_ATTEMPTS;
     const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'failed', reason, detail, startedAt, finishedAt);
     if (final) {
+      this.messageChange(answered, { status: 'failed', error: reason });
       this.sends.set(send.id, { status: 'failed', dueAt: null, attempt, lastError: reason });
       const change = this.move(run, { kind: 'failed', reason: `step "${stepId}": ${reason}` });
       this.event(run, { type: 'run.step_failed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution, retryAt: null } });
@@ -178,9 +207,16 @@ class OutcomeWrites {
     }
     // An interrupted attempt is tried again at once; a failed one after the schedule's wait.
     const retryAt = answered ? new Date(finishedAt.getTime() + retryDelayMs(attempt, this.random)) : this.now;
+    this.messageChange(answered, { status: 'retry', error: reason });
     this.sends.set(send.id, { status: run.status === 'paused' ? 'held' : 'queued', dueAt: retryAt, attempt, lastError: reason });
     const change = this.move(run, { kind: 'retrying' });
     this.event(run, { type: 'run.step_failed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution, retryAt: retryAt.toISOString() } });
+  }
+
+  private messageChange(answered: Extract<Outcome, { kind: 'answered' }> | null, change: { status: MessageMove; error?: string | null }): void {
+    const message = answered?.result.message;
+    if (!message) return;
+    this.messages.push({ id: message.id, status: change.status, providerMessageId: message.providerMessageId ?? null, error: change.error ?? null, at: answered.finishedAt });
   }
 
   sendUpdates(): IterableIterator<SendUpdate> {
@@ -257,8 +293,38 @@ class OutcomeWrites {
       const { set, values } = runChangeSql(change, this.now);
       await execute(db, `UPDATE sequence_runs SET ${set} WHERE id IN (?)`, [...values, ids], transaction);
     }
-    for (const [accountId, list] of byAccount(this.events)) await recordEvents(db, accountId, list.map(({ event }) => event), transaction);
+    // The messages after the runs (the one lock order: contacts, runs, outbox rows, messages);
+    // their events (message.sent, .failed) recorded with the runs', one counter lock per account.
+    const messageEvents = new Map<string, NewEventOf[]>();
+    await writeMessageMoves(db, this.messages, { now: this.now, events: messageEvents, metrics: this.metrics }, transaction);
+    const all = [...this.events, ...[...messageEvents].flatMap(([accountId, list]) => list.map((event) => ({ accountId, event })))];
+    for (const [accountId, list] of byAccount(all)) await recordEvents(db, accountId, list.map(({ event }) => event), transaction);
   }
+}
+
+// What a message becomes with its send's outcome: `retry` goes back to queued with the
+// attempt's error (sent again with the same key).
+type MessageMove = 'sent' | 'captured' | 'skipped' | 'failed' | 'retry' | 'cancelled';
+
+async function writeMessageMoves(
+  db: Database,
+  moves: ReadonlyArray<{ id: string; status: MessageMove; providerMessageId: string | null; error: string | null; at: Date }>,
+  options: StoreOptions,
+  transaction: Transaction,
+): Promise<void> {
+  if (moves.length === 0) return;
+  const retry = moves.filter((move) => move.status === 'retry');
+  await markRetrying(db, retry.map((move) => ({ id: move.id, error: move.error ?? '' })), options, transaction);
+  const changes: StatusChange[] = moves
+    .filter((move) => move.status !== 'retry')
+    .map((move) => ({
+      id: move.id,
+      status: move.status as Exclude<MessageMove, 'retry'>,
+      at: move.at,
+      providerMessageId: move.providerMessageId,
+      error: move.error,
+    }));
+  await applyStatusChanges(db, changes, options, transaction);
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {

@@ -4,10 +4,11 @@ import { runExit } from './exit';
 import { runTag } from './tag';
 import { runUpdate } from './update';
 import { runWait } from './wait';
+import { runMessage } from './message';
 import { runWebhook } from './webhook';
 import type { StepInput, StepOutcome } from './step-outcome';
 
-// Each step type's handler. A step that talks to the outside (webhook) answers what to send: the
+// Each step type's handler. A step that talks to the outside (webhook, email, whatsapp) answers what to send: the
 // outbound layer sends it and records its outcome (src/services/engine/outbound/).
 export function runStep(input: StepInput): StepOutcome {
   const { step } = input;
@@ -24,11 +25,9 @@ export function runStep(input: StepInput): StepOutcome {
       return runExit();
     case 'webhook':
       return runWebhook(input as StepInput<StepOf<'webhook'>>);
-    // Defined and previewed, not yet sent: until the sender exists a run that reaches one fails
-    // with this reason (plan-batch.ts: "cannot plan: ..."), rather than pass it silently.
     case 'email':
     case 'whatsapp':
-      throw new Error(`${step.type} steps are not sent by this version of the service`);
+      return runMessage(input as StepInput<StepOf<'email' | 'whatsapp'>>);
   }
 }
 
