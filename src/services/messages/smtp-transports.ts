@@ -17,7 +17,7 @@ export interface SmtpTimeouts {
 export const DEFAULT_SMTP_TIMEOUTS: SmtpTimeouts = { connectionMs: 10_000, greetingMs: 10_000, socketMs: 30_000 };
 
 // A relay's pool: a few connections, each reused for this many messages.
-const POOL = { maxConnections: 5, maxMessages: 100 };
+export const SMTP_POOL = { maxConnections: 5, maxMessages: 100 };
 const MAX_TRANSPORTS = 200;
 
 export class SmtpTransports {
@@ -37,7 +37,7 @@ export class SmtpTransports {
     const url = new URL(smtpUrl);
     const transport = nodemailer.createTransport({
       pool: true,
-      ...POOL,
+      ...SMTP_POOL,
       host: url.hostname,
       port: url.port ? Number(url.port) : url.protocol === 'smtps:' ? 465 : 587,
       secure: url.protocol === 'smtps:',
