@@ -117,6 +117,11 @@ export async function measureEmail(bench: EngineBench, count: number, progress: 
   }
 }
 
+async function anyFailed(bench: EngineBench, sequenceId: string): Promise<boolean> {
+  const [rows] = await bench.admin.query("SELECT 1 FROM messages WHERE sequence_id = ? AND status = 'failed' LIMIT 1", [sequenceId]);
+  return (rows as unknown[]).length > 0;
+}
+
 // Starts an engine as the service builds one, waits until the messages are received and
 // recorded `sent`, stops it; the seconds from the start to the last record.
 async function untilSent(
@@ -138,12 +143,13 @@ async function untilSent(
   engine.start();
   try {
     // The server's count first (cheap to ask), then the messages recorded `sent`.
-    while ((await sink.stats()).messages < received) {
+    while ((await sink.stats()).messages < received && !(await anyFailed(bench, sequenceId))) {
       if (performance.now() - started > 30 * 60_000) throw new Error(`email: ${(await sink.stats()).messages} received of ${received} after 30 minutes`);
       await sleep(20);
     }
     for (;;) {
-      const [rows] = await bench.admin.query("SELECT COUNT(*) AS c FROM messages WHERE sequence_id = ? AND status = 'sent'", [sequenceId]);
+      // Every message ended (sent, or failed: counted against the case as not sent).
+      const [rows] = await bench.admin.query("SELECT COUNT(*) AS c FROM messages WHERE sequence_id = ? AND status IN ('sent', 'failed')", [sequenceId]);
       if (Number((rows as Array<{ c: number }>)[0].c) >= total) break;
       if (performance.now() - started > 30 * 60_000) throw new Error(`email: fewer than ${total} messages recorded sent after 30 minutes`);
       await sleep(20);

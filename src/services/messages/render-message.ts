@@ -22,12 +22,18 @@ const parsedSteps = new LruMap<string, ParsedStep>(MAX_CACHED_STEPS);
 // A template that parsed when it was saved but cannot be rendered for this contact: over the
 // render limits (docs/templates.md "Limits"), or a filter that fails on this contact's value.
 export class TemplateRenderError extends Error {
+  // Over the time limit only: wall-clock time, which a busy machine or a garbage collection can
+  // stretch for a template that renders in a fraction of it otherwise. A sender tries such a
+  // message again on the retry schedule; any other render error is the template's for good.
+  readonly overTime: boolean;
+
   constructor(
     readonly path: string,
     readonly detail: string,
   ) {
     super(`${path} could not be rendered: ${detail}`);
     this.name = 'TemplateRenderError';
+    this.overTime = /render limit exceeded/i.test(detail);
   }
 }
 

@@ -79,6 +79,22 @@ describe('sequence engine: email and whatsapp steps', () => {
     expect(readdirSync(messages.outboxDir)).to.deep.equal([`run_${run.runId}_chat_1.whatsapp.json`]);
   });
 
+  it('tries a message over its render time limit again on the retry schedule (a busy machine stretches wall-clock time), and fails one over its memory limit at once', async () => {
+    const slow = await enrolledRun([{ ...EMAIL, text: '{% for i in (1..2000) %}{% for j in (1..2000) %}{{ j }}{% endfor %}{% endfor %}' }]);
+    const big = await enrolledRun([{ ...EMAIL, html: '{% for i in (1..100000000) %}{{ i }}{% endfor %}' }]);
+    const { engine } = engineAt();
+    await engine.runUntilIdle();
+    const slowRun = await slow.timeline();
+    expect(slowRun.status).to.equal('running');
+    expect(slowRun.waitingFor).to.equal('retry');
+    expect(slowRun.executions.at(-1)).to.deep.include({ status: 'failed' });
+    expect(slowRun.executions.at(-1)!.reason).to.match(/text could not be rendered: .*template render limit exceeded/);
+    expect((await messagesOf(slow.runId))[0]).to.include({ status: 'queued' });
+    const bigRun = await big.timeline();
+    expect(bigRun.status).to.equal('failed');
+    expect((await messagesOf(big.runId))[0]).to.include({ status: 'failed' });
+  });
+
   it('holds them outside the sending window, as it holds every step that acts', async () => {
     const start = Date.parse('2027-03-27T20:00:00.000Z');
     const run = await enrolledRun([EMAIL], { sendingWindow: { timeZone: 'UTC', from: '09:00', to: '17:00' } });

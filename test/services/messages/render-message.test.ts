@@ -252,6 +252,7 @@ describe('message rendering', () => {
         .to.throw(TemplateRenderError)
         .with.property('message')
         .that.matches(/^html could not be rendered: line 1, column \d+: memory alloc limit exceeded$/);
+      expect(() => renderEmail(step, context())).to.throw(TemplateRenderError).with.property('overTime', false);
     });
 
     it('stops a template that renders for too long', () => {
@@ -260,6 +261,8 @@ describe('message rendering', () => {
         .to.throw(TemplateRenderError)
         .with.property('message')
         .that.matches(/^text could not be rendered: line 1, column \d+: template render limit exceeded$/);
+      // Wall-clock time: a sender tries it again rather than failing the run at once.
+      expect(() => renderEmail(step, context())).to.throw(TemplateRenderError).with.property('overTime', true);
     });
   });
 });

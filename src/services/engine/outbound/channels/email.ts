@@ -123,7 +123,7 @@ export function emailChannel(options: EmailChannelOptions): Channel {
         }),
       );
     } catch (error) {
-      if (error instanceof TemplateRenderError) return failedResult(`step "${step.id}": ${error.message}`, true, message);
+      if (error instanceof TemplateRenderError) return failedResult(`step "${step.id}": ${error.message}`, !error.overTime, message);
       throw error;
     }
     const replyTo = step.replyTo ?? sender.replyTo;

@@ -88,7 +88,7 @@ export function whatsappChannel(options: WhatsAppChannelOptions): Channel {
             { to: recipient.to, callbackData: send.idempotencyId },
           );
         } catch (error) {
-          if (error instanceof TemplateRenderError) return failed(`step "${step.id}": ${error.message}`, true, message);
+          if (error instanceof TemplateRenderError) return failed(`step "${step.id}": ${error.message}`, !error.overTime, message);
           throw error;
         }
         await withTransaction(db, (transaction) =>
