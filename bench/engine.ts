@@ -256,6 +256,10 @@ function reportEmail(r: EmailResult) {
   );
   out();
   out(`Rendering (subject, html, text from the html) costs ${fixed(r.renderMicros, 0)} µs per message here.`);
+  out();
+  out(`The engine's statements while it sent them: ${r.statements} (${fixed(r.statements / r.messages, 2)} per message); where their time went:`);
+  out();
+  out(table(['statement', 'count', 'ms'], r.topStatements.map(([shape, n]) => [shape, String(n.count), fixed(n.ms, 0)])));
 }
 
 function reportFrozen(result: FrozenNeighbourResult) {

@@ -2,12 +2,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_DATABASE_TIMEOUTS } from '../../src/config';
-import { openDatabase } from '../../src/db/database';
-import { createLogger } from '../../src/logging/logger';
 import type { StepOf } from '../../src/schemas/sequence-definition';
 import { DEFAULT_CHANNEL_SETTINGS, type ChannelSettings } from '../../src/services/channels/channel-settings';
-import { SequenceEngine } from '../../src/services/engine/engine';
 import { emailMessageId } from '../../src/services/engine/outbound/channels/email';
 import { buildTemplateContext } from '../../src/services/messages/render-context';
 import { renderEmail } from '../../src/services/messages/render-message';
@@ -15,7 +11,7 @@ import { SMTP_POOL } from '../../src/services/messages/smtp-transports';
 import { secretsKeyFrom } from '../../src/services/secrets/secrets-key';
 import { unsubscribeUrl } from '../../src/services/unsubscribe/unsubscribe-links';
 import type { EngineBench } from './context';
-import { sleep } from './context';
+import { productEngine, sleep, StatementCounter } from './context';
 import { measureFloor, type FloorMessage } from './email-floor';
 import { seedContacts, seedRuns } from './seed';
 import { startSmtpSink } from './smtp-sink';
@@ -47,6 +43,9 @@ export interface EmailResult {
   received: number;
   duplicated: number;
   notSent: number;
+  // The engine's statements while it sent the measured messages, and where their time went.
+  statements: number;
+  topStatements: Array<[string, { count: number; ms: number }]>;
 }
 
 const WARM = 500;
@@ -73,7 +72,8 @@ export async function measureEmail(bench: EngineBench, count: number, progress: 
     progress(`email: ${count} messages through the engine`);
     await sink.reset();
     await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId, contacts, count, stepId: EMAIL_STEP.id, state: 'due', dueAt: new Date(Date.now() - 1000) });
-    const engineSeconds = await untilSent(bench, settings, outboxDir, sequenceId, { received: count, total: WARM + count }, sink);
+    const statements = new StatementCounter();
+    const engineSeconds = await untilSent(bench, settings, outboxDir, sequenceId, { received: count, total: WARM + count }, sink, statements);
     const engineStats = await sink.stats();
     const [rows] = await bench.admin.query(
       "SELECT COUNT(*) AS c FROM messages WHERE sequence_id = ? AND status <> 'sent'",
@@ -108,6 +108,8 @@ export async function measureEmail(bench: EngineBench, count: number, progress: 
       floorPerSecond: floor.perSecond,
       renderMicros,
       received: engineStats.messages,
+      statements: statements.total,
+      topStatements: [...statements.shapes].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12),
       duplicated: engineStats.duplicated,
       notSent,
     };
@@ -132,13 +134,9 @@ async function untilSent(
   // Messages the server is to receive (since its last reset), and messages of the sequence to be `sent` in all.
   { received, total }: { received: number; total: number },
   sink: { stats(): Promise<{ messages: number }> },
+  statements = new StatementCounter(),
 ): Promise<number> {
-  const db = openDatabase(bench.url, { timeouts: DEFAULT_DATABASE_TIMEOUTS });
-  const engine = new SequenceEngine(db, {
-    logger: createLogger('warn'),
-    messages: { settings, outboxDir },
-    webhook: { timeoutMs: 10_000, allowInsecure: true },
-  });
+  const { engine, db } = productEngine(bench.url, statements, { messages: { settings, outboxDir } });
   const started = performance.now();
   engine.start();
   try {
