@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
+import { select } from '../../src/db/sql/statements';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import { createWebhook } from '../../src/services/webhooks/endpoints';
 import { silentLogger } from '../support/app';
@@ -222,5 +223,155 @@ describe(TITLE, function () {
     const withWebhook = (await rest(key, 'GET', `/sequences/${id}`)).body.sequence;
     expect(withWebhook.steps.map((s: { type: string }) => s.type)).to.deep.equal(['branch', 'email', 'webhook', 'exit']);
     expect(withWebhook.steps[2].endpointId).to.equal(webhook.id);
+  });
+
+  it('edits a live sequence: says a new version will be made and where the runs are, and moves them by the step map', async () => {
+    const account = await buildAccount({ name: 'Acme Ltd' });
+    const user = await buildUser(account.id);
+    const { key } = await buildApiKey(account.id);
+    const created = await rest(key, 'POST', '/sequences', {
+      name: 'Trial',
+      status: 'active',
+      steps: [
+        { id: 'wait-1', type: 'wait', duration: 'P1D' },
+        { id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>' },
+        { id: 'done', type: 'exit' },
+      ],
+    });
+    expect(created.status).to.equal(201);
+    const id = created.body.sequence.id;
+    for (const email of ['ann@example.com', 'ben@example.com']) expect((await rest(key, 'POST', `/sequences/${id}/enroll-by-email`, { email })).status).to.equal(201);
+    const runs = async () => ((await rest(key, 'GET', `/sequences/${id}/runs`)).body.runs as Array<{ version: number; currentStepId: string }>).map((r) => `v${r.version}:${r.currentStepId}`);
+    expect(await runs()).to.deep.equal(['v1:wait-1', 'v1:wait-1']);
+
+    await signIn(user.email, `/dashboard/sequences/${id}`);
+    await card(1).getByRole('button', { name: 'Edit step 1' }).click();
+    await card(1).getByLabel('Step id').fill('short-wait');
+    await card(1).getByLabel('Duration').fill('PT2H');
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Save as version 2?' });
+    await dialog.waitFor();
+    const where = dialog.getByRole('group', { name: 'Active runs now, by version and step' });
+    expect((await where.locator('tbody tr').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim())).to.deep.equal(['Version 1 (current) wait-1 2']);
+    // No step of the new version has the old id: nothing is filled in, and moving waits for a choice.
+    const mapping = dialog.getByLabel('Runs at wait-1 go to');
+    expect(await mapping.inputValue()).to.equal('');
+    expect(await dialog.getByRole('button', { name: 'Save and move runs' }).isDisabled()).to.equal(true);
+    await mapping.selectOption('short-wait');
+    await look('builder-live-save');
+    await dialog.getByRole('button', { name: 'Save and move runs' }).click();
+    await builder().getByText('Saved as version 2. 2 active runs moved to it.').waitFor();
+    expect(await runs()).to.deep.equal(['v2:short-wait', 'v2:short-wait']);
+
+    // Another change, this time keeping the runs where they are: filled in by id, then kept.
+    await card(2).getByRole('button', { name: 'Edit step 2' }).click();
+    await card(2).getByLabel('Subject').fill('Hello again');
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    const second = page.getByRole('dialog', { name: 'Save as version 3?' });
+    expect(await second.getByLabel('Runs at short-wait go to').inputValue()).to.equal('short-wait');
+    await second.getByRole('button', { name: 'Save, keep runs on their version' }).click();
+    await builder().getByText('Saved as version 3.').waitFor();
+    expect(await runs()).to.deep.equal(['v2:short-wait', 'v2:short-wait']);
+    expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.version).to.equal(3);
+
+    // The version history: each version's steps, and what changed between two.
+    const versions = page.getByRole('region', { name: 'Versions' });
+    await versions.getByText('Version 3 (current)').waitFor();
+    await versions.getByLabel('From version', { exact: true }).selectOption('1');
+    const changes = versions.getByRole('region', { name: 'Changes from version 1 to version 3' });
+    await changes.getByRole('heading', { name: 'Added' }).waitFor();
+    const text = (await changes.innerText()).replace(/\s+/g, ' ');
+    expect(text).to.contain('Added short-wait: Wait 2 hours');
+    expect(text).to.contain('Removed wait-1: Wait 1 day');
+    expect(text).to.contain('Changed hello (subject): Email "Hello" → Email "Hello again"');
+    await versions.getByText('Version 1 · 3 steps').click();
+    await versions.locator('details[open]').getByText('wait-1: Wait 1 day').waitFor();
+    await look('builder-versions');
+
+    // Exit rules: an empty tag is refused at its field, and nothing is stored; then saved.
+    const rules = page.getByRole('region', { name: 'Exit rules' });
+    await rules.getByRole('button', { name: 'Add a rule' }).click();
+    await rules.getByRole('button', { name: 'Save exit rules' }).click();
+    expect(await describedBy(rules.getByLabel('Rule 1: tag'))).to.match(/./);
+    expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.exitWhen).to.deep.equal([]);
+    await rules.getByLabel('Rule 1: tag').fill('purchased');
+    await rules.getByRole('button', { name: 'Save exit rules' }).click();
+    await rules.getByText('Exit rules saved.').waitFor();
+    expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.exitWhen).to.deep.equal([{ tag: 'purchased' }]);
+
+    // The sending window: a zone the API does not know is its 400, at the field; then saved.
+    const window = page.getByRole('region', { name: 'Sending window' });
+    await window.getByLabel('Only act inside a sending window').check();
+    await window.getByLabel('Time zone', { exact: true }).fill('Mars/Olympus');
+    await window.getByRole('button', { name: 'Save sending window' }).click();
+    await window.getByText('Please correct the fields marked below.').waitFor();
+    expect(await describedBy(window.getByLabel('Time zone', { exact: true }))).to.match(/Mars\/Olympus/);
+    expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.sendingWindow).to.equal(null);
+    await window.getByLabel('Time zone', { exact: true }).fill('Europe/Paris');
+    await window.getByRole('button', { name: 'Save sending window' }).click();
+    await window.getByText('Sending window saved.').waitFor();
+    expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.sendingWindow).to.deep.equal({
+      timeZone: 'Europe/Paris',
+      from: '09:00',
+      to: '17:00',
+      weekdays: ['mon', 'tue', 'wed', 'thu', 'fri'],
+    });
+    await look('builder-rules');
+  });
+
+  it('refuses tampered steps with the API\'s message, and another account\'s sequence is a 404', async () => {
+    const account = await buildAccount({ name: 'Acme Ltd' });
+    const user = await buildUser(account.id);
+    const { key } = await buildApiKey(account.id);
+    const steps = [
+      { id: 'pause', type: 'wait', duration: 'P1D' },
+      { id: 'done', type: 'exit' },
+    ];
+    const id = (await rest(key, 'POST', '/sequences', { name: 'Tampered', steps })).body.sequence.id;
+    await signIn(user.email, `/dashboard/sequences/${id}`);
+    await card(2).waitFor();
+
+    // A step type the builder does not offer, put in its select by hand.
+    await builder().getByLabel('New step').evaluate((select: HTMLSelectElement) => select.add(new Option('SMS', 'sms')));
+    await builder().getByLabel('New step').selectOption('sms');
+    await builder().getByRole('button', { name: 'Add step' }).click();
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    const unknown = await rest(key, 'PATCH', `/sequences/${id}`, { steps: [...steps, { id: 'sms', type: 'sms' }] });
+    expect(unknown.status).to.equal(400);
+    const unknownMessage = unknown.body.details.find((d: { path: string }) => d.path.startsWith('steps.2')).message;
+    await card(3).locator('.step-errors').getByText(unknownMessage, { exact: true }).waitFor();
+    await card(3).getByRole('button', { name: 'Remove step 3' }).click();
+
+    // A branch whose "then" names a step that is not there.
+    await builder().getByLabel('New step').selectOption({ label: 'Branch' });
+    await builder().getByRole('button', { name: 'Add step' }).click();
+    const then = card(3).getByLabel('Then go to');
+    await then.evaluate((select: HTMLSelectElement) => {
+      select.options[0]!.value = 'ghost';
+    });
+    await then.selectOption('ghost');
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    await builder().getByText('Please correct the fields marked below.').waitFor();
+    const ghost = await rest(key, 'PATCH', `/sequences/${id}`, { steps: [...steps, { id: 'branch', type: 'branch', if: { tag: 'vip' }, then: 'ghost', else: 'pause' }] });
+    expect(ghost.status).to.equal(400);
+    expect(ghost.body.details).to.deep.equal([{ path: 'steps.2.then', message: 'Step "branch": "ghost" is not a step of this sequence' }]);
+    expect(await describedBy(then)).to.contain('Step "branch": "ghost" is not a step of this sequence');
+    const stored = (await rest(key, 'GET', `/sequences/${id}`)).body.sequence;
+    expect(stored.version).to.equal(1);
+    expect(stored.steps).to.deep.equal(steps);
+    await look('builder-tampered');
+
+    // Another account's sequence: its page is "not found", and so is a save sent by hand.
+    const other = await buildTenant();
+    const theirs = await createSequence(testDb(), { accountId: other.accountId, name: 'Theirs', steps: [{ id: 'x', type: 'exit' }] });
+    await page.goto(`${base}/dashboard/sequences/${theirs.id}`);
+    await page.getByText('Sequence not found').waitFor();
+    const status = await page.evaluate(async (sequenceId) => {
+      const res = await fetch('/trpc/dashboard.sequences.update', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: sequenceId, steps: [] }) });
+      return res.status;
+    }, theirs.id);
+    expect(status).to.equal(404);
+    const [row] = await select<{ version: number }>(testDb(), 'SELECT version FROM sequences WHERE id = ?', [theirs.id]);
+    expect(Number(row!.version)).to.equal(1);
   });
 });

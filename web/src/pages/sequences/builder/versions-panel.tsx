@@ -47,8 +47,11 @@ export function VersionsPanel({ sequence }: { sequence: Sequence }) {
 type Version = { version: number; steps: unknown[] };
 
 function Compare({ versions, window, webhookUrl }: { versions: readonly Version[]; window: Sequence['sendingWindow']; webhookUrl: (id: string) => string | undefined }) {
-  const [from, setFrom] = useState(versions[1]!.version);
-  const [to, setTo] = useState(versions[0]!.version);
+  // Until chosen: the current version against the one before, whichever they are now.
+  const [fromChoice, setFrom] = useState<number | null>(null);
+  const [toChoice, setTo] = useState<number | null>(null);
+  const from = fromChoice ?? versions[1]!.version;
+  const to = toChoice ?? versions[0]!.version;
   const options = versions.map((v) => [String(v.version), `Version ${v.version}`] as const);
   const before = versions.find((v) => v.version === from)?.steps ?? [];
   const after = versions.find((v) => v.version === to)?.steps ?? [];
