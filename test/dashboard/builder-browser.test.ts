@@ -217,12 +217,15 @@ describe(TITLE, function () {
     expect(await card(3).locator('.step-what').innerText()).to.equal('POST to http://hooks.example.test/crm');
     const endpoint = card(3).getByLabel('Endpoint');
     expect(await endpoint.locator('option:checked').innerText()).to.equal('http://hooks.example.test/crm');
+    // Its payload is checked in the page by the API's schema (16 KiB, measured in UTF-8 there too).
+    await card(3).getByLabel('Payload (JSON, optional)').fill('{ "campaign": "welcome", "note": "çà va" }');
     await look('builder-steps');
     await builder().getByRole('button', { name: 'Save steps' }).click();
     await builder().getByText('Saved as version 2.').waitFor();
     const withWebhook = (await rest(key, 'GET', `/sequences/${id}`)).body.sequence;
     expect(withWebhook.steps.map((s: { type: string }) => s.type)).to.deep.equal(['branch', 'email', 'webhook', 'exit']);
     expect(withWebhook.steps[2].endpointId).to.equal(webhook.id);
+    expect(withWebhook.steps[2].payload).to.deep.equal({ campaign: 'welcome', note: 'çà va' });
   });
 
   it('edits a live sequence: says a new version will be made and where the runs are, and moves them by the step map', async () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Express } from 'express';
 import { select } from '../../src/db/sql/statements';
+import type { StepInput } from '../../src/schemas/sequence-definition';
 import { enrollByIds } from '../../src/services/sequences/enroll-by-ids';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import { testDb } from '../support/db';
@@ -15,7 +16,7 @@ function get(app: Express, path: string, input: unknown, cookie?: string) {
   return query(app, `${path}?input=${encodeURIComponent(JSON.stringify(input))}`, cookie);
 }
 
-const STEPS = [
+const STEPS: StepInput[] = [
   { id: 'first-wait', type: 'wait', duration: 'P1D' },
   { id: 'hello', type: 'email', subject: 'Hello {{ contact.firstName }}', html: '<p>Hi</p>' },
   { id: 'done', type: 'exit' },
