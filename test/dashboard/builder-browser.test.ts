@@ -377,4 +377,54 @@ describe(TITLE, function () {
     const [row] = await select<{ version: number }>(testDb(), 'SELECT version FROM sequences WHERE id = ?', [theirs.id]);
     expect(Number(row!.version)).to.equal(1);
   });
+
+  it('has a form for every step type, checked in the page by the API\'s schemas before anything is sent', async () => {
+    const account = await buildAccount({ name: 'Acme Ltd' });
+    const user = await buildUser(account.id);
+    const { key } = await buildApiKey(account.id);
+    const id = (await rest(key, 'POST', '/sequences', { name: 'Every type' })).body.sequence.id;
+    await signIn(user.email, `/dashboard/sequences/${id}`);
+    await builder().getByText('No steps yet').waitFor();
+    for (const type of ['Wait', 'Tag', 'Update fields', 'WhatsApp message', 'Exit']) {
+      await builder().getByLabel('New step').selectOption({ label: type });
+      await builder().getByRole('button', { name: 'Add step' }).click();
+    }
+    // Wait until 08:30 on weekdays.
+    await card(1).getByLabel('Until a time of day').check();
+    await card(1).getByLabel('Time of day', { exact: true }).fill('08:30');
+    for (const day of ['Mon', 'Tue', 'Wed', 'Thu', 'Fri']) await card(1).getByLabel(day, { exact: true }).check();
+    await card(2).getByLabel('Tags to add').fill('onboarded, trial ');
+    await card(2).getByLabel('Tags to remove').fill('lead');
+    await card(3).getByLabel('Custom fields (JSON)').fill('{ "plan": "pro", "address": { "city": "Leeds"');
+    await card(3).getByText('Not valid JSON yet').waitFor();
+    expect(await builder().getByRole('button', { name: 'Save steps' }).isDisabled()).to.equal(true);
+    await card(3).getByLabel('Custom fields (JSON)').fill('{ "plan": "pro", "address": { "city": "Leeds" } }');
+    // A template name WhatsApp would not take: refused in the page with the API's own message.
+    await card(4).getByLabel('Template name').fill('Order Update');
+    await card(4).getByRole('button', { name: 'Add a body parameter' }).click();
+    await card(4).getByLabel('Body parameter 1').fill('{{ contact.firstName | default: "there" }}');
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    await builder().getByText('Please correct the fields marked above: nothing was saved.').waitFor();
+    const api = await rest(key, 'PATCH', `/sequences/${id}`, { steps: [{ type: 'whatsapp', template: { name: 'Order Update', language: { code: 'en_US' } } }] });
+    expect(api.status).to.equal(400);
+    expect(api.body.details[0].path).to.equal('steps.0.template.name');
+    expect(await describedBy(card(4).getByLabel('Template name'))).to.contain(api.body.details[0].message);
+    await look('builder-forms');
+
+    await card(4).getByLabel('Template name').fill('order_update');
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    await builder().getByText('Saved as version 1.').waitFor();
+    const stored = (await rest(key, 'GET', `/sequences/${id}`)).body.sequence.steps;
+    expect(stored).to.deep.equal([
+      { id: 'wait', type: 'wait', until: { time: '08:30', weekdays: ['mon', 'tue', 'wed', 'thu', 'fri'] } },
+      { id: 'tag', type: 'tag', add: ['onboarded', 'trial'], remove: ['lead'] },
+      { id: 'update', type: 'update', customFields: { plan: 'pro', address: { city: 'Leeds' } } },
+      {
+        id: 'whatsapp',
+        type: 'whatsapp',
+        template: { name: 'order_update', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '{{ contact.firstName | default: "there" }}' }] }] },
+      },
+      { id: 'exit', type: 'exit' },
+    ]);
+  });
 });
