@@ -109,7 +109,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
     if (Object.keys(found).length > 0) return openWithErrors(found);
     const positions = await queryClient.fetchQuery({ ...trpc.dashboard.sequences.positions.queryOptions({ id: sequence.id }), staleTime: 0 });
     const active = positions.positions.filter((p) => p.activeRuns > 0);
-    if (active.length > 0 && sequence.steps.length > 0) setLive(active);
+    if (active.length > 0) setLive(active);
     else save.mutate({ id: sequence.id, steps: sent });
   };
 
