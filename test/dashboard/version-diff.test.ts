@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { diffVersions } from '../../web/src/pages/sequences/builder/version-diff';
+import { claimsError } from '../../web/src/pages/sequences/builder/error-claims';
 import { canonical, cleaned, duplicate, errorsOfStep, freeId, move, toRows } from '../../web/src/pages/sequences/builder/model';
 
 // The builder's pure parts: the difference between two versions' steps, and the working copy's
@@ -39,5 +40,20 @@ describe('the builder\'s version diff and working copy', () => {
     expect(cleaned({ ...hello, text: '', from: '' } as never)).to.deep.equal(hello);
     expect(canonical({ b: 1, a: { d: 1, c: 2 } })).to.equal('{"a":{"c":2,"d":1},"b":1}');
     expect(errorsOfStep({ 'steps.1.subject': 'bad', 'steps.10.html': 'other', 'steps.1': 'whole', exitWhen: 'x' }, 1)).to.deep.equal({ subject: 'bad', '': 'whole' });
+  });
+
+  it('shows an error at the field that holds it, and above the form when no field does', () => {
+    const whatsapp = {
+      id: 'w',
+      type: 'whatsapp',
+      template: { name: 'x', language: { code: 'en' }, components: [{ type: 'header', parameters: [{ type: 'text', text: 'a' }] }, { type: 'body', parameters: [{ type: 'text', text: 'b' }] }] },
+    } as never;
+    expect(claimsError(whatsapp, 'template.components.1.parameters.0.text')).to.equal(true);
+    expect(claimsError(whatsapp, 'template.components.0.parameters.0.text')).to.equal(false);
+    expect(claimsError(whatsapp, 'template.name')).to.equal(true);
+    expect(claimsError({ id: 'e', type: 'email', subject: 's', html: 'h' } as never, 'subject')).to.equal(true);
+    expect(claimsError({ id: 's', type: 'sms' } as never, 'type')).to.equal(false);
+    expect(claimsError({ id: 'b', type: 'branch', if: { tag: 'x' }, then: 'a', else: 'b' } as never, 'then')).to.equal(true);
+    expect(claimsError({ id: 'b', type: 'branch', if: { tag: 'x' }, then: 'a', else: 'b' } as never, 'type')).to.equal(false);
   });
 });

@@ -9,7 +9,8 @@ import type { Sequence, Step } from '../step-words';
 import { Flow } from './flow';
 import { LiveSaveDialog, type Position } from './live-save-dialog';
 import { canonical, cleaned, duplicate, errorsOfStep, move, newKey, newStep, STEP_TYPE_NAMES, toRows, type Row, type StepType } from './model';
-import { claimsError, StepForm } from './step-forms';
+import { claimsError } from './error-claims';
+import { StepForm } from './step-forms';
 import { stepsProblems } from './validate';
 
 // The builder: the sequence's steps as a flow, each with its form; add, remove, reorder and
@@ -129,7 +130,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
         renderCard={(row, i, words) => {
           const stepErrors = errorsOfStep(errors, i);
           const count = Object.keys(stepErrors).length;
-          const unclaimed = Object.entries(stepErrors).filter(([path]) => !claimsError(row.step.type, path));
+          const unclaimed = Object.entries(stepErrors).filter(([path]) => !claimsError(row.step, path));
           const isOpen = open.has(row.key);
           const formId = `form-${row.key}`;
           const hidden = <span className="visually-hidden"> step {i + 1}</span>;

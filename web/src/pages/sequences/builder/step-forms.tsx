@@ -24,22 +24,6 @@ interface FormProps<T extends Step['type']> {
   context: FormContext;
 }
 
-// The paths inside a step each form shows at a field; any other error of the step is shown
-// above its form.
-export function claimsError(type: string, path: string): boolean {
-  if (path === 'id') return true;
-  const claimed: Record<string, RegExp> = {
-    wait: /^(duration|until(\.time|\.weekdays(\.\d+)?)?)$/,
-    tag: /^(add|remove)(\.\d+)?$/,
-    update: /^customFields(\..*)?$/,
-    webhook: /^(endpointId|payload)(\..*)?$/,
-    email: /^(subject|html|text|from|replyTo)$/,
-    whatsapp: /^template\.(name|language(\.code)?|components\.\d+\.parameters\.\d+\.text)$/,
-    branch: /^(if(\..*)?|then|else)$/,
-  };
-  return claimed[type]?.test(path) ?? false;
-}
-
 export function StepForm({ step, onChange, errors, context }: { step: Step; onChange: (step: Step) => void; errors: Record<string, string>; context: FormContext }) {
   const idField = (
     <Field
