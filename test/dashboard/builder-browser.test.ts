@@ -399,6 +399,13 @@ describe(TITLE, function () {
     await card(3).getByText('Not valid JSON yet').waitFor();
     expect(await builder().getByRole('button', { name: 'Save steps' }).isDisabled()).to.equal(true);
     await card(3).getByLabel('Custom fields (JSON)').fill('{ "plan": "pro", "address": { "city": "Leeds" } }');
+    // A step removed with its JSON unfinished no longer holds the save back.
+    await builder().getByLabel('New step').selectOption({ label: 'Update fields' });
+    await builder().getByRole('button', { name: 'Add step' }).click();
+    await card(6).getByLabel('Custom fields (JSON)').fill('{ "half": ');
+    expect(await builder().getByRole('button', { name: 'Save steps' }).isDisabled()).to.equal(true);
+    await card(6).getByRole('button', { name: 'Remove step 6' }).click();
+    expect(await builder().getByRole('button', { name: 'Save steps' }).isDisabled()).to.equal(false);
     // A template name WhatsApp would not take: refused in the page with the API's own message.
     await card(4).getByLabel('Template name').fill('Order Update');
     await card(4).getByRole('button', { name: 'Add a body parameter' }).click();

@@ -51,7 +51,8 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
   const steps = rows.map((row) => cleaned(row.step));
   const sent = steps as unknown as StepsInput;
   const dirty = canonical(steps) !== canonical(sequence.steps);
-  const blocked = Object.keys(problems).length > 0;
+  // Only the steps still here count: a removed or discarded step's text is gone with it.
+  const blocked = Object.keys(problems).some((at) => rows.some((row) => at.startsWith(`${row.key}:`)));
 
   const openWithErrors = (found: Record<string, string>) => {
     const keys = rows.filter((_, i) => Object.keys(errorsOfStep(found, i)).length > 0).map((row) => row.key);
