@@ -150,6 +150,11 @@ describe(TITLE, function () {
     await list.getByRole('button', { name: 'Resume Welcome' }).waitFor();
     expect(await statusOverApi()).to.equal('paused');
     await look('sequences-list');
+    // On a phone the row's actions are under its name, on screen without scrolling the table.
+    await page.setViewportSize(PHONE);
+    const resume = await list.getByRole('button', { name: 'Resume Welcome' }).boundingBox();
+    expect(resume!.x + resume!.width).to.be.at.most(PHONE.width);
+    await page.setViewportSize(DESKTOP);
     await list.getByRole('button', { name: 'Resume Welcome' }).click();
     await list.getByRole('button', { name: 'Pause Welcome' }).waitFor();
     expect(await statusOverApi()).to.equal('active');

@@ -20,7 +20,7 @@ import './sequences.css';
 
 export { SEQUENCE_STATUSES, type SequenceStatus } from './sequence-statuses';
 
-const COLUMNS = ['Name', 'Status', { label: 'Version', className: 'number' }, { label: 'Active runs', className: 'number' }, 'Created', { label: 'Actions', hidden: true }];
+const COLUMNS = ['Name', 'Status', { label: 'Version', className: 'number' }, { label: 'Active runs', className: 'number' }, 'Created', { label: 'Actions', hidden: true, className: 'actions-cell' }];
 
 type Listed = { id: string; name: string; status: SequenceStatus };
 
@@ -100,6 +100,8 @@ export function SequencesPage() {
                   <tr key={sequence.id}>
                     <th scope="row" className="wrap">
                       <Link to={`/sequences/${sequence.id}`}>{sequence.name}</Link>
+                      {/* On a phone the actions sit under the name, where they are seen without scrolling the table. */}
+                      <RowActions sequence={sequence} className="under-name" disabled={setSequenceStatus.isPending} onAct={act} />
                     </th>
                     <td>
                       <RunStatus status={sequence.status} />
@@ -109,21 +111,8 @@ export function SequencesPage() {
                     <td>
                       <When iso={sequence.createdAt} />
                     </td>
-                    <td>
-                      <div className="row-actions">
-                        {ROW_ACTIONS[sequence.status].map(([label, to]) => (
-                          <button
-                            key={to}
-                            type="button"
-                            className={to === 'archived' ? 'secondary' : ''}
-                            disabled={setSequenceStatus.isPending}
-                            aria-label={`${label} ${sequence.name}`}
-                            onClick={() => act(sequence, to)}
-                          >
-                            {label}
-                          </button>
-                        ))}
-                      </div>
+                    <td className="actions-cell">
+                      <RowActions sequence={sequence} className="" disabled={setSequenceStatus.isPending} onAct={act} />
                     </td>
                   </tr>
                 ))}
@@ -146,6 +135,18 @@ export function SequencesPage() {
         is active again.
       </ConfirmDialog>
     </>
+  );
+}
+
+function RowActions({ sequence, className, disabled, onAct }: { sequence: Listed; className: string; disabled: boolean; onAct: (sequence: Listed, to: SequenceStatus) => void }) {
+  return (
+    <div className={`row-actions ${className}`}>
+      {ROW_ACTIONS[sequence.status].map(([label, to]) => (
+        <button key={to} type="button" className={to === 'archived' ? 'secondary' : ''} disabled={disabled} aria-label={`${label} ${sequence.name}`} onClick={() => onAct(sequence, to)}>
+          {label}
+        </button>
+      ))}
+    </div>
   );
 }
 
