@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { customFieldsSchema, tagSchema } from './contact';
 import { SUBSCRIPTION_STATUSES } from './statuses';
-import { isMailbox, jsonProblem, text } from './text';
+import { isMailbox, jsonProblem, text, utf8Length } from './text';
 
 // What a sequence does: its steps, its exit rules and its sending window (docs/sequences.md).
 // These schemas hold the shape; the rules that read across fields (ids unique, branch targets,
@@ -90,7 +90,7 @@ const payloadSchema = z
   .superRefine((value, ctx) => {
     const problem = jsonProblem(value);
     if (problem) return void ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
-    if (Buffer.byteLength(JSON.stringify(value) ?? '') > MAX_PAYLOAD_BYTES) {
+    if (utf8Length(JSON.stringify(value) ?? '') > MAX_PAYLOAD_BYTES) {
       ctx.addIssue({ code: 'custom', message: 'The payload must be at most 16 KiB as JSON' });
     }
   })

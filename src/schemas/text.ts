@@ -11,6 +11,13 @@ export function isStorableText(value: string): boolean {
   return !value.includes('\u0000') && !LONE_SURROGATE.test(value);
 }
 
+// A string's size in UTF-8 bytes, as stored and sent. TextEncoder, not Buffer: these schemas are
+// also the dashboard's (web/), which runs in a browser.
+const encoder = new TextEncoder();
+export function utf8Length(value: string): number {
+  return encoder.encode(value).length;
+}
+
 export function text() {
   return z.string().refine(isStorableText, TEXT_PROBLEM);
 }

@@ -1,13 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { Layout } from './components/layout';
 import { PageTitleContext, type NamedPage } from './components/page-title';
 import { Status } from './components/status';
 import { AccountPage } from './pages/account';
 import { ContactPage } from './pages/contacts/contact-page';
 import { ContactsPage } from './pages/contacts/contacts-list';
-import { SequencePage } from './pages/sequences/sequence-page';
-import { SequencesPage } from './pages/sequences/sequences-list';
 import { ApiKeysPage } from './pages/settings/developer/api-keys';
 import { WebhooksPage } from './pages/settings/developer/webhooks';
 import { ChannelsPage } from './pages/settings/channels';
@@ -16,7 +14,12 @@ import { SignInPage } from './pages/sign-in';
 import { HOME, PRODUCT, Redirect, returnPath, useLocation } from './router';
 import { trpc } from './trpc';
 
-const PAGES: Record<string, { title: string; Page: () => React.ReactNode }> = {
+// The sequence pages (the builder, with the step schemas and zod) load when first opened: the
+// first page stays small (test/dashboard/budget.test.ts).
+const SequencesPage = lazy(() => import('./pages/sequences/sequences-list').then((module) => ({ default: module.SequencesPage })));
+const SequencePage = lazy(() => import('./pages/sequences/sequence-page').then((module) => ({ default: module.SequencePage })));
+
+const PAGES: Record<string, { title: string; Page: React.ComponentType }> = {
   '/contacts': { title: 'Contacts', Page: ContactsPage },
   '/sequences': { title: 'Sequences', Page: SequencesPage },
   '/settings/developer/api-keys': { title: 'API keys', Page: ApiKeysPage },
@@ -26,12 +29,12 @@ const PAGES: Record<string, { title: string; Page: () => React.ReactNode }> = {
 };
 
 // Pages of one thing, by its id in the path.
-const ITEM_PAGES: Array<{ pattern: RegExp; title: string; Page: (props: { id: string }) => React.ReactNode }> = [
+const ITEM_PAGES: Array<{ pattern: RegExp; title: string; Page: React.ComponentType<{ id: string }> }> = [
   { pattern: /^\/contacts\/([^/]+)$/, title: 'Contact', Page: ContactPage },
   { pattern: /^\/sequences\/([^/]+)$/, title: 'Sequence', Page: SequencePage },
 ];
 
-function pageFor(route: string): { title: string; Page: () => React.ReactNode } | undefined {
+function pageFor(route: string): { title: string; Page: React.ComponentType } | undefined {
   if (PAGES[route]) return PAGES[route];
   for (const { pattern, title, Page } of ITEM_PAGES) {
     const id = pattern.exec(route)?.[1];
@@ -66,7 +69,9 @@ export function App() {
   return (
     <PageTitleContext.Provider value={setNamed}>
       <Layout email={me.data.email} title={title ?? page.title}>
-        <page.Page />
+        <Suspense fallback={<p role="status">Loading…</p>}>
+          <page.Page />
+        </Suspense>
       </Layout>
     </PageTitleContext.Provider>
   );
