@@ -4,6 +4,7 @@ import { dashboardAuthRouter } from './auth';
 import { dashboardChannelsRouter } from './channels';
 import { dashboardContactsRouter } from './contacts';
 import { dashboardKeysRouter } from './keys';
+import { dashboardRunsRouter } from './runs';
 import { dashboardWebhooksRouter } from './webhooks';
 import { dashboardSequencesRouter } from './sequences';
 
@@ -17,4 +18,5 @@ export const dashboardRouter = router({
   account: dashboardAccountRouter,
   contacts: dashboardContactsRouter,
   sequences: dashboardSequencesRouter,
+  runs: dashboardRunsRouter,
 });
