@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { Layout } from './components/layout';
 import { PageTitleContext, type NamedPage } from './components/page-title';
 import { Status } from './components/status';
@@ -16,6 +16,15 @@ import { SignInPage } from './pages/sign-in';
 import { HOME, PRODUCT, Redirect, returnPath, useLocation } from './router';
 import { trpc } from './trpc';
 
+// Pages loaded when first opened: their code (and a run's timeline, a message editor) stays out
+// of the first page's bytes.
+const RunPage = lazy(() => import('./pages/runs/run-page').then((module) => ({ default: module.RunPage })));
+const MessageEditorPage = lazy(() => import('./pages/message-editor-page').then((module) => ({ default: module.MessageEditorPage })));
+
+function Lazily({ children }: { children: React.ReactNode }) {
+  return <Suspense fallback={<p role="status">Loading…</p>}>{children}</Suspense>;
+}
+
 const PAGES: Record<string, { title: string; Page: () => React.ReactNode }> = {
   '/contacts': { title: 'Contacts', Page: ContactsPage },
   '/sequences': { title: 'Sequences', Page: SequencesPage },
@@ -29,6 +38,16 @@ const PAGES: Record<string, { title: string; Page: () => React.ReactNode }> = {
 const ITEM_PAGES: Array<{ pattern: RegExp; title: string; Page: (props: { id: string }) => React.ReactNode }> = [
   { pattern: /^\/contacts\/([^/]+)$/, title: 'Contact', Page: ContactPage },
   { pattern: /^\/sequences\/([^/]+)$/, title: 'Sequence', Page: SequencePage },
+  { pattern: /^\/runs\/([^/]+)$/, title: 'Run', Page: ({ id }) => <Lazily><RunPage id={id} /></Lazily> },
+  {
+    // The message editor on a step of a sequence: "<sequence id>/messages/<step id>".
+    pattern: /^\/sequences\/([^/]+\/messages\/[^/]+)$/,
+    title: 'Message',
+    Page: ({ id }) => {
+      const [sequenceId, , stepId] = id.split('/');
+      return <Lazily><MessageEditorPage sequenceId={sequenceId} stepId={stepId} /></Lazily>;
+    },
+  },
 ];
 
 function pageFor(route: string): { title: string; Page: () => React.ReactNode } | undefined {

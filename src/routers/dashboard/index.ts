@@ -4,6 +4,7 @@ import { dashboardAuthRouter } from './auth';
 import { dashboardChannelsRouter } from './channels';
 import { dashboardContactsRouter } from './contacts';
 import { dashboardKeysRouter } from './keys';
+import { dashboardMessagesRouter } from './messages';
 import { dashboardRunsRouter } from './runs';
 import { dashboardWebhooksRouter } from './webhooks';
 import { dashboardSequencesRouter } from './sequences';
@@ -19,4 +20,5 @@ export const dashboardRouter = router({
   contacts: dashboardContactsRouter,
   sequences: dashboardSequencesRouter,
   runs: dashboardRunsRouter,
+  messages: dashboardMessagesRouter,
 });
