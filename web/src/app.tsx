@@ -19,7 +19,7 @@ import { trpc } from './trpc';
 // Pages loaded when first opened: their code (and a run's timeline, a message editor) stays out
 // of the first page's bytes.
 const RunPage = lazy(() => import('./pages/runs/run-page').then((module) => ({ default: module.RunPage })));
-const MessageEditorPage = lazy(() => import('./pages/message-editor-page').then((module) => ({ default: module.MessageEditorPage })));
+const MessagePage = lazy(() => import('./pages/messages/message-page').then((module) => ({ default: module.MessagePage })));
 
 function Lazily({ children }: { children: React.ReactNode }) {
   return <Suspense fallback={<p role="status">Loading…</p>}>{children}</Suspense>;
@@ -45,7 +45,7 @@ const ITEM_PAGES: Array<{ pattern: RegExp; title: string; Page: (props: { id: st
     title: 'Message',
     Page: ({ id }) => {
       const [sequenceId, , stepId] = id.split('/');
-      return <Lazily><MessageEditorPage sequenceId={sequenceId} stepId={stepId} /></Lazily>;
+      return <Lazily><MessagePage sequenceId={sequenceId} stepId={stepId} /></Lazily>;
     },
   },
 ];
