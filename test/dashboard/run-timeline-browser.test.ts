@@ -53,6 +53,7 @@ describe(TITLE, function () {
   beforeEach(async () => {
     context = await browser.newContext({ viewport: DESKTOP });
     page = await context.newPage();
+    page.setDefaultTimeout(15_000);
   });
   afterEach(async () => {
     await context?.close();
@@ -86,9 +87,9 @@ describe(TITLE, function () {
     const res = await fetch(`${base}/api/v1/sequences/${sequenceId}/trigger`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
+      body: JSON.stringify({ contact: body }),
     });
-    expect(res.status, await res.clone().text()).to.equal(201);
+    expect(res.status, await res.clone().text()).to.equal(202);
     return (await res.json()) as { runId: string; contactId: string };
   }
 
@@ -177,8 +178,12 @@ describe(TITLE, function () {
       await retrying.getByText('The next attempt waits for the run to be resumed.').waitFor();
       await page.getByRole('button', { name: 'Resume the run of grace@example.com' }).click();
       await page.getByRole('heading', { name: /Run Running/ }).waitFor();
+      // Resumed, the retry keeps its time: an hour after the fifth attempt, not now.
       await retrying.getByText('Next attempt').waitFor();
-      expect((await caller(tenant.key).sequences.run({ id: sequence.id, runId })).run.status).to.equal('running');
+      const resumed = (await caller(tenant.key).sequences.run({ id: sequence.id, runId })).run;
+      expect(resumed.status).to.equal('running');
+      expect(resumed.retry!.nextAttemptAt).to.equal(run.retry!.nextAttemptAt);
+      expect(await retrying.locator('time').getAttribute('datetime')).to.equal(run.retry!.nextAttemptAt);
 
       // The endpoint's Deliveries: no event went to it, the step's five calls did.
       await page.goto(`${base}/dashboard/settings/developer/webhooks`);
@@ -231,15 +236,14 @@ describe(TITLE, function () {
       { stepId: 'chat', channel: 'whatsapp' as const, to: '4915112345678', subject: null, content: { request: { messaging_product: 'whatsapp', to: '4915112345678', type: 'template', template: { name: 'welcome', language: { code: 'en' } } } } },
     ];
     const now = new Date();
-    await withTransaction(testDb(), async (transaction) => {
-      await insertRows(
-        testDb(),
-        'run_step_executions',
-        ['id', 'account_id', 'run_id', 'visit', 'attempt', 'step_id', 'type', 'status', 'started_at', 'finished_at'],
-        contents.map((c, i) => [newRowId(), tenant.accountId, run!.id, i + 1, 1, c.stepId, c.channel, 'succeeded', now, now]),
-        transaction,
-      );
-      const ids = await queueMessages(
+    await insertRows(
+      testDb(),
+      'run_step_executions',
+      ['id', 'account_id', 'run_id', 'visit', 'attempt', 'step_id', 'type', 'status', 'started_at', 'finished_at'],
+      contents.map((c, i) => [newRowId(), tenant.accountId, run!.id, i + 1, 1, c.stepId, c.channel, 'succeeded', now, now]),
+    );
+    const ids = await withTransaction(testDb(), (transaction) =>
+      queueMessages(
         testDb(),
         contents.map((c, i) => ({
           accountId: tenant.accountId, contactId: contact.id, channel: c.channel, messageKey: `msg_${run!.id}_${c.stepId}_1`, to: c.to, subject: c.subject,
@@ -247,11 +251,11 @@ describe(TITLE, function () {
         })),
         { now },
         transaction,
-      );
-      const messageIds = contents.map((c) => ids.get(`msg_${run!.id}_${c.stepId}_1`)!);
-      await markSending(testDb(), contents.map((c, i) => ({ id: messageIds[i]!, content: c.content })), { now }, transaction);
-      await markSent(testDb(), messageIds.map((id) => ({ id, providerMessageId: null })), { now }, transaction);
-    });
+      ),
+    );
+    const messageIds = contents.map((c) => ids.get(`msg_${run!.id}_${c.stepId}_1`)!);
+    await withTransaction(testDb(), (transaction) => markSending(testDb(), contents.map((c, i) => ({ id: messageIds[i]!, content: c.content })), { now }, transaction));
+    await withTransaction(testDb(), (transaction) => markSent(testDb(), messageIds.map((id) => ({ id, providerMessageId: null })), { now }, transaction));
 
     await signIn(tenant.accountId, `/runs/${run!.id}`);
     await page.getByRole('heading', { name: 'Timeline' }).waitFor();

@@ -19,7 +19,9 @@ export async function runRetry(db: Database, run: { id: string; status: string; 
   return {
     attempts: Number(send.attempt),
     lastError: send.last_error,
-    // Held: it waits for the run (or its sequence) to carry on, not for a time; sending: on the wire.
-    nextAttemptAt: send.status === 'queued' ? toIsoOrNull(send.due_at) : null,
+    // Sending: on the wire. Held while the run is paused: it waits for the resume, not for a
+    // time. Held for a run that carries on (resumed, its sequence active again): queued again
+    // at its next look, keeping its own time when that is later (outbox.ts queueSends).
+    nextAttemptAt: send.status === 'sending' || run.status === 'paused' ? null : toIsoOrNull(send.due_at),
   };
 }
