@@ -116,7 +116,7 @@ describe(TITLE, function () {
       await signIn(tenant.accountId, `/contacts/${contactId}`);
       await page.getByRole('heading', { name: 'Runs' }).waitFor();
       await page.getByRole('button', { name: 'Timeline of the run in Onboarding' }).click();
-      const inline = page.locator('tr.timeline-row');
+      const inline = page.getByRole('region', { name: 'Timeline of the run in Onboarding' });
       await inline.getByText('Wait 1 hour').waitFor();
       await inline.getByText('waits until').waitFor();
       expect(await inline.locator('.event').count()).to.equal(1);
@@ -129,7 +129,7 @@ describe(TITLE, function () {
       await inline.getByText('Completed', { exact: true }).last().waitFor({ timeout: 10_000 });
       expect(await inline.locator('.event .step-id').allTextContents()).to.deep.equal(['settle', 'welcomed', 'vip', 'notify', 'done']);
       await inline.getByText(`POST to ${receiver.url}`).waitFor();
-      await inline.getByText('Took the then way, to notify').waitFor();
+      await inline.getByText('The condition held: on to notify').waitFor();
       await inline.getByText('Answered 204').waitFor();
       expect(receiver.received).to.have.length(1);
 

@@ -71,6 +71,8 @@ export const CodeField = forwardRef<CodeFieldHandle, Props>(function CodeField(p
       }),
     ];
     if (props.multiline) extensions.unshift(lineNumbers());
+    // One line (a subject, a parameter): a line break typed or pasted is refused.
+    else extensions.push(EditorState.transactionFilter.of((transaction) => (transaction.newDoc.lines > 1 ? [] : transaction)));
     view.current = new EditorView({ parent: host.current!, state: EditorState.create({ doc: props.value, extensions }) });
     return () => view.current?.destroy();
     // The view is made once; value and error line are pushed in by the effects below.

@@ -31,6 +31,7 @@ export interface MessageEditorProps {
 interface Template {
   path: string;
   label: string;
+  hint?: string;
   value: string;
   multiline: boolean;
 }
@@ -40,7 +41,7 @@ function templatesOf(step: MessageStepInput): Template[] {
     return [
       { path: 'subject', label: 'Subject', value: step.subject, multiline: false },
       { path: 'html', label: 'HTML', value: step.html, multiline: true },
-      { path: 'text', label: 'Plain text (optional: made from the HTML when empty)', value: step.text ?? '', multiline: true },
+      { path: 'text', label: 'Plain text', hint: 'Optional: made from the rendered HTML when left empty.', value: step.text ?? '', multiline: true },
     ];
   }
   return (step.template.components ?? []).flatMap((component, c) =>
@@ -96,6 +97,7 @@ export function MessageEditor({ sequenceId, stepId, step, onChange, error }: Mes
               <span className="label" aria-hidden="true">
                 {template.label}
               </span>
+              {template.hint && <p className="hint">{template.hint}</p>}
               <CodeField
                 id={id}
                 ref={(handle) => {
@@ -122,7 +124,7 @@ export function MessageEditor({ sequenceId, stepId, step, onChange, error }: Mes
       </div>
       <aside className="variables" aria-labelledby={`variables-${stepId}`}>
         <h3 id={`variables-${stepId}`}>Variables</h3>
-        <p className="meta">A click inserts one at the cursor{activeLabel ? ` in ${activeLabel.split(' (')[0]}` : ''}.</p>
+        <p className="meta">A click inserts one at the cursor{activeLabel ? ` in ${activeLabel}` : ''}.</p>
         {groups.map((group) => (
           <div key={group.label} className="variable-group">
             <h4>{group.label}</h4>

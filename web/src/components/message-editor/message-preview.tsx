@@ -3,7 +3,7 @@ import type { AppRouter } from '../../../../src/routers/app-router';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
 import { ErrorBanner } from '../error-banner';
-import { trpc } from '../../trpc';
+import { fieldErrors, trpc } from '../../trpc';
 import type { MessageStepInput } from './message-editor';
 
 type PreviewOf = inferRouterOutputs<AppRouter>['dashboard']['messages']['preview']['preview'];
@@ -86,7 +86,11 @@ export function MessagePreview({
   const data = shown;
   return (
     <div className="message-preview" aria-busy={preview.isPending}>
-      {preview.isError && <ErrorBanner error={preview.error} />}
+      {/* A template error is shown at its field and line, above; anything else here. */}
+      {preview.isError && Object.keys(fieldErrors(preview.error)).length === 0 && <ErrorBanner error={preview.error} />}
+      {preview.isError && Object.keys(fieldErrors(preview.error)).length > 0 && shown && (
+        <p className="banner warning">The templates do not parse: this is the last version that did.</p>
+      )}
       {data?.skipReason && (
         <p className="banner warning">
           Not sent to this contact now: <strong>{data.skipReason.replace('_', ' ')}</strong>.
@@ -117,7 +121,7 @@ export function MessagePreview({
               </label>
             ))}
           </fieldset>
-          <div className="frame-box">
+          <div className="frame-box" role="group" aria-label="The rendered email" tabIndex={0}>
             <iframe
               className="preview-frame"
               sandbox=""

@@ -21,7 +21,7 @@ function stepWords(step: Step | undefined, endpoints: RunPageData['endpoints']):
 // What an execution did, beyond its outcome: a branch's way, a receiver's answer.
 function detailWords(execution: Execution): string | null {
   const detail = execution.detail ?? {};
-  if (typeof detail.took === 'string') return `Took the ${detail.took} way, to ${String(detail.to)}`;
+  if (typeof detail.took === 'string') return `${detail.took === 'then' ? 'The condition held' : 'The condition did not hold'}: on to ${String(detail.to)}`;
   if (typeof detail.responseStatus === 'number') return `Answered ${detail.responseStatus}${typeof detail.durationMs === 'number' ? ` in ${detail.durationMs} ms` : ''}`;
   return null;
 }

@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { Fragment, lazy, Suspense, useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { Pager } from '../../../components/pager';
 import { QueryState } from '../../../components/query-state';
 import { Table } from '../../../components/table';
@@ -45,37 +45,41 @@ export function RunsPanel({ contact }: { contact: Contact }) {
                 const name = names.get(run.sequenceId) ?? 'Sequence';
                 const shown = open === run.id;
                 return (
-                  <Fragment key={run.id}>
-                    <tr>
-                      <th scope="row">
-                        <Link to={`/sequences/${run.sequenceId}`}>{name}</Link>
-                      </th>
-                      <RunCells run={run} />
-                      <td className="row-actions">
-                        <button type="button" className="secondary" aria-expanded={shown} aria-controls={`timeline-${run.id}`} onClick={() => setOpen(shown ? null : run.id)}>
-                          Timeline<span className="visually-hidden"> of the run in {name}</span>
+                  <tr key={run.id}>
+                    <th scope="row">
+                      <Link to={`/sequences/${run.sequenceId}`}>{name}</Link>
+                    </th>
+                    <RunCells run={run} />
+                    <td className="row-actions">
+                      <button type="button" className="secondary" aria-expanded={shown} aria-controls={`timeline-${run.id}`} onClick={() => setOpen(shown ? null : run.id)}>
+                        Timeline<span className="visually-hidden"> of the run in {name}</span>
+                      </button>
+                      {ACTIVE.has(run.status) && (
+                        <button type="button" className="secondary" onClick={() => setLeaving({ sequenceId: run.sequenceId, name })}>
+                          Unenroll<span className="visually-hidden"> from {name}</span>
                         </button>
-                        {ACTIVE.has(run.status) && (
-                          <button type="button" className="secondary" onClick={() => setLeaving({ sequenceId: run.sequenceId, name })}>
-                            Unenroll<span className="visually-hidden"> from {name}</span>
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                    {shown && (
-                      <tr className="timeline-row" id={`timeline-${run.id}`}>
-                        <td colSpan={COLUMNS.length}>
-                          <Suspense fallback={<p role="status">Loading the timeline…</p>}>
-                            <RunTimelinePanel id={run.id} label={`the run in ${name}`} />
-                          </Suspense>
-                        </td>
-                      </tr>
-                    )}
-                  </Fragment>
+                      )}
+                    </td>
+                  </tr>
                 );
               })}
             </Table>
             <Pager pages={pages} nextCursor={data.nextCursor} label="Runs" />
+            {/* Below the table, not in it: a timeline is as wide as the panel, whatever the
+                table's columns need on a narrow screen. */}
+            {data.runs
+              .filter((run) => run.id === open)
+              .map((run) => {
+                const name = names.get(run.sequenceId) ?? 'Sequence';
+                return (
+                  <section className="run-inline-panel" id={`timeline-${run.id}`} key={run.id} aria-labelledby={`timeline-heading-${run.id}`}>
+                    <h3 id={`timeline-heading-${run.id}`}>Timeline of the run in {name}</h3>
+                    <Suspense fallback={<p role="status">Loading the timeline…</p>}>
+                      <RunTimelinePanel id={run.id} label={`the run in ${name}`} />
+                    </Suspense>
+                  </section>
+                );
+              })}
           </>
         )}
       </QueryState>
