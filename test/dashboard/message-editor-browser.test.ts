@@ -116,6 +116,9 @@ describe(TITLE, function () {
     expect(await html.locator('.cm-template-error').innerText()).to.equal('{% if contact.firstName %}<p>Hi</p>');
     // The last preview that rendered stays.
     await frame().getByText('Your plan: pro').waitFor();
+    // Chromium paints a frame below the fold only once it has been in view.
+    await page.locator('iframe.preview-frame').scrollIntoViewIfNeeded();
+    await html.scrollIntoViewIfNeeded();
     await look('message-editor-error');
 
     // Mended: the error goes, the preview follows.

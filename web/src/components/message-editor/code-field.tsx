@@ -34,6 +34,18 @@ const errorLine = StateField.define<DecorationSet>({
   provide: (field) => EditorView.decorations.from(field),
 });
 
+// The page's stylesheet does not reach into the shadow root: the editor's look is here.
+const THEME = EditorView.theme({
+  '&': { fontSize: '0.9rem', backgroundColor: '#fff' },
+  '&.cm-focused': { outline: '2px solid #1f5fbf', outlineOffset: '1px' },
+  '.cm-scroller': { maxHeight: '24rem', overflow: 'auto', fontFamily: "ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace" },
+  '.cm-content': { padding: '0.35rem 0' },
+  '.cm-gutters': { backgroundColor: '#f7f8fa', color: '#4a5360', borderRight: '1px solid #d8dee6' },
+  '.cm-template-error': { backgroundColor: '#fdecea', boxShadow: 'inset 3px 0 0 #b3261e' },
+  '.cm-line': { padding: '0 0.5rem' },
+});
+const MULTILINE = EditorView.theme({ '.cm-content, .cm-gutter': { minHeight: '8rem' } });
+
 interface Props {
   id: string;
   label: string;
@@ -70,10 +82,15 @@ export const CodeField = forwardRef<CodeFieldHandle, Props>(function CodeField(p
         if (update.focusChanged && update.view.hasFocus) latest.current.onFocus();
       }),
     ];
-    if (props.multiline) extensions.unshift(lineNumbers());
+    extensions.push(THEME);
+    if (props.multiline) extensions.unshift(lineNumbers(), MULTILINE);
     // One line (a subject, a parameter): a line break typed or pasted is refused.
     else extensions.push(EditorState.transactionFilter.of((transaction) => (transaction.newDoc.lines > 1 ? [] : transaction)));
-    view.current = new EditorView({ parent: host.current!, state: EditorState.create({ doc: props.value, extensions }) });
+    // In a shadow root: CodeMirror's styles then go in as a constructed stylesheet, which the
+    // dashboard's Content-Security-Policy (style-src 'self') allows, where the <style> element it
+    // adds to a document would be refused and leave the editor unstyled.
+    const root = host.current!.shadowRoot ?? host.current!.attachShadow({ mode: 'open' });
+    view.current = new EditorView({ root, parent: root, state: EditorState.create({ doc: props.value, extensions }) });
     return () => view.current?.destroy();
     // The view is made once; value and error line are pushed in by the effects below.
     // eslint-disable-next-line react-hooks/exhaustive-deps
