@@ -194,6 +194,8 @@ describe(TITLE, function () {
       expect(await calls.locator('tbody tr').count()).to.equal(5);
       expect(await calls.locator('tbody tr td:nth-child(3)').allTextContents()).to.deep.equal(['5', '4', '3', '2', '1']);
       await calls.getByText('the receiver answered 500').first().waitFor();
+      // The last attempt's next try: the run's retry, kept across the pause and the resume.
+      expect(await calls.locator('tbody tr').first().locator('td:nth-child(6) time').getAttribute('datetime')).to.equal(run.retry!.nextAttemptAt);
       await dialog.getByText('No event deliveries yet.').waitFor();
       await look('deliveries-step-calls');
       await dialog.getByRole('button', { name: 'Close' }).click();
@@ -236,11 +238,14 @@ describe(TITLE, function () {
       { stepId: 'chat', channel: 'whatsapp' as const, to: '4915112345678', subject: null, content: { request: { messaging_product: 'whatsapp', to: '4915112345678', type: 'template', template: { name: 'welcome', language: { code: 'en' } } } } },
     ];
     const now = new Date();
-    await insertRows(
-      testDb(),
-      'run_step_executions',
-      ['id', 'account_id', 'run_id', 'visit', 'attempt', 'step_id', 'type', 'status', 'started_at', 'finished_at'],
-      contents.map((c, i) => [newRowId(), tenant.accountId, run!.id, i + 1, 1, c.stepId, c.channel, 'succeeded', now, now]),
+    await withTransaction(testDb(), (transaction) =>
+      insertRows(
+        testDb(),
+        'run_step_executions',
+        ['id', 'account_id', 'run_id', 'visit', 'attempt', 'step_id', 'type', 'status', 'started_at', 'finished_at'],
+        contents.map((c, i) => [newRowId(), tenant.accountId, run!.id, i + 1, 1, c.stepId, c.channel, 'succeeded', now, now]),
+        transaction,
+      ),
     );
     const ids = await withTransaction(testDb(), (transaction) =>
       queueMessages(

@@ -32,9 +32,9 @@ export async function listStepCalls(
 ): Promise<StepCall[]> {
   const webhook = await getWebhook(db, input, settings);
   // outbox_due leads with status: naming every status lets the statement use it per status.
-  const sends = await select<{ run_id: string; run_visit: number | string; status: string; attempt: number | string; due_at: unknown; sequence_id: string }>(
+  const sends = await select<{ run_id: string; run_visit: number | string; status: string; attempt: number | string; due_at: unknown; sequence_id: string; run_status: string }>(
     db,
-    `SELECT o.run_id, o.run_visit, o.status, o.attempt, o.due_at, r.sequence_id FROM outbox o JOIN sequence_runs r ON r.id = o.run_id
+    `SELECT o.run_id, o.run_visit, o.status, o.attempt, o.due_at, r.sequence_id, r.status AS run_status FROM outbox o JOIN sequence_runs r ON r.id = o.run_id
      WHERE o.status IN ('queued', 'sending', 'held', 'succeeded', 'failed', 'cancelled') AND o.account_id = ? AND o.channel = 'webhook' AND o.target = ?
      ORDER BY o.created_at DESC, o.id DESC LIMIT ?`,
     [input.accountId, webhook.id.toLowerCase(), input.limit],
@@ -62,7 +62,8 @@ export async function listStepCalls(
         durationMs: typeof detail?.durationMs === 'number' ? detail.durationMs : null,
         error: row.reason,
         startedAt: toIso(row.started_at),
-        nextAttemptAt: last && send.status === 'queued' ? toIsoOrNull(send.due_at) : null,
+        // As the run's timeline says it (run-retry.ts): queued, or held for a run that carries on.
+        nextAttemptAt: last && (send.status === 'queued' || (send.status === 'held' && send.run_status !== 'paused')) ? toIsoOrNull(send.due_at) : null,
       };
     })
     .sort((a, b) => (a.startedAt === b.startedAt ? b.attempt - a.attempt : a.startedAt < b.startedAt ? 1 : -1))

@@ -58,15 +58,17 @@ describe('a run whose webhook step keeps failing, as its pages read it', () => {
   });
 
   it('has no next attempt while paused, keeps the last error, the same next attempt once resumed, and no retry once cancelled', async () => {
-    const { receiver, tenant, sequence, runId } = await failingWebhookRun();
+    const { receiver, tenant, sequence, runId, endpointId } = await failingWebhookRun();
     try {
       const before = (await caller(tenant.key).sequences.run({ id: sequence.id, runId })).run.retry!;
       await caller(tenant.key).sequences.pauseRun({ id: sequence.id, runId });
       const { run } = await caller(tenant.key).sequences.run({ id: sequence.id, runId });
       expect(run.retry).to.deep.equal({ attempts: 5, lastError: 'the receiver answered 500', nextAttemptAt: null });
       // Resumed: the send is queued again at its own time, later than now.
+      expect((await listStepCalls(testDb(), { accountId: tenant.accountId, id: endpointId, limit: 1 }, settings))[0]!.nextAttemptAt).to.equal(null);
       await caller(tenant.key).sequences.resumeRun({ id: sequence.id, runId });
       expect((await caller(tenant.key).sequences.run({ id: sequence.id, runId })).run.retry).to.deep.equal(before);
+      expect((await listStepCalls(testDb(), { accountId: tenant.accountId, id: endpointId, limit: 1 }, settings))[0]!.nextAttemptAt).to.equal(before.nextAttemptAt);
       await caller(tenant.key).sequences.unenroll({ id: sequence.id, contactIds: [run.contactId] });
       expect((await caller(tenant.key).sequences.run({ id: sequence.id, runId })).run.retry).to.equal(null);
     } finally {

@@ -229,6 +229,7 @@ function DeliveriesDialog({ webhook, onClose }: { webhook: Webhook | null; onClo
       >
         {(data) => (
           <>
+          <h3 className="deliveries-heading">Events</h3>
           {data.attempts.length === 0 ? (
             <p className="meta">No event deliveries yet.</p>
           ) : (
@@ -251,6 +252,7 @@ function DeliveriesDialog({ webhook, onClose }: { webhook: Webhook | null; onClo
             ))}
           </Table>
           )}
+          {data.stepCalls.length > 0 && <h3 className="deliveries-heading">Sequences’ webhook steps</h3>}
           {data.stepCalls.length > 0 && (
             // A sequence's webhook step calls the endpoint too: each attempt as its run's
             // timeline records it.
