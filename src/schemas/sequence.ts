@@ -236,7 +236,7 @@ export const runDetailSchema = runSchema
         nextAttemptAt: z
           .string()
           .nullable()
-          .describe('When the next attempt is due; null while the run is paused (resume queues it again) or while an attempt is on the wire.')
+          .describe('When the next attempt is due; null while the run is paused (resume queues it again), while its sequence is not active, or while an attempt is on the wire.')
           .meta({ example: '2026-11-22T10:40:00.000Z' }),
       })
       .nullable()

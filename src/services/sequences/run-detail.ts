@@ -53,7 +53,7 @@ export async function getRunDetail(
     sequenceId,
     contactId: run.contact_id,
     ...waiting,
-    retry: await runRetry(db, run),
+    retry: await runRetry(db, run, waiting.waitingFor),
     executions: executions.map((row) => ({
       stepId: row.step_id,
       type: row.type,

@@ -8,7 +8,11 @@ import { isActive } from './runs';
 // engine/outbound/outbox.ts) that has failed attempts behind it and may still go out. The run
 // itself holds no due time while its send waits, so the attempts, the last error and the next
 // attempt's time are the send's. One statement, through outbox_run_visit.
-export async function runRetry(db: Database, run: { id: string; status: string; visit: number | string }): Promise<RunDetailDto['retry']> {
+export async function runRetry(
+  db: Database,
+  run: { id: string; status: string; visit: number | string },
+  waitingFor: RunDetailDto['waitingFor'],
+): Promise<RunDetailDto['retry']> {
   if (!isActive(run.status)) return null;
   const [send] = await select<{ status: string; attempt: number | string; last_error: string | null; due_at: unknown }>(
     db,
@@ -22,6 +26,7 @@ export async function runRetry(db: Database, run: { id: string; status: string; 
     // Sending: on the wire. Held while the run is paused: it waits for the resume, not for a
     // time. Held for a run that carries on (resumed, its sequence active again): queued again
     // at its next look, keeping its own time when that is later (outbox.ts queueSends).
-    nextAttemptAt: send.status === 'sending' || run.status === 'paused' ? null : toIsoOrNull(send.due_at),
+    // Its sequence not active: nothing goes out until it is again, whatever the send's time.
+    nextAttemptAt: send.status === 'sending' || run.status === 'paused' || waitingFor === 'sequence_paused' ? null : toIsoOrNull(send.due_at),
   };
 }

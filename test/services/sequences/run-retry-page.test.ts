@@ -69,6 +69,14 @@ describe('a run whose webhook step keeps failing, as its pages read it', () => {
       await caller(tenant.key).sequences.resumeRun({ id: sequence.id, runId });
       expect((await caller(tenant.key).sequences.run({ id: sequence.id, runId })).run.retry).to.deep.equal(before);
       expect((await listStepCalls(testDb(), { accountId: tenant.accountId, id: endpointId, limit: 1 }, settings))[0]!.nextAttemptAt).to.equal(before.nextAttemptAt);
+      // Its sequence set to draft: no attempt until it is active again, when the time is back.
+      await caller(tenant.key).sequences.update({ id: sequence.id, status: 'draft' });
+      expect((await caller(tenant.key).sequences.run({ id: sequence.id, runId })).run).to.deep.include({
+        waitingFor: 'sequence_paused',
+        retry: { ...before, nextAttemptAt: null },
+      });
+      await caller(tenant.key).sequences.update({ id: sequence.id, status: 'active' });
+      expect((await caller(tenant.key).sequences.run({ id: sequence.id, runId })).run.retry).to.deep.equal(before);
       await caller(tenant.key).sequences.unenroll({ id: sequence.id, contactIds: [run.contactId] });
       expect((await caller(tenant.key).sequences.run({ id: sequence.id, runId })).run.retry).to.equal(null);
     } finally {

@@ -45,6 +45,8 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
             </>
           ) : run.status === 'paused' ? (
             'The next attempt waits for the run to be resumed.'
+          ) : run.waitingFor === 'sequence_paused' ? (
+            'The next attempt waits for the sequence to be active again.'
           ) : (
             'An attempt is under way.'
           )}
