@@ -14,10 +14,18 @@ import { SignInPage } from './pages/sign-in';
 import { HOME, PRODUCT, Redirect, returnPath, useLocation } from './router';
 import { trpc } from './trpc';
 
-// The sequence pages (the builder, with the step schemas and zod) load when first opened: the
-// first page stays small (test/dashboard/budget.test.ts).
+// Pages loaded when first opened (the builder, with the step schemas and zod; a run's
+// timeline; the message editor): the first page stays small (test/dashboard/budget.test.ts).
 const SequencesPage = lazy(() => import('./pages/sequences/sequences-list').then((module) => ({ default: module.SequencesPage })));
 const SequencePage = lazy(() => import('./pages/sequences/sequence-page').then((module) => ({ default: module.SequencePage })));
+const RunPage = lazy(() => import('./pages/runs/run-page').then((module) => ({ default: module.RunPage })));
+const MessagePage = lazy(() => import('./pages/messages/message-page').then((module) => ({ default: module.MessagePage })));
+
+// The message editor on a step of a sequence: "<sequence id>/messages/<step id>".
+function MessageRoute({ id }: { id: string }) {
+  const [sequenceId, , stepId] = id.split('/');
+  return <MessagePage sequenceId={sequenceId!} stepId={stepId!} />;
+}
 
 const PAGES: Record<string, { title: string; Page: React.ComponentType }> = {
   '/contacts': { title: 'Contacts', Page: ContactsPage },
@@ -32,6 +40,8 @@ const PAGES: Record<string, { title: string; Page: React.ComponentType }> = {
 const ITEM_PAGES: Array<{ pattern: RegExp; title: string; Page: React.ComponentType<{ id: string }> }> = [
   { pattern: /^\/contacts\/([^/]+)$/, title: 'Contact', Page: ContactPage },
   { pattern: /^\/sequences\/([^/]+)$/, title: 'Sequence', Page: SequencePage },
+  { pattern: /^\/runs\/([^/]+)$/, title: 'Run', Page: RunPage },
+  { pattern: /^\/sequences\/([^/]+\/messages\/[^/]+)$/, title: 'Message', Page: MessageRoute },
 ];
 
 function pageFor(route: string): { title: string; Page: React.ComponentType } | undefined {

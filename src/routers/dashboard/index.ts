@@ -4,6 +4,8 @@ import { dashboardAuthRouter } from './auth';
 import { dashboardChannelsRouter } from './channels';
 import { dashboardContactsRouter } from './contacts';
 import { dashboardKeysRouter } from './keys';
+import { dashboardMessagesRouter } from './messages';
+import { dashboardRunsRouter } from './runs';
 import { dashboardWebhooksRouter } from './webhooks';
 import { dashboardSequencesRouter } from './sequences';
 
@@ -17,4 +19,6 @@ export const dashboardRouter = router({
   account: dashboardAccountRouter,
   contacts: dashboardContactsRouter,
   sequences: dashboardSequencesRouter,
+  runs: dashboardRunsRouter,
+  messages: dashboardMessagesRouter,
 });

@@ -6,6 +6,7 @@ import type { ExecutionDto, RunDetailDto } from '../../schemas/sequence';
 import { normalizeId } from '../ids';
 import { messagesOfRun } from '../messages/run-messages';
 import { requireSequence } from './find-sequence';
+import { runRetry } from './run-retry';
 import { RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
 import { runsWaiting, waitEndsAt, WAITING_COLUMNS, type WaitingRow } from './run-waiting';
 
@@ -52,6 +53,7 @@ export async function getRunDetail(
     sequenceId,
     contactId: run.contact_id,
     ...waiting,
+    retry: await runRetry(db, run, waiting.waitingFor),
     executions: executions.map((row) => ({
       stepId: row.step_id,
       type: row.type,
