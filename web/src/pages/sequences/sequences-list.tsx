@@ -20,7 +20,16 @@ import './sequences.css';
 
 export { SEQUENCE_STATUSES, type SequenceStatus } from './sequence-statuses';
 
-const COLUMNS = ['Name', 'Status', { label: 'Version', className: 'number' }, { label: 'Active runs', className: 'number' }, 'Created', { label: 'Actions', hidden: true, className: 'actions-cell' }];
+const COLUMNS = [
+  'Name',
+  'Status',
+  { label: 'Version', className: 'number' },
+  { label: 'Active runs', className: 'number' },
+  { label: 'Completed, 7 days', className: 'number' },
+  { label: 'Messages sent, 7 days', className: 'number' },
+  'Created',
+  { label: 'Actions', hidden: true, className: 'actions-cell' },
+];
 
 type Listed = { id: string; name: string; status: SequenceStatus };
 
@@ -42,6 +51,10 @@ export function SequencesPage() {
     ...trpc.dashboard.sequences.list.queryOptions({ limit: 25, cursor: pages.cursor, status: status || undefined }),
     placeholderData: keepPreviousData,
   });
+  // The page's 7-day figures, read from the analytics counters in one call (docs/analytics.md).
+  const ids = sequences.data?.sequences.map((sequence) => sequence.id) ?? [];
+  const activity = useQuery({ ...trpc.dashboard.sequences.activity.queryOptions({ ids }), enabled: ids.length > 0, placeholderData: keepPreviousData });
+  const recent = new Map((activity.data?.sequences ?? []).map((figures) => [figures.sequenceId, figures]));
   const changed = () => queryClient.invalidateQueries({ queryKey: trpc.dashboard.sequences.pathKey() });
   const setSequenceStatus = useMutation(trpc.dashboard.sequences.setStatus.mutationOptions({ onSuccess: changed }));
   const example = useMutation(
@@ -108,6 +121,7 @@ export function SequencesPage() {
                     </td>
                     <td className="number">{sequence.version ?? <None />}</td>
                     <td className="number">{sequence.activeRuns.toLocaleString('en')}</td>
+                    <RecentCells figures={recent.get(sequence.id)} />
                     <td>
                       <When iso={sequence.createdAt} />
                     </td>
@@ -173,5 +187,15 @@ function CreateSequenceDialog({ open, onClose }: { open: boolean; onClose: () =>
       <SelectField label="Status" options={SEQUENCE_STATUSES} value={status} error={errors.status} onChange={(e) => setStatus(e.target.value as SequenceStatus)} />
       <p className="hint">Only an active sequence accepts enrollments.</p>
     </FormDialog>
+  );
+}
+
+// Runs completed and messages sent in the last 7 days; a dash until the figures arrive.
+function RecentCells({ figures }: { figures: { runsCompleted: number; messagesSent: number } | undefined }) {
+  return (
+    <>
+      <td className="number">{figures ? figures.runsCompleted.toLocaleString('en') : <None />}</td>
+      <td className="number">{figures ? figures.messagesSent.toLocaleString('en') : <None />}</td>
+    </>
   );
 }

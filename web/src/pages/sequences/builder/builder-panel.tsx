@@ -177,6 +177,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
                     errors={stepErrors}
                     onChange={(step) => setStep(row.key, step)}
                     context={{
+                      sequenceId: sequence.id,
                       targets: targets.filter(([id]) => id !== row.step.id),
                       endpoints,
                       onProblem: (field, problem) =>

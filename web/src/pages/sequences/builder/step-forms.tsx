@@ -1,5 +1,6 @@
-import type { ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
 import { Field } from '../../../components/field';
+import { MessageEditor } from '../../../components/message-editor';
 import { SelectField } from '../../../components/select-field';
 import { durationInWords, type Step } from '../step-words';
 import { JsonField, TagsField, TemplateField, WeekdaysField } from './fields';
@@ -10,6 +11,8 @@ import { JsonField, TagsField, TemplateField, WeekdaysField } from './fields';
 
 type Of<T extends Step['type']> = Extract<Step, { type: T }>;
 export interface FormContext {
+  // The sequence the steps belong to: the message editor previews a step of it.
+  sequenceId: string;
   // The steps a branch may go to, as [id, label].
   targets: ReadonlyArray<readonly [string, string]>;
   // The account's webhook endpoints, as [id, URL].
@@ -49,10 +52,20 @@ export function StepForm({ step, onChange, errors, context }: { step: Step; onCh
       form = <WebhookForm step={step} onChange={onChange} errors={errors} context={context} />;
       break;
     case 'email':
-      form = <EmailForm step={step} onChange={onChange} errors={errors} context={context} />;
+      form = (
+        <>
+          <EmailForm step={step} onChange={onChange} errors={errors} context={context} />
+          <EditorToggle step={step} onChange={onChange} sequenceId={context.sequenceId} />
+        </>
+      );
       break;
     case 'whatsapp':
-      form = <WhatsAppForm step={step} onChange={onChange} errors={errors} context={context} />;
+      form = (
+        <>
+          <WhatsAppForm step={step} onChange={onChange} errors={errors} context={context} />
+          <EditorToggle step={step} onChange={onChange} sequenceId={context.sequenceId} />
+        </>
+      );
       break;
     case 'branch':
       form = <BranchForm step={step} onChange={onChange} errors={errors} context={context} />;
@@ -173,6 +186,21 @@ function WebhookForm({ step, onChange, errors, context }: FormProps<'webhook'>) 
         }}
       />
     </>
+  );
+}
+
+// The message editor (Liquid highlighting, the variables, a live preview for a contact) over the
+// same step as the fields above: both edit one step, and the builder's Save steps saves it. It
+// loads its own chunk the first time it is opened.
+function EditorToggle({ step, onChange, sequenceId }: { step: Of<'email'> | Of<'whatsapp'>; onChange: (step: Step) => void; sequenceId: string }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div className="editor-toggle">
+      <button type="button" className="secondary" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {open ? 'Close the editor and preview' : 'Open the editor with a live preview'}
+      </button>
+      {open && <MessageEditor sequenceId={sequenceId} stepId={step.id} step={step} onChange={(next) => onChange(next as Step)} />}
+    </div>
   );
 }
 
