@@ -141,7 +141,9 @@ describe(TITLE, function () {
     const list = page.getByRole('group', { name: 'Sequences, newest first' });
     await list.getByRole('link', { name: 'Welcome' }).waitFor();
     const row = list.locator('tbody tr', { hasText: 'Welcome' });
-    // Name, status, version, active runs, runs completed and messages sent in 7 days (none yet).
+    // Name, status, version, active runs, runs completed and messages sent in 7 days (none yet;
+    // a dash until the figures arrive).
+    await row.getByRole('cell', { name: '0', exact: true }).nth(2).waitFor();
     expect((await row.innerText()).replace(/\s+/g, ' ')).to.match(/Welcome Draft 1 0 0 0 /);
     expect(await list.getByRole('columnheader').allInnerTexts()).to.include.members(['Completed, 7 days', 'Messages sent, 7 days']);
     const statusOverApi = async () => (await rest(key, 'GET', `/sequences/${welcome.id}`)).body.sequence.status;

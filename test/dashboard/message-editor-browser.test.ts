@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
+import { channelSettings } from '../support/channels';
 import { caller, silentLogger } from '../support/app';
 import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
 import { buildUser, PASSWORD } from '../support/dashboard';
@@ -31,7 +32,12 @@ describe(TITLE, function () {
 
   before(async function () {
     browser = await launchBrowser(this);
-    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
+    const app = createApp({
+      db: testDb(),
+      config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 },
+      logger: silentLogger,
+      channels: channelSettings({ emailFrom: 'Shop <shop@example.com>' }),
+    });
     ({ server, base } = await listenOnLoopback(app));
   });
   after(async () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { caller } from '../support/app';
 import { buildUser, dashboardApp, mutate, signInCookie } from '../support/dashboard';
+import { channelSettings } from '../support/channels';
 import { buildContact, buildTenant } from '../support/factories';
 
 // dashboard.messages.preview: the API's preview with the step as it is being edited (the message
@@ -17,7 +18,7 @@ describe('dashboard.messages.preview', () => {
     });
     const contact = await buildContact(tenant.accountId, { email: 'ada@example.com', firstName: 'Ada' });
     const user = await buildUser(tenant.accountId);
-    const app = dashboardApp();
+    const app = dashboardApp({ channels: channelSettings({ emailFrom: 'Shop <shop@example.com>' }) });
     const cookie = await signInCookie(app, user.email);
     const preview = (input: Record<string, unknown>) => mutate(app, 'dashboard.messages.preview', { sequenceId: sequence.id, stepId: 'hello', contactId: contact.id, ...input }, cookie);
     return { tenant, sequence, contact, preview };
