@@ -2,6 +2,7 @@ import { openDatabase, prepareDatabase } from '../src/db/database';
 import { CLAIM_SELECT } from '../src/services/engine/run-queue';
 import { migrateToLatest } from '../src/db/migrator';
 import { benchAccount, passFail } from './engine/context';
+import { measureEmail, type EmailResult } from './engine/email';
 import { measureExactness, startService, type ExactnessResult } from './engine/exactness';
 import { fairnessP99, measureFairness, type FairnessResult } from './engine/fairness';
 import { startFrozenReceiver, startReceiver } from './engine/receiver';
@@ -21,8 +22,9 @@ import { listFrom, loadAverage, machineLine, numberFrom } from './lib/settings';
 // account's burst beside another account's few due runs. How to read the output:
 // bench/README.md.
 
-const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'lag', 'frozen', 'scale', 'exactness', 'fairness', 'release']);
+const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'email', 'lag', 'frozen', 'scale', 'exactness', 'fairness', 'release']);
 const TAG_RUNS = numberFrom('BENCH_TAG_RUNS', 30_000);
+const EMAIL_MESSAGES = numberFrom('BENCH_EMAIL_MESSAGES', 10_000);
 const WEBHOOK_RUNS = numberFrom('BENCH_WEBHOOK_RUNS', 10_000);
 const LAG_SECONDS = numberFrom('BENCH_LAG_SECONDS', 30);
 const SCALE_SIZES = listFrom('BENCH_SCALE_SIZES', ['10000', '1000000']).map(Number);
@@ -37,6 +39,8 @@ const FROZEN_SECONDS = numberFrom('BENCH_FROZEN_SECONDS', 20);
 
 const TARGET_TAG = 5_000;
 const TARGET_WEBHOOK = 1_000;
+const TARGET_EMAIL = 500;
+const TARGET_EMAIL_FLOOR_RATIO = 0.7;
 const TARGET_LAG_P99_MS = 1_000;
 const TARGET_FROZEN_P99_MS = 1_000;
 const TARGET_SCALE_RATIO = 1.2;
@@ -84,6 +88,15 @@ async function main() {
     reportThroughput([tag, webhook], receiver.requests);
     verdicts.push(['tag steps per second', fixed(tag.perSecond, 0), `>= ${TARGET_TAG}`, tag.perSecond >= TARGET_TAG]);
     verdicts.push(['webhook steps per second', fixed(webhook.perSecond, 0), `>= ${TARGET_WEBHOOK}`, webhook.perSecond >= TARGET_WEBHOOK]);
+  }
+
+  if (PHASES.includes('email')) {
+    const email = await measureEmail(bench, EMAIL_MESSAGES, progress);
+    reportEmail(email);
+    const ratio = email.enginePerSecond / email.floorPerSecond;
+    verdicts.push(['emails per second, engine to SMTP', fixed(email.enginePerSecond, 0), `>= ${TARGET_EMAIL}`, email.enginePerSecond >= TARGET_EMAIL && email.notSent === 0]);
+    verdicts.push(['emails per second ÷ a bare nodemailer pool', fixed(ratio, 2), `>= ${TARGET_EMAIL_FLOOR_RATIO}`, ratio >= TARGET_EMAIL_FLOOR_RATIO]);
+    verdicts.push(['emails received twice (same Message-ID)', String(email.duplicated), '0', email.duplicated === 0]);
   }
 
   if (PHASES.includes('lag')) {
@@ -226,6 +239,27 @@ function reportThroughput(results: ThroughputResult[], receiverRequests: number)
       ),
     );
   }
+}
+
+function reportEmail(r: EmailResult) {
+  out();
+  out('## Email: messages from the engine to an SMTP server in another process, beside a bare nodemailer pool');
+  out();
+  out(
+    table(
+      ['sender', 'messages', 'seconds', 'messages/s', 'received', 'received twice', 'not recorded sent'],
+      [
+        ['the engine (rendered per contact, recorded)', String(r.messages), fixed(r.engineSeconds, 1), fixed(r.enginePerSecond, 0), String(r.received), String(r.duplicated), String(r.notSent)],
+        ['bare nodemailer pool (same pool, messages rendered before)', String(r.messages), fixed(r.floorSeconds, 1), fixed(r.floorPerSecond, 0), '', '', ''],
+      ],
+    ),
+  );
+  out();
+  out(`Rendering (subject, html, text from the html) costs ${fixed(r.renderMicros, 0)} µs per message here.`);
+  out();
+  out(`The engine's statements while it sent them: ${r.statements} (${fixed(r.statements / r.messages, 2)} per message); where their time went:`);
+  out();
+  out(table(['statement', 'count', 'ms'], r.topStatements.map(([shape, n]) => [shape, String(n.count), fixed(n.ms, 0)])));
 }
 
 function reportFrozen(result: FrozenNeighbourResult) {

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import express, { type Express, type Router } from 'express';
-import { DEFAULT_AUTH_FAILURE_LIMIT, type Config } from './config';
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_UNSUBSCRIBE_LIMIT_PER_MINUTE, type Config } from './config';
 import type { Database } from './db/database';
 import { accessLog } from './http/access-log';
 import { chain } from './http/chain';
 import { dashboardApi } from './http/dashboard-api';
 import { dashboardPage } from './http/dashboard-page';
 import { SIGN_IN_WINDOW_MS } from './http/sign-in-limit';
+import { unsubscribeRoutes } from './http/unsubscribe-routes';
+import { UNSUBSCRIBE_PATH } from './services/unsubscribe/unsubscribe-links';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import { frontDoor } from './http/front-door';
@@ -21,18 +23,22 @@ import { rateLimiters } from './http/rate-limit/limiters';
 import { MemorySlidingLog, type SlidingLog } from './http/rate-limit/sliding-window-store';
 import { restApi } from './http/rest-api';
 import { trpcApi } from './http/trpc-api';
+import { whatsappWebhook } from './http/whatsapp-webhook';
 import { LogThrottle } from './logging/log-throttle';
 import type { Logger } from './logging/logger';
 import type { Metrics } from './metrics/metrics';
 import type * as DocsPageModule from './openapi/docs-page';
 import type * as DocumentModule from './openapi/document';
 import { appRouter } from './routers/app-router';
+import type { ChannelSettings } from './services/channels/channel-settings';
 import type { WebhookSettings } from './services/webhooks/webhook-settings';
 
 export interface AppDeps {
   db: Database;
   config: Pick<Config, 'rateLimitPerMinute'> &
-    Partial<Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl' | 'publicOrigin' | 'trustProxy'>>;
+    Partial<
+      Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl' | 'publicOrigin' | 'trustProxy' | 'unsubscribeLimitPerMinute' | 'whatsappWebhook'>
+    >;
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
   rateLimitLog?: SlidingLog;
@@ -47,6 +53,9 @@ export interface AppDeps {
   dashboardDir?: string;
   // Webhook URL rules and clock; absent: https only, no special-use addresses.
   webhooks?: WebhookSettings;
+  // The secrets key, the senders' defaults and the unsubscribe links' address; absent: no key
+  // (secrets cannot be stored, unsubscribe links answer 404) and no server-wide defaults.
+  channels?: ChannelSettings;
 }
 
 export function createApp({
@@ -59,6 +68,7 @@ export function createApp({
   logThrottle = new LogThrottle(),
   dashboardDir,
   webhooks,
+  channels,
 }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -99,6 +109,10 @@ export function createApp({
   });
   app.use('/docs', (req, res, next) => docsRouter()(req, res, next));
 
+  // Meta's status webhook: signed by the app's secret, never by an API key; it reads its body
+  // itself, as bytes (the signature is over them).
+  app.use('/webhooks/whatsapp', whatsappWebhook({ db, settings: config.whatsappWebhook ?? {}, metrics: metrics?.messages }));
+
   const keyed = [
     resolveApiKey(db),
     ...rateLimiters({
@@ -113,12 +127,25 @@ export function createApp({
   // keyed /trpc mount. The in-memory log sweeps by its own window, hence one of 15 min here.
   app.use('/dashboard', dashboardPage(dashboardDir));
   const signInLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog(SIGN_IN_WINDOW_MS);
-  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin, webhooks }));
+  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin, webhooks, channels }));
+
+  // One-click unsubscribe links: recipients', with no key and no cookie (docs/channels.md).
+  const unsubscribeLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog();
+  app.use(
+    UNSUBSCRIBE_PATH,
+    unsubscribeRoutes({
+      db,
+      channels,
+      log: unsubscribeLog,
+      limitPerMinute: config.unsubscribeLimitPerMinute ?? DEFAULT_UNSUBSCRIBE_LIMIT_PER_MINUTE,
+      logThrottle,
+    }),
+  );
 
   const idempotent = idempotency(db);
 
-  app.use('/api/v1', chain([...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks })]));
-  app.use('/trpc', chain([...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks })]));
+  app.use('/api/v1', chain([...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks, channels })]));
+  app.use('/trpc', chain([...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks, channels })]));
 
   app.use(notFound);
   app.use(errorHandler(logThrottle));

@@ -1,5 +1,8 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { smtpUrlProblem } from './schemas/smtp-url';
+import { parseSecretsKey, SECRETS_KEY_FORMAT } from './services/secrets/secrets-key';
+import { isMailbox } from './schemas/text';
 
 // The only place that reads process.env: everything else receives a Config.
 
@@ -21,6 +24,13 @@ export interface HttpTimeouts {
   // How long a new connection may stay silent before its first request.
   firstRequestTimeoutMs: number;
 }
+
+export const DEFAULT_EMAIL_MAX_PER_SECOND = 100;
+// The Cloud API's own default throughput per business phone number.
+export const DEFAULT_WHATSAPP_MAX_PER_SECOND = 80;
+export const DEFAULT_WHATSAPP_API_URL = 'https://graph.facebook.com/v21.0';
+// Generous: mailbox providers send their users' one-click POSTs from a few shared addresses.
+export const DEFAULT_UNSUBSCRIBE_LIMIT_PER_MINUTE = 300;
 
 const envSchema = z.object({
   DATABASE_URL: z
@@ -56,8 +66,11 @@ const envSchema = z.object({
   FIRST_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
   // The service's absolute address as clients and people reach it: the OpenAPI document's
-  // `servers` URL, the dashboard's setup links and the Origin its mutations must carry.
+  // `servers` URL, the dashboard's setup links, the Origin its mutations must carry, and the
+  // links in messages that unsubscribe.
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  // The sender of an email step that names none, for an account that has set none.
+  EMAIL_FROM: z.string().trim().refine(isMailbox, 'must be an email address, or a name and an address: Shop <news@shop.example>').optional(),
   METRICS_PORT: z
     .string()
     .regex(/^\d{1,5}$/, 'must be a port number')
@@ -83,10 +96,34 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
   // The sequence engine (docs/sequences.md "How runs move").
   SEQUENCE_ENGINE: z.enum(['on', 'off']).default('on'),
+  // The data folder of the embedded default: its database, its secrets key file.
+  DATA_DIR: z.string().trim().min(1).optional(),
+  // Secrets at rest and unsubscribe links (docs/channels.md "Secrets at rest").
+  SECRETS_KEY: z
+    .string()
+    .refine((value) => parseSecretsKey(value) !== null, SECRETS_KEY_FORMAT)
+    .transform((value) => parseSecretsKey(value)!)
+    .optional(),
+  // The senders' server-wide defaults and limits (docs/channels.md).
+  SMTP_URL: z
+    .string()
+    .trim()
+    .max(2048)
+    .refine((value) => smtpUrlProblem(value) === null, { message: 'must be an smtp:// or smtps:// URL with a host' })
+    .optional(),
+  EMAIL_MAX_PER_SECOND: z.coerce.number().int().positive().max(100_000).default(DEFAULT_EMAIL_MAX_PER_SECOND),
+  WHATSAPP_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(DEFAULT_WHATSAPP_API_URL),
+  WHATSAPP_MAX_PER_SECOND: z.coerce.number().int().positive().max(100_000).default(DEFAULT_WHATSAPP_MAX_PER_SECOND),
+  // One-click unsubscribe requests per client IP (docs/channels.md "One-click unsubscribe").
+  UNSUBSCRIBE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(DEFAULT_UNSUBSCRIBE_LIMIT_PER_MINUTE),
   // The webhook step's sends (docs/sequences.md "The webhook step"), per process: requests under
   // way at once per endpoint, and requests started per second per account.
   WEBHOOK_STEP_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
   WEBHOOK_STEP_MAX_PER_SECOND: z.coerce.number().int().min(1).max(100_000).default(2_000),
+  // WhatsApp's status webhook (docs/messages.md "The status webhook"): the Meta app's secret,
+  // which signs each POST, and the token its subscription handshake must present.
+  WHATSAPP_APP_SECRET: z.string().trim().min(8, 'must be at least 8 characters').optional(),
+  WHATSAPP_VERIFY_TOKEN: z.string().trim().min(8, 'must be at least 8 characters').max(256).optional(),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -110,6 +147,8 @@ export interface Config {
   publicBaseUrl: string;
   // The Origin the dashboard's mutations must carry: set only when PUBLIC_BASE_URL is.
   publicOrigin?: string;
+  // EMAIL_FROM.
+  emailFrom?: string;
   trustProxy: boolean | number | string;
   // Events older than this are purged (docs/webhooks.md "The events feed").
   eventRetentionDays: number;
@@ -124,12 +163,41 @@ export interface Config {
   webhookTimeoutMs: number;
   // The sequence engine runs in the service unless off (then `npm run worker` runs it).
   sequenceEngine: boolean;
+  // DATA_DIR; else the folder of the embedded database's file; else data/.
+  dataDir: string;
+  // SECRETS_KEY's 32 bytes, when set (docs/channels.md "Secrets at rest").
+  secretsKey?: Buffer;
+  // Server-wide sender defaults and per-account caps.
+  channels: {
+    smtpUrl?: string;
+    emailFrom?: string;
+    emailMaxPerSecond: number;
+    whatsappApiUrl: string;
+    whatsappMaxPerSecond: number;
+  };
+  unsubscribeLimitPerMinute: number;
   // The webhook step's sends, per process: per endpoint at once, per account per second.
   webhookStepConcurrency: number;
   webhookStepMaxPerSecond: number;
+  // /webhooks/whatsapp answers 404 for what is not set.
+  whatsappWebhook: { appSecret?: string; verifyToken?: string };
 }
 
-export const DEFAULT_DATABASE_URL = `sqlite:${path.join('data', 'service.sqlite')}`;
+export const DEFAULT_DATA_DIR = 'data';
+export const DEFAULT_DATABASE_URL = databaseUrlIn(DEFAULT_DATA_DIR);
+
+function databaseUrlIn(dataDir: string): string {
+  return `sqlite:${path.join(dataDir, 'service.sqlite')}`;
+}
+
+// The embedded database and the key file live together: DATA_DIR names the folder of both;
+// without it, a DATABASE_URL naming an SQLite file puts the key beside that file.
+export function dataDirFor(dataDir: string | undefined, databaseUrl: string): string {
+  if (dataDir) return dataDir;
+  const sqliteFile = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '') : '';
+  if (sqliteFile && sqliteFile !== ':memory:') return path.dirname(sqliteFile);
+  return DEFAULT_DATA_DIR;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable is treated as unset, as shells and compose files often produce them.
@@ -140,7 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration: ${problems.join('; ')}`);
   }
   const values = parsed.data;
-  const databaseUrl = values.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const databaseUrl = values.DATABASE_URL ?? databaseUrlIn(values.DATA_DIR ?? DEFAULT_DATA_DIR);
   return {
     databaseUrl,
     port: values.PORT,
@@ -160,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: values.METRICS_PORT,
     publicBaseUrl: (values.PUBLIC_BASE_URL ?? `http://localhost:${values.PORT}`).replace(/\/+$/, ''),
     publicOrigin: values.PUBLIC_BASE_URL ? new URL(values.PUBLIC_BASE_URL).origin : undefined,
+    emailFrom: values.EMAIL_FROM,
     trustProxy: values.TRUST_PROXY ?? false,
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
     runHistoryDays: values.RUN_HISTORY_DAYS,
@@ -170,7 +239,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookDispatcher: values.WEBHOOK_DISPATCHER === 'on',
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS,
     sequenceEngine: values.SEQUENCE_ENGINE === 'on',
+    dataDir: dataDirFor(values.DATA_DIR, databaseUrl),
+    secretsKey: values.SECRETS_KEY,
+    channels: {
+      smtpUrl: values.SMTP_URL,
+      emailFrom: values.EMAIL_FROM,
+      emailMaxPerSecond: values.EMAIL_MAX_PER_SECOND,
+      whatsappApiUrl: values.WHATSAPP_API_URL.replace(/\/+$/, ''),
+      whatsappMaxPerSecond: values.WHATSAPP_MAX_PER_SECOND,
+    },
+    unsubscribeLimitPerMinute: values.UNSUBSCRIBE_LIMIT_PER_MINUTE,
     webhookStepConcurrency: values.WEBHOOK_STEP_CONCURRENCY,
     webhookStepMaxPerSecond: values.WEBHOOK_STEP_MAX_PER_SECOND,
+    whatsappWebhook: { appSecret: values.WHATSAPP_APP_SECRET, verifyToken: values.WHATSAPP_VERIFY_TOKEN },
   };
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { createServer } from 'node:http';
 import { createApp } from './app';
@@ -28,7 +29,7 @@ import { localBaseUrl, whereServing } from './startup/where-serving';
 setFlagsFromString('--heap-growing-percent=50');
 
 async function main() {
-  const { config, logger, db } = await startProcess();
+  const { config, logger, db, channels } = await startProcess();
   const applied = await migrateToLatest(db, logger);
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
@@ -54,7 +55,7 @@ async function main() {
   applyServerTimeouts(server, config.httpTimeouts);
   const drainable = new DrainableServer(server);
   const webhooks = webhookSettings(config);
-  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks }));
+  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks, channels }));
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -84,7 +85,7 @@ async function main() {
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
   const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs, logThrottle) : undefined;
   // SEQUENCE_ENGINE=off: runs move only where a worker runs the engine.
-  const engine = config.sequenceEngine ? startSequenceEngine(db, config, logger, logThrottle, metrics?.engine) : undefined;
+  const engine = config.sequenceEngine ? startSequenceEngine(db, config, logger, channels, logThrottle, metrics?.engine, metrics?.messages, redis) : undefined;
 
   const local = localBaseUrl(config.host, port);
   const publicBase = config.publicOrigin ? config.publicBaseUrl : local;
@@ -94,6 +95,12 @@ async function main() {
   if (config.webhookAllowInsecure) {
     process.stdout.write(
       '  Webhooks may call http:// and this machine\'s or network\'s addresses (WEBHOOK_ALLOW_INSECURE; the embedded database\'s default, for trying it locally)\n',
+    );
+  }
+  // The embedded default captures emails instead of sending them: said where a newcomer looks.
+  if (config.sequenceEngine && !channels.smtpUrl) {
+    process.stdout.write(
+      `  Emails are NOT sent (no SMTP_URL): each is written as an .eml file to ${path.join(config.dataDir, 'outbox')}${path.sep} (status captured); set SMTP_URL to send (docs/channels.md)\n`,
     );
   }
   if (demo) printWelcome(local, demo, publicBase);

@@ -1,3 +1,5 @@
+import type * as RedisClientModule from './http/rate-limit/redis-client';
+import { LogThrottle } from './logging/log-throttle';
 import { flushLogs } from './logging/logger';
 import { startProcess } from './startup/start-process';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
@@ -11,9 +13,16 @@ import { startMaintenance } from './services/maintenance/start-maintenance';
 // to SHUTDOWN_TIMEOUT_SECONDS (at most 10 s, one attempt's timeout) to finish, the rest are
 // handed back for another process, then the process exits 0.
 async function main() {
-  const { config, logger, db } = await startProcess();
+  const { config, logger, db, channels } = await startProcess();
+  const logThrottle = new LogThrottle();
+  // With REDIS_URL, the email and WhatsApp throttle counts there, as the service's does (its
+  // client loads only when configured).
+  const redis = config.redisUrl
+    ? // eslint-disable-next-line @typescript-eslint/no-require-imports
+      await (require('./http/rate-limit/redis-client') as typeof RedisClientModule).connectRedis(config.redisUrl, logger, logThrottle)
+    : undefined;
   const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger, config.webhookTimeoutMs);
-  const engine = startSequenceEngine(db, config, logger);
+  const engine = startSequenceEngine(db, config, logger, channels, logThrottle, undefined, undefined, redis);
   const maintenance = startMaintenance(db, config, logger);
   logger.info({ msg: 'worker running', pid: process.pid, database: db.dialect });
   let stopping = false;
@@ -24,6 +33,7 @@ async function main() {
     const bound = Math.min(config.shutdownTimeoutMs, 10_000);
     await Promise.all([dispatcher.stop(bound), engine.stop(bound), maintenance.stop()]);
     await db.close();
+    await redis?.close();
     logger.info('stopped');
     await flushLogs(logger);
     process.exit(0);

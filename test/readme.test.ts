@@ -151,7 +151,10 @@ describe('README and docs/ examples, run as pasted', function () {
       expect('code' in result ? result.code : 0, `${result.stderr}\n${result.stdout.slice(-2000)}`).to.equal(0);
       // The walk-through's run completed, as its loop printed.
       expect(result.stdout).to.include('["pause","succeeded",1]');
+      expect(result.stdout).to.include('["hello","succeeded",1]');
       expect(result.stdout).to.include('["notify","succeeded",1]');
+      // Its email, captured (no SMTP server on a first start), as the walk-through says.
+      expect(result.stdout).to.include('["email","captured","lin@example.com","Welcome, lin@example.com"]');
       // The receiver printed one run.step request, with its webhook-id.
       const received = fs.readFileSync(receiverLog, 'utf8').trim().split('\n');
       expect(received).to.have.length(1);

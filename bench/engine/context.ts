@@ -6,7 +6,7 @@ import { sqlTemplate } from '../../src/db/sql-template';
 import { createLogger } from '../../src/logging/logger';
 import type { StepInput } from '../../src/schemas/sequence-definition';
 import { createAccount } from '../../src/services/accounts';
-import { SequenceEngine, type EngineMetrics } from '../../src/services/engine/engine';
+import { SequenceEngine, type EngineMetrics, type EngineOptions } from '../../src/services/engine/engine';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import { createWebhook } from '../../src/services/webhooks/endpoints';
 
@@ -80,7 +80,7 @@ export interface EngineCounts {
 
 // An engine as the service starts it (start-engine.ts: real timers, default batch, lease and
 // in-flight limits), on a Database of its own whose statements are counted.
-export function productEngine(url: string, statements: StatementCounter): { engine: SequenceEngine; counts: EngineCounts; db: Database } {
+export function productEngine(url: string, statements: StatementCounter, extra: Partial<EngineOptions> = {}): { engine: SequenceEngine; counts: EngineCounts; db: Database } {
   const counts: EngineCounts = { succeeded: new Map(), failed: new Map(), lagsMs: [] };
   const metrics: EngineMetrics = {
     steps: {
@@ -108,6 +108,7 @@ export function productEngine(url: string, statements: StatementCounter): { engi
     logger: createLogger('warn'),
     metrics,
     webhook: { timeoutMs: 10_000, allowInsecure: true },
+    ...extra,
   });
   return { engine, counts, db };
 }

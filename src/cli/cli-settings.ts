@@ -1,3 +1,4 @@
+import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 
 // What commands need from the configuration besides the database.
@@ -6,4 +7,7 @@ export interface CliSettings {
   publicBaseUrl: string;
   // Webhook URL rules (WEBHOOK_ALLOW_INSECURE) and the clock.
   webhooks: WebhookSettings;
+  // The secrets key and sender defaults, found on first use (the embedded default's key file is
+  // made then, as the service's first start makes it).
+  channels: () => ChannelSettings;
 }

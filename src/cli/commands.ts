@@ -12,6 +12,7 @@ import { createUser, disableUser, issueSetupLink, listUsers, setupUrl } from '..
 import { deleteSequence } from '../services/sequences/delete-sequence';
 import { createSequence, listSequences, setSequenceStatus } from '../services/sequences/sequence-admin';
 import type { CliSettings } from './cli-settings';
+import { CHANNEL_COMMANDS } from './channel-commands';
 import { WEBHOOK_COMMANDS } from './webhook-commands';
 
 // The admin command line's commands (docs/decisions.md "Accounts, keys and sequences"): each one a
@@ -178,6 +179,7 @@ export const COMMANDS = {
     run: (db, f) => disableUser(db, { id: f.id }),
   }),
   ...WEBHOOK_COMMANDS,
+  ...CHANNEL_COMMANDS,
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

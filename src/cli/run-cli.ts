@@ -1,5 +1,7 @@
 import type { CliSettings } from './cli-settings';
-import type { Config } from '../config';
+import { dataDirFor, type Config } from '../config';
+import { DEFAULT_CHANNEL_SETTINGS, type ChannelSettings } from '../services/channels/channel-settings';
+import { findSecretsKey } from '../startup/channel-settings';
 import { openDatabase, prepareDatabase } from '../db/database';
 import { migrateToLatest } from '../db/migrator';
 import { AppError } from '../errors/app-errors';
@@ -40,7 +42,8 @@ export function parseFlags(args: string[]): Record<string, string> {
 // Returns the exit code: 0 done, 2 bad arguments (nothing written), 1 anything else.
 export async function runCli(
   argv: string[],
-  config: Pick<Config, 'databaseUrl'> & Partial<Pick<Config, 'publicBaseUrl' | 'publicOrigin' | 'webhookAllowInsecure'>>,
+  config: Pick<Config, 'databaseUrl'> &
+    Partial<Pick<Config, 'publicBaseUrl' | 'publicOrigin' | 'webhookAllowInsecure' | 'dataDir' | 'secretsKey' | 'channels'>>,
   io: CliIo,
 ): Promise<number> {
   const [name, ...rest] = argv;
@@ -71,6 +74,7 @@ export async function runCli(
   }
 
   const db = openDatabase(config.databaseUrl);
+  let channels: ChannelSettings | undefined;
   try {
     await prepareDatabase(db);
     await migrateToLatest(db);
@@ -81,6 +85,7 @@ export async function runCli(
         ? config.publicBaseUrl!
         : ((await lastLocalBaseUrl(db)) ?? config.publicBaseUrl ?? 'http://localhost:3000'),
       webhooks: { allowInsecure: config.webhookAllowInsecure ?? false, now: () => new Date() },
+      channels: () => (channels ??= cliChannelSettings(config)),
     };
     const result = await (command.run as (db: unknown, flags: unknown, s: unknown) => Promise<unknown>)(db, parsed.data, settings);
     io.stdout(`${JSON.stringify(result, null, 2)}\n`);
@@ -91,6 +96,11 @@ export async function runCli(
   } finally {
     await db.close();
   }
+}
+
+function cliChannelSettings(config: Parameters<typeof runCli>[1]): ChannelSettings {
+  const secrets = findSecretsKey({ ...config, dataDir: config.dataDir ?? dataDirFor(undefined, config.databaseUrl) });
+  return { ...DEFAULT_CHANNEL_SETTINGS, ...config.channels, secrets, publicBaseUrl: config.publicBaseUrl ?? DEFAULT_CHANNEL_SETTINGS.publicBaseUrl };
 }
 
 function fail(io: CliIo, message: string, code: number): number {

@@ -77,6 +77,18 @@ export class ConflictError extends AppError {
   }
 }
 
+// A secret (an SMTP password, a DKIM key, a WhatsApp token) cannot be stored: the server has
+// no SECRETS_KEY (docs/channels.md "Secrets at rest"). Retrying does not help; the operator
+// sets the key. Nothing was written.
+export const SECRETS_KEY_MISSING = 'This server cannot store secrets: SECRETS_KEY is not set (ask its operator)';
+export class SecretsKeyMissingError extends AppError {
+  readonly status = 409;
+  readonly code = 'secrets_key_missing';
+  constructor() {
+    super(SECRETS_KEY_MISSING);
+  }
+}
+
 // An Idempotency-Key sent again with a different request.
 export class UnprocessableError extends AppError {
   readonly status = 422;

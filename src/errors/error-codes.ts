@@ -6,7 +6,7 @@ export const ERROR_CODES_BY_STATUS = {
   403: ['forbidden'],
   404: ['not_found'],
   405: ['method_not_allowed'],
-  409: ['contact_exists', 'sequence_not_active', 'sequence_has_runs', 'idempotency_in_progress', 'invalid_run_transition', 'webhook_in_use'],
+  409: ['contact_exists', 'sequence_not_active', 'sequence_has_runs', 'idempotency_in_progress', 'invalid_run_transition', 'webhook_in_use', 'secrets_key_missing'],
   413: ['payload_too_large'],
   415: ['unsupported_media_type'],
   422: ['idempotency_key_reused'],
@@ -18,8 +18,12 @@ export const ERROR_CODES_BY_STATUS = {
 // Codes only the dashboard's own procedures answer; they are not part of the public API.
 export const DASHBOARD_ERROR_CODES = ['sign_in_required', 'sign_in_failed', 'api_key_not_accepted', 'user_exists'] as const;
 
+// Codes of the receivers the service offers to providers outside /api/v1 (the WhatsApp status
+// webhook, docs/messages.md): a 401 for a body whose signature does not match.
+export const RECEIVER_ERROR_CODES = ['invalid_signature'] as const;
+
 type CodesByStatus = typeof ERROR_CODES_BY_STATUS;
-export type ErrorCode = CodesByStatus[keyof CodesByStatus][number] | (typeof DASHBOARD_ERROR_CODES)[number];
+export type ErrorCode = CodesByStatus[keyof CodesByStatus][number] | (typeof DASHBOARD_ERROR_CODES)[number] | (typeof RECEIVER_ERROR_CODES)[number];
 
 // The code a status carries when nothing more precise is known (the first of its list).
 export function defaultCodeFor(status: number): ErrorCode {

@@ -1,3 +1,4 @@
+import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import express, { type Request, type Router } from 'express';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
@@ -29,6 +30,8 @@ export interface DashboardApiOptions {
   publicOrigin?: string;
   // Webhook URL rules, as for the API.
   webhooks?: WebhookSettings;
+  // Secrets key and sender defaults, as for the API.
+  channels?: ChannelSettings;
 }
 
 function sessionCookie(req: Request): string | undefined {
@@ -41,7 +44,7 @@ function sessionCookie(req: Request): string | undefined {
 
 // /trpc/dashboard.*: the same router, reached by session cookie instead of API key. Other
 // paths pass on to the keyed /trpc mount, which never reads the cookie.
-export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin, webhooks }: DashboardApiOptions): Router {
+export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin, webhooks, channels }: DashboardApiOptions): Router {
   const api = express.Router();
   const trpc = createExpressMiddleware({
     router,
@@ -56,7 +59,7 @@ export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin,
         startSession: (session) => res.cookie(SESSION_COOKIE, session.token, { ...cookie, expires: session.expiresAt }),
         endSession: () => res.clearCookie(SESSION_COOKIE, cookie),
       };
-      return { ...requestContext(request, { db, webhooks }, 'trpc'), dashboard };
+      return { ...requestContext(request, { db, webhooks, channels }, 'trpc'), dashboard };
     },
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);

@@ -7,6 +7,7 @@ import type { AppRouter } from '../routers/app-router';
 import type { Context } from '../trpc/context';
 import { restErrorFor } from '../trpc/errors';
 import { createCallerFactory } from '../trpc/init';
+import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import './express-types';
 import { reportUnavailable } from './report-unavailable';
@@ -20,6 +21,7 @@ interface RestApiDeps {
   db: Database;
   logThrottle: LogThrottle;
   webhooks?: WebhookSettings;
+  channels?: ChannelSettings;
 }
 
 type Call = (input: unknown) => Promise<unknown>;
@@ -29,10 +31,10 @@ type Call = (input: unknown) => Promise<unknown>;
 // still writes the OpenAPI document from that meta; its request handler is not used: made
 // cheap enough, it needed a patch of its build that every upgrade would break
 // (patches/README.md). Unknown paths and methods go on to the app's 404.
-export function restApi({ router, db, logThrottle, webhooks }: RestApiDeps): RequestHandler {
+export function restApi({ router, db, logThrottle, webhooks, channels }: RestApiDeps): RequestHandler {
   const routes = restRoutes(router);
   const createCaller = createCallerFactory(router);
-  const deps = { db, webhooks };
+  const deps = { db, webhooks, channels };
 
   async function serve(req: Request, res: Response, { route, params }: RouteMatch): Promise<void> {
     try {

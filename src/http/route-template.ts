@@ -12,10 +12,12 @@ import { decodeOrKeep } from './url-decode';
 export const UNMATCHED_ROUTE = 'unmatched';
 
 const REST_PREFIX = '/api/v1';
-// Served by app.ts outside the procedures; everything under /docs is the one reference page.
-const FIXED_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/api/v1/openapi.json']);
+// Served by app.ts outside the procedures (the WhatsApp status webhook among them); everything under /docs is the one reference page.
+const FIXED_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/api/v1/openapi.json', '/webhooks/whatsapp']);
 const DOCS = '/docs';
 const DASHBOARD = '/dashboard';
+// One-click unsubscribe links: the token in their path is never logged.
+const UNSUBSCRIBE = '/u/';
 
 interface RestRoute {
   method: string;
@@ -44,6 +46,7 @@ export function routeTemplates(router: AppRouter): RouteOf {
     if (lower === DOCS || lower.startsWith(`${DOCS}/`)) return DOCS;
     // The dashboard's page and its client routes (a setup link carries its token in the query).
     if (lower === DASHBOARD || lower.startsWith(`${DASHBOARD}/`)) return DASHBOARD;
+    if (lower.startsWith(UNSUBSCRIBE) && lower.length > UNSUBSCRIBE.length) return '/u/{token}';
     if (lower.startsWith('/trpc/')) {
       const procedure = decodeOrKeep(pathname.slice('/trpc/'.length));
       return procedures.has(procedure) ? `/trpc/${procedure}` : UNMATCHED_ROUTE;

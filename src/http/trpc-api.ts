@@ -3,6 +3,7 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { Database } from '../db/database';
 import { ServiceUnavailableError } from '../errors/app-errors';
 import type { LogThrottle } from '../logging/log-throttle';
+import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import type { AppRouter } from '../routers/app-router';
 import { retryAfterSeconds } from '../trpc/errors';
@@ -19,13 +20,25 @@ const requireJsonMutation: RequestHandler = (req, res, next) => {
   sendError(req, res, { status: 415, code: 'unsupported_media_type', message: 'Content-Type must be application/json' });
 };
 
-export function trpcApi({ router, db, logThrottle, webhooks }: { router: AppRouter; db: Database; logThrottle: LogThrottle; webhooks?: WebhookSettings }): RequestHandler[] {
+export function trpcApi({
+  router,
+  db,
+  logThrottle,
+  webhooks,
+  channels,
+}: {
+  router: AppRouter;
+  db: Database;
+  logThrottle: LogThrottle;
+  webhooks?: WebhookSettings;
+  channels?: ChannelSettings;
+}): RequestHandler[] {
   return [requireJsonMutation, createExpressMiddleware({
     router,
     // One call per HTTP request: the rate limit counts requests, and a batch would let one
     // request carry any number of calls (and open that many transactions at once).
     allowBatching: false,
-    createContext: ({ req }) => requestContext(req as Request, { db, webhooks }, 'trpc'),
+    createContext: ({ req }) => requestContext(req as Request, { db, webhooks, channels }, 'trpc'),
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);
       return retryAfter === undefined ? {} : { headers: { 'Retry-After': String(retryAfter) } };

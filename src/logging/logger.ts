@@ -19,6 +19,14 @@ const SECRET_PATHS = [
   '*.apiKey',
   '*.keyHash',
   '*.key_hash',
+  // The senders' secrets (docs/channels.md): an SMTP URL carries its password.
+  'smtpUrl',
+  'privateKey',
+  'accessToken',
+  '*.smtpUrl',
+  '*.privateKey',
+  '*.accessToken',
+  '*.*.privateKey',
 ];
 
 // One JSON object per line on stderr, so stdout stays clean for the CLI's JSON output and the

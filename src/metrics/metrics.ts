@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database';
 import { transactionCounts } from '../db/sql/transaction';
+import { MESSAGE_CHANNELS } from '../schemas/message';
 import { RUN_STATUSES } from '../schemas/statuses';
 import { runStatusCounts } from '../services/run-status/run-status-counts';
 
@@ -15,12 +16,16 @@ export interface Metrics {
   // from a run's due time to its claim, runs failed alone because their stored data could not be
   // planned or recorded, and runs set aside (dead letters).
   engine: { steps: Counter<'type' | 'outcome'>; lagSeconds: Histogram; unprocessable: Counter<'stage'>; deadLettered: Counter };
+  // Messages (src/services/messages/message-metrics.ts): each status a message reaches, counted
+  // when it commits (the store, the status webhook); the provider's latency (the sender).
+  messages: { total: Counter<'channel' | 'outcome'>; providerLatency: Histogram<'channel' | 'outcome'> };
 }
 
 // The label values known in advance start at 0, so that a rate() over them exists before the
 // first event.
 const LIMITERS = ['api-key', 'failed-auth'];
 const UNAVAILABLE_CAUSES = ['database', 'database_busy', 'redis', 'shutdown'];
+const MESSAGE_OUTCOMES = ['sent', 'captured', 'delivered', 'read', 'failed', 'skipped', 'cancelled'];
 
 // Runs by status, from the counters every status change keeps in its own transaction
 // (src/services/run-status/run-status-counts.ts): a read of at most 16 rows per status at each
@@ -117,7 +122,7 @@ export function createMetrics(db: Database): Metrics {
 
   const steps = new Counter({
     name: 'sequence_steps_total',
-    help: 'Step executions recorded by this process\'s engine, by type and outcome (began: a wait started)',
+    help: 'Step executions recorded by this process\'s engine, by type and outcome (began: a wait started; skipped: a message step that sent nothing)',
     labelNames: ['type', 'outcome'] as const,
     registers,
   });
@@ -141,5 +146,27 @@ export function createMetrics(db: Database): Metrics {
   });
   runsByStatus(db, registers);
 
-  return { registry, requestDuration, rateLimited, unavailable, engine: { steps, lagSeconds, unprocessable, deadLettered } };
+  const messagesTotal = new Counter({
+    name: 'messages_total',
+    help: 'Messages by channel and the status they reached (sent, captured, delivered, read, failed, skipped, cancelled), counted by this process as each change commits',
+    labelNames: ['channel', 'outcome'] as const,
+    registers,
+  });
+  for (const channel of MESSAGE_CHANNELS) for (const outcome of MESSAGE_OUTCOMES) messagesTotal.inc({ channel, outcome }, 0);
+  const providerLatency = new Histogram({
+    name: 'message_provider_latency_seconds',
+    help: 'One request to a message provider (an SMTP server, the Graph API), by channel and outcome: ok, retry (a retryable failure) or fail',
+    labelNames: ['channel', 'outcome'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+
+  return {
+    registry,
+    requestDuration,
+    rateLimited,
+    unavailable,
+    engine: { steps, lagSeconds, unprocessable, deadLettered },
+    messages: { total: messagesTotal, providerLatency },
+  };
 }

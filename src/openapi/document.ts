@@ -1,7 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
 type Components = NonNullable<OpenAPIObject['components']>;
-import { AUTHENTICATION_MESSAGES } from '../errors/app-errors';
+import { AUTHENTICATION_MESSAGES, SECRETS_KEY_MISSING } from '../errors/app-errors';
 import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../errors/error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
@@ -118,6 +118,7 @@ const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
   'A completed run cannot be paused': 'invalid_run_transition',
   'A pending run cannot be resumed: only a paused one': 'invalid_run_transition',
   'The webhook endpoint is used by a webhook step of an active or paused sequence': 'webhook_in_use',
+  [SECRETS_KEY_MISSING]: 'secrets_key_missing',
 };
 
 // The details a declared 409 lists, for its example (src/services/sequences/endpoint-users.ts).
@@ -151,6 +152,7 @@ const TAGS = [
   { name: 'Contacts', description: 'People you keep in sync: create, upsert by email, read, update, tag and delete.' },
   { name: 'Sequences', description: 'Enroll contacts in automated sequences and read their enrollment.' },
   { name: 'Events', description: 'What changed in the account, in commit order: poll the feed with its cursor.' },
+  { name: 'Channels', description: 'The account\'s own senders: its email relay, From and DKIM key, its WhatsApp number and token, their rates.' },
   { name: 'Webhooks', description: 'Endpoints that receive the account\'s events as signed POSTs (Standard Webhooks), with retries.' },
 ];
 

@@ -1,4 +1,5 @@
 import { router } from '../trpc/init';
+import { channelsRouter } from './channels';
 import { contactsRouter } from './contacts';
 import { dashboardRouter } from './dashboard';
 import { eventsRouter } from './events';
@@ -13,6 +14,7 @@ export const appRouter = router({
   dashboard: dashboardRouter,
   events: eventsRouter,
   webhooks: webhooksRouter,
+  channels: channelsRouter,
 });
 
 export type AppRouter = typeof appRouter;

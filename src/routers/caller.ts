@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
 import { appRouter } from './app-router';
 import { authenticateApiKey } from '../services/api-keys';
+import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import { newHttpMeta, type Context } from '../trpc/context';
 import { createCallerFactory } from '../trpc/init';
 
 // In-process calls to the procedures, through the same middlewares (auth included) as HTTP.
-export function createCallerContext(deps: { db: Database; apiKey?: string; webhooks?: WebhookSettings }): Context {
+export function createCallerContext(deps: { db: Database; apiKey?: string; webhooks?: WebhookSettings; channels?: ChannelSettings }): Context {
   let auth: ReturnType<Context['authenticate']> | undefined;
   return {
     db: deps.db,
@@ -16,6 +17,7 @@ export function createCallerContext(deps: { db: Database; apiKey?: string; webho
     authenticate: () => (auth ??= authenticateApiKey(deps.db, deps.apiKey)),
     http: newHttpMeta(),
     webhooks: deps.webhooks,
+    channels: deps.channels,
   };
 }
 

@@ -19,6 +19,8 @@ import {
 import { getContact, getContactByEmail } from '../services/contacts/find-contact';
 import { listContacts, type ContactPage } from '../services/contacts/list-contacts';
 import { listContactRuns } from '../services/sequences/list-runs';
+import { listContactMessages } from '../services/messages/list-messages';
+import { messageListInputSchema, messageListOutputSchema } from '../schemas/message';
 import { accountProcedure, router } from '../trpc/init';
 import { contactListInputSchema, contactListOutputSchema, runFilters, runListInputSchema, runListOutputSchema } from '../schemas/list-queries';
 
@@ -188,6 +190,27 @@ export const contactsRouter = router({
     .query(async ({ ctx, input }) => ({
       contact: await getContactByEmail(ctx.db, { ...input, accountId: ctx.accountId }),
     })),
+
+  messages: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/contacts/{id}/messages',
+        tags: TAGS,
+        summary: 'List a contact\'s messages',
+        description:
+          'The email and WhatsApp messages the contact\'s runs sent (and test sends), newest first by `createdAt` ' +
+          '(ties by `id`), with each one\'s status as the provider last reported it (docs/messages.md).',
+        protect: true,
+        errorResponses: { 404: 'Contact not found' },
+      },
+    })
+    .input(messageListInputSchema)
+    .output(messageListOutputSchema)
+    .query(async ({ ctx, input }) => {
+      const page = await listContactMessages(ctx.db, { accountId: ctx.accountId, contactId: input.id, limit: input.limit, cursor: input.cursor });
+      return { messages: page.items, nextCursor: page.nextCursor };
+    }),
 
   get: accountProcedure
     .meta({ openapi: {

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { contactFieldsSchema } from '../schemas/contact';
 import { contactIdsSchema, enrollmentSchema, enrollOutcomeSchema, enrollSummarySchema, runSchema } from '../schemas/sequence';
+import { SECRETS_KEY_MISSING } from '../errors/app-errors';
+import { DEFAULT_CHANNEL_SETTINGS } from '../services/channels/channel-settings';
 import { enrollByIds } from '../services/sequences/enroll-by-ids';
 import { enrollContact } from '../services/sequences/enroll-contact';
 import { enrollmentStatus } from '../services/sequences/enrollment-status';
@@ -22,6 +24,11 @@ import { getRunDetail } from '../services/sequences/run-detail';
 import { pauseRun, resumeRun } from '../services/sequences/run-transitions';
 import { changeSequence, createSequence } from '../services/sequences/sequence-admin';
 import { accountProcedure, router } from '../trpc/init';
+import { messagePreviewSchema } from '../schemas/message-preview';
+import { stepIdSchema } from '../schemas/sequence-definition';
+import { previewMessage } from '../services/messages/preview-message';
+import { sequenceStatsSchema, statsDaysSchema } from '../schemas/sequence-stats';
+import { sequenceStats } from '../services/analytics/sequence-stats';
 
 const TAGS = ['Sequences'];
 const sequenceParam = z.object({ id: z.string().describe('The sequence id (UUID).') });
@@ -145,6 +152,26 @@ export const sequencesRouter = router({
       await deleteSequence(ctx.db, { id: input.id, accountId: ctx.accountId });
     }),
 
+  stats: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/sequences/{id}/stats',
+        tags: TAGS,
+        summary: 'A sequence\'s per-step and daily figures',
+        description:
+          'Over the last `days` UTC days, today included (default 30): per step, the runs that reached it, completed it, ' +
+          'skipped it (by reason) and failed at it, and the runs waiting at it now; per day, enrollments, completions, ' +
+          'exits by reason, and messages sent, delivered, read and failed. Read from counters the engine keeps with every ' +
+          'run it moves (docs/analytics.md): the answer\'s cost does not grow with the number of runs.',
+        protect: true,
+        errorResponses: { 400: 'days is not a whole number from 1 to 90', 404: 'Sequence not found' },
+      },
+    })
+    .input(sequenceParam.extend({ days: statsDaysSchema }))
+    .output(z.object({ stats: sequenceStatsSchema }))
+    .query(async ({ ctx, input }) => ({ stats: await sequenceStats(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, days: input.days }) })),
+
   run: accountProcedure
     .meta({
       openapi: {
@@ -164,6 +191,45 @@ export const sequencesRouter = router({
     .output(z.object({ run: runDetailSchema }))
     .query(async ({ ctx, input }) => ({
       run: await getRunDetail(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, runId: input.runId }),
+    })),
+
+  preview: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/sequences/{id}/preview',
+        tags: TAGS,
+        summary: 'Preview a message step for a contact',
+        description:
+          'Renders an email or whatsapp step of the sequence\'s current version for the contact, as it would be sent now ' +
+          '(the contact\'s latest run in the sequence, if any, is `run`), and sends and records nothing. Email: `from`, ' +
+          '`to`, `subject`, `html`, `text` and the `headers` the message carries (`List-Unsubscribe`, ' +
+          '`List-Unsubscribe-Post`, `Reply-To`). WhatsApp: `request`, the JSON body that would be POSTed to the Cloud API. ' +
+          '`skipReason` says why the step would be skipped for this contact (unsubscribed, no usable phone). A step that ' +
+          'is not in the current version, or not a message step, is a 400. A server without a secrets key cannot sign the ' +
+          'unsubscribe link every message carries: 409 secrets_key_missing.',
+        protect: true,
+        errorResponses: {
+          400: 'stepId names no email or whatsapp step of the current version, or contactId is not a UUID',
+          404: 'Sequence not found, or Contact not found',
+          // The same error as storing a secret: without the key, no link can be signed either.
+          409: SECRETS_KEY_MISSING,
+        },
+      },
+    })
+    .input(
+      sequenceParam.extend({
+        stepId: stepIdSchema.describe('An email or whatsapp step of the sequence\'s current version.'),
+        contactId: z.guid('must be a UUID').describe('A contact of the account (UUID).').meta({ example: '3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f' }),
+      }),
+    )
+    .output(z.object({ preview: messagePreviewSchema }))
+    .mutation(async ({ ctx, input }) => ({
+      preview: await previewMessage(
+        ctx.db,
+        { accountId: ctx.accountId, sequenceId: input.id, stepId: input.stepId, contactId: input.contactId },
+        ctx.channels ?? DEFAULT_CHANNEL_SETTINGS,
+      ),
     })),
 
   pauseRun: accountProcedure

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SUBSCRIPTION_STATUSES } from './statuses';
-import { isEmailAddress, jsonProblem, MAX_JSON_DEPTH, text } from './text';
+import { isEmailAddress, jsonProblem, MAX_JSON_DEPTH, text, utf8Length } from './text';
 
 // The API's contact contract (docs/api.md "Contacts", docs/decisions.md "Contacts"), shared by every procedure.
 
@@ -64,7 +64,7 @@ export const customFieldsSchema = z
     if (problem) return void ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
     if (Object.keys(value).length > MAX_CUSTOM_FIELD_KEYS) {
       ctx.addIssue({ code: 'custom', message: `At most ${MAX_CUSTOM_FIELD_KEYS} custom fields` });
-    } else if (Buffer.byteLength(JSON.stringify(value)) > MAX_CUSTOM_FIELDS_BYTES) {
+    } else if (utf8Length(JSON.stringify(value)) > MAX_CUSTOM_FIELDS_BYTES) {
       ctx.addIssue({ code: 'custom', message: 'Custom fields must be at most 16 KiB as JSON' });
     }
   })

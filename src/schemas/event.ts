@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { contactSchema, subscriptionStatusSchema } from './contact';
+import { eventMessageSchema } from './message';
 import { executionSchema, runSchema, runStatusSchema } from './sequence';
 
 // The events the service records (docs/webhooks.md "The events feed"): the payload of each type, defined once.
@@ -16,6 +17,10 @@ export const EVENT_TYPES = [
   'run.step_failed',
   'webhook.test',
   'webhook.disabled',
+  'message.sent',
+  'message.delivered',
+  'message.read',
+  'message.failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -32,6 +37,16 @@ export const CONTACT_FIELDS = [
   'emailSubscriptionStatus',
   'whatsappSubscriptionStatus',
 ] as const;
+
+// Where a contact change came from, when not from an API or dashboard write: `unsubscribe`, a
+// recipient's one-click unsubscribe link (docs/channels.md). Absent for every other write, as
+// before it existed.
+export const CONTACT_CHANGE_SOURCES = ['unsubscribe'] as const;
+export type ContactChangeSource = (typeof CONTACT_CHANGE_SOURCES)[number];
+const changeSourceSchema = z
+  .enum(CONTACT_CHANGE_SOURCES)
+  .optional()
+  .describe('Set when the change did not come from an API call: `unsubscribe` is a recipient\'s one-click unsubscribe link.');
 
 export const eventRunSchema = runSchema
   .extend({
@@ -50,6 +65,7 @@ export const eventDataSchemas = {
         .array(z.enum(CONTACT_FIELDS))
         .min(1)
         .describe('The fields whose value changed, in the order of the Contact schema.'),
+      source: changeSourceSchema,
     })
     .meta({ id: 'ContactUpdatedData' }),
   'contact.deleted': z
@@ -61,6 +77,7 @@ export const eventDataSchemas = {
       channel: z.enum(['email', 'whatsapp']),
       from: subscriptionStatusSchema,
       to: subscriptionStatusSchema,
+      source: changeSourceSchema,
     })
     .meta({ id: 'ContactSubscriptionChangedData' }),
   'run.created': z.object({ run: eventRunSchema }).meta({ id: 'RunCreatedData' }),
@@ -96,6 +113,10 @@ export const eventDataSchemas = {
       failingSince: z.string().describe('Since when every attempt failed, ISO 8601 UTC.').meta({ example: '2026-11-19T09:30:00.000Z' }),
     })
     .meta({ id: 'WebhookDisabledData' }),
+  'message.sent': z.object({ message: eventMessageSchema.describe('The message after the change.') }).meta({ id: 'MessageSentData' }),
+  'message.delivered': z.object({ message: eventMessageSchema.describe('The message after the change.') }).meta({ id: 'MessageDeliveredData' }),
+  'message.read': z.object({ message: eventMessageSchema.describe('The message after the change.') }).meta({ id: 'MessageReadData' }),
+  'message.failed': z.object({ message: eventMessageSchema.describe('The message after the change; `error` says why.') }).meta({ id: 'MessageFailedData' }),
 } as const satisfies Record<EventType, z.ZodType>;
 
 export type EventData<T extends EventType> = z.infer<(typeof eventDataSchemas)[T]>;
@@ -111,6 +132,10 @@ const DESCRIPTIONS: Record<EventType, string> = {
   'run.step_failed': 'An attempt at a step failed; `retryAt` says when it is tried again, or null when the run has failed.',
   'webhook.test': 'Asked for with POST /webhooks/{id}/test; delivered to that endpoint only.',
   'webhook.disabled': 'An endpoint was disabled after 3 days of failed attempts; sent to the account\'s other endpoints.',
+  'message.sent': 'A message of a step was taken by its provider (an SMTP server\'s 2xx, Graph\'s message id), or WhatsApp reported it sent.',
+  'message.delivered': 'The provider reported the message delivered (WhatsApp). Never after `message.read`.',
+  'message.read': 'The provider reported the message read (WhatsApp).',
+  'message.failed': 'The message failed for good: a final answer when sending (`bounced: 550 …`, a Graph 4xx), or a failure the provider reported after sending. Never after `message.read`.',
 };
 
 function eventSchemaFor<T extends EventType>(type: T) {
@@ -142,6 +167,10 @@ export const eventSchema = z
     eventSchemaFor('run.step_failed'),
     eventSchemaFor('webhook.test'),
     eventSchemaFor('webhook.disabled'),
+    eventSchemaFor('message.sent'),
+    eventSchemaFor('message.delivered'),
+    eventSchemaFor('message.read'),
+    eventSchemaFor('message.failed'),
   ])
   .meta({ id: 'Event' });
 export type EventDto = z.infer<typeof eventSchema>;

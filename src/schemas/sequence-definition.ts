@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { customFieldsSchema, tagSchema } from './contact';
 import { SUBSCRIPTION_STATUSES } from './statuses';
-import { jsonProblem, text } from './text';
+import { isMailbox, jsonProblem, text, utf8Length } from './text';
 
 // What a sequence does: its steps, its exit rules and its sending window (docs/sequences.md).
 // These schemas hold the shape; the rules that read across fields (ids unique, branch targets,
@@ -15,7 +15,7 @@ const MAX_TAGS_IN_STEP = 100;
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 
-export const STEP_TYPES = ['wait', 'tag', 'update', 'webhook', 'branch', 'exit'] as const;
+export const STEP_TYPES = ['wait', 'tag', 'update', 'webhook', 'email', 'whatsapp', 'branch', 'exit'] as const;
 export type StepType = (typeof STEP_TYPES)[number];
 
 export const stepIdSchema = z
@@ -90,7 +90,7 @@ const payloadSchema = z
   .superRefine((value, ctx) => {
     const problem = jsonProblem(value);
     if (problem) return void ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
-    if (Buffer.byteLength(JSON.stringify(value) ?? '') > MAX_PAYLOAD_BYTES) {
+    if (utf8Length(JSON.stringify(value) ?? '') > MAX_PAYLOAD_BYTES) {
       ctx.addIssue({ code: 'custom', message: 'The payload must be at most 16 KiB as JSON' });
     }
   })
@@ -110,6 +110,99 @@ const webhookStep = z
       'of one run. A 2xx succeeds; anything else is retried (5 s, 30 s, 2 min, 10 min, 1 h), then the step fails.',
   )
   .meta({ id: 'WebhookStep' });
+
+// Message steps (docs/sequences.md "Email and WhatsApp steps", docs/templates.md). Their texts are
+// Liquid templates, parsed when the sequence is saved (src/services/messages/templates.ts).
+// Sizes: Gmail clips a message whose HTML passes about 100 KB, and RFC 5322 caps a header line at
+// 998 characters; WhatsApp caps a template's body at 1,024 characters.
+export const MAX_SUBJECT_CHARS = 998;
+export const MAX_EMAIL_BODY_CHARS = 100 * 1024;
+export const MAX_WHATSAPP_PARAMETER_CHARS = 1024;
+const MAX_WHATSAPP_COMPONENTS = 12;
+const MAX_WHATSAPP_PARAMETERS = 50;
+
+const mailboxSchema = text()
+  .trim()
+  .max(320, 'Must be at most 320 characters')
+  .refine(isMailbox, 'Must be an email address, or a name and an address: `Shop <news@shop.example>`');
+
+const template = (max: number, what: string) =>
+  text().min(1, `${what} must not be empty`).max(max, `${what} must be at most ${max} characters`);
+
+const emailStep = z
+  .strictObject({
+    id,
+    type: z.literal('email'),
+    subject: template(MAX_SUBJECT_CHARS, 'The subject')
+      .describe('A Liquid template, rendered per contact without HTML escaping; line breaks in the result become spaces.')
+      .meta({ example: 'Welcome, {{ contact.firstName | default: "friend" }}' }),
+    html: template(MAX_EMAIL_BODY_CHARS, 'The html')
+      .describe('A Liquid template of the HTML part. Every `{{ }}` output is HTML-escaped unless piped through `raw` last.')
+      .meta({ example: '<p>Hello {{ contact.firstName }}!</p><p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>' }),
+    text: template(MAX_EMAIL_BODY_CHARS, 'The text')
+      .optional()
+      .describe('A Liquid template of the plain-text part, not escaped. Absent: made from the rendered HTML.'),
+    from: mailboxSchema.optional().describe('Absent: the account\'s email sender (`EMAIL_FROM` when it has none).').meta({ example: 'Shop <news@shop.example>' }),
+    replyTo: mailboxSchema.optional().describe('Absent: the account\'s reply-to, if any.').meta({ example: 'help@shop.example' }),
+  })
+  .describe(
+    'Sends an email to the contact, with `List-Unsubscribe` (one click). Templates read `contact`, `run`, `sequence` and ' +
+      '`unsubscribe_url`; a template that does not parse is a 400 naming the step, the field and the line.',
+  )
+  .meta({ id: 'EmailStep' });
+
+const whatsappParameter = z
+  .strictObject({
+    type: z.literal('text', { error: 'Only parameters of type "text" are supported' }),
+    text: template(MAX_WHATSAPP_PARAMETER_CHARS, 'A parameter\'s text')
+      .describe('A Liquid template, rendered per contact without escaping.')
+      .meta({ example: '{{ contact.firstName | default: "there" }}' }),
+    parameter_name: z
+      .string()
+      .regex(/^[a-z0-9_]{1,64}$/, 'A parameter name is 1 to 64 lower-case letters, digits or _')
+      .optional()
+      .describe('For a template with named parameters: the name, as approved.'),
+  })
+  .meta({ id: 'WhatsAppTextParameter' });
+
+const parameters = z.array(whatsappParameter).min(1, 'Give at least one parameter').max(MAX_WHATSAPP_PARAMETERS, `At most ${MAX_WHATSAPP_PARAMETERS} parameters`);
+
+const whatsappComponent = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('header'), parameters }),
+    z.strictObject({ type: z.literal('body'), parameters }),
+    z.strictObject({
+      type: z.literal('button'),
+      sub_type: z.literal('url').describe('A URL button: its parameter is appended to the URL the template was approved with.'),
+      index: z.string().regex(/^\d$/, 'A button index is "0" to "9"').describe('The button\'s place in the template, "0" to "9".'),
+      parameters,
+    }),
+  ])
+  .describe('As the WhatsApp Cloud API takes it: `header` and `body` fill text variables, a `url` button its URL\'s variable.')
+  .meta({ id: 'WhatsAppTemplateComponent' });
+
+const whatsappStep = z
+  .strictObject({
+    id,
+    type: z.literal('whatsapp'),
+    template: z
+      .strictObject({
+        name: z.string().regex(/^[a-z0-9_]{1,512}$/, 'A template name is 1 to 512 lower-case letters, digits or _').meta({ example: 'order_update' }),
+        language: z
+          .strictObject({
+            code: z
+              .string()
+              .regex(/^[a-z]{2,3}(_[A-Za-z]{2,4})?$/, 'A language code is like en or en_US')
+              .meta({ example: 'en_US' }),
+            policy: z.literal('deterministic').optional(),
+          }, { error: (issue) => (issue.code === 'invalid_type' ? 'The language is an object, as the Cloud API takes it: { "code": "en_US" }' : undefined) })
+          .describe('The approved translation to send: `{ "code": "en_US" }`.'),
+        components: z.array(whatsappComponent).max(MAX_WHATSAPP_COMPONENTS, `At most ${MAX_WHATSAPP_COMPONENTS} components`).optional(),
+      })
+      .describe('A template approved in WhatsApp Manager, in the Cloud API\'s own shape; each parameter\'s `text` is a Liquid template.'),
+  })
+  .describe('Sends an approved WhatsApp template message to the contact\'s phone (E.164).')
+  .meta({ id: 'WhatsAppStep' });
 
 const fieldPath = text().min(1).max(255).describe('A custom field; a dot reaches into an object: `address.city`.');
 
@@ -159,7 +252,7 @@ const branchStep = z
 
 const exitStep = z.strictObject({ id, type: z.literal('exit') }).describe('Completes the run.').meta({ id: 'ExitStep' });
 
-export const stepInputSchema = z.discriminatedUnion('type', [waitStep, tagStep, updateStep, webhookStep, branchStep, exitStep]);
+export const stepInputSchema = z.discriminatedUnion('type', [waitStep, tagStep, updateStep, webhookStep, emailStep, whatsappStep, branchStep, exitStep]);
 export type StepInput = z.infer<typeof stepInputSchema>;
 // A stored step: its id is always there.
 export type Step = StepInput & { id: string };
@@ -201,7 +294,7 @@ export const sendingWindowSchema = z
     to: timeOfDay(true).optional().describe('Closes at, local time (exclusive); after `from`.').meta({ example: '17:00' }),
   })
   .describe(
-    'Steps that act on the contact or the outside (tag, update, webhook) run only inside the window; one due outside it ' +
+    'Steps that act on the contact or the outside (tag, update, webhook, email, whatsapp) run only inside the window; one due outside it ' +
       'waits for the next opening. Its zone is also the zone of `wait.until`.',
   )
   .meta({ id: 'SendingWindow' });

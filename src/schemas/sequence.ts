@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SEQUENCE_STATUSES } from './statuses';
 import { RUN_STATUSES } from './statuses';
 import { exitWhenSchema, sendingWindowSchema, stepInputSchema, stepIdSchema, stepsInputSchema } from './sequence-definition';
+import { messageSummarySchema } from './message';
 
 // The Sequences API's contract (docs/api.md "Sequences"; docs/decisions.md "Runs", "Batch and bulk").
 
@@ -216,6 +217,9 @@ export const timelineExecutionSchema = executionSchema
           'execution\'s end is `finishedAt`.',
       )
       .meta({ example: null }),
+    message: messageSummarySchema
+      .nullable()
+      .describe('For an email or WhatsApp step: the message it sent (every attempt of a visit shows the same one). Null for other steps, or before the message is queued.'),
   })
   .meta({ id: 'TimelineStepExecution' });
 export type TimelineExecutionDto = z.infer<typeof timelineExecutionSchema>;
@@ -225,6 +229,18 @@ export const runDetailSchema = runSchema
     sequenceId: z.string().describe('UUID of the run\'s sequence.').meta({ example: '7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b' }),
     contactId: z.string().describe('UUID of the run\'s contact.').meta({ example: '3f1c2a9e-6a4b-4a7e-9d1e-2b8f0c4d5e6f' }),
     ...runWaitingShape,
+    retry: z
+      .object({
+        attempts: z.number().int().describe('Failed attempts of the step so far.').meta({ example: 5 }),
+        lastError: z.string().nullable().describe('Why the last attempt failed.').meta({ example: 'the receiver answered 500' }),
+        nextAttemptAt: z
+          .string()
+          .nullable()
+          .describe('When the next attempt is due; null while the run is paused (resume queues it again), while its sequence is not active, or while an attempt is on the wire.')
+          .meta({ example: '2026-11-22T10:40:00.000Z' }),
+      })
+      .nullable()
+      .describe('For a run whose current step\'s send failed and will be tried again: how often, why, and when next. Null otherwise.'),
     executions: z.array(timelineExecutionSchema).describe('Every step execution, oldest first.'),
   })
   .meta({ id: 'SequenceRunDetail' });

@@ -11,6 +11,13 @@ export function isStorableText(value: string): boolean {
   return !value.includes('\u0000') && !LONE_SURROGATE.test(value);
 }
 
+// A string's size in UTF-8 bytes, as stored and sent. TextEncoder, not Buffer: these schemas are
+// also the dashboard's (web/), which runs in a browser.
+const encoder = new TextEncoder();
+export function utf8Length(value: string): number {
+  return encoder.encode(value).length;
+}
+
 export function text() {
   return z.string().refine(isStorableText, TEXT_PROBLEM);
 }
@@ -26,6 +33,14 @@ export function isEmailAddress(value: string): boolean {
   const at = value.lastIndexOf('@');
   // Judged in the canonical form the key uses (a decomposed é is a letter and a combining mark).
   return at > 0 && at <= 64 && EMAIL.test(value.normalize('NFC'));
+}
+
+// A From or Reply-To: `Ada <ada@example.com>` or `ada@example.com`: the address is checked as contacts' are; the
+// display name must not carry what would break the header (angle brackets, line breaks).
+const MAILBOX = /^(?:([^<>\r\n]*?)\s*<([^<>\s]+)>|([^<>\s]+))$/;
+export function isMailbox(value: string): boolean {
+  const match = MAILBOX.exec(value.trim());
+  return match !== null && isEmailAddress(match[2] ?? match[3]!);
 }
 
 export const MAX_JSON_DEPTH = 16;

@@ -2,6 +2,7 @@ import type { Database } from '../db/database';
 import type { AuthResult } from '../services/api-keys';
 import type { DashboardHttp } from './dashboard-context';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
+import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { IdempotencyScope } from '../services/idempotency/key-in-transaction';
 
 // What a procedure may set about its HTTP answer. A mutable holder, because middlewares pass
@@ -22,6 +23,8 @@ export interface Context {
   dashboard?: DashboardHttp;
   // Absent: https only, no special-use addresses, the real clock.
   webhooks?: WebhookSettings;
+  // Absent: no secrets key and no server-wide sender defaults (src/services/channels/channel-settings.ts).
+  channels?: ChannelSettings;
   // The Idempotency-Key the request claimed, if it sent one: operations that enroll write their
   // result on it in their own transaction (src/services/idempotency/key-in-transaction.ts).
   idempotency?: IdempotencyScope;

@@ -133,7 +133,7 @@ describe('admin command line: sequence:create --steps FILE', () => {
 
     // The shape, checked by the API's own schema: the same path and message as its 400.
     const shapes: Array<[string, unknown, string]> = [
-      ['an unknown step type', [{ type: 'email' }], 'steps.0.type: Invalid discriminator value'],
+      ['an unknown step type', [{ type: 'sms' }], 'steps.0.type: Invalid discriminator value'],
       ['an unknown field in a step', [{ type: 'exit', colour: 'red' }], 'steps.0: Unrecognized key: "colour"'],
       ['an unknown top-level field', { steps: [], exitwhen: [] }, 'Unrecognized key: "exitwhen"'],
       ['a time of day that is no time', [{ type: 'wait', until: { time: '25:00' } }], 'steps.0.until.time: A local time of day, HH:MM'],

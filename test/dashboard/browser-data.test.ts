@@ -204,7 +204,8 @@ describe(TITLE, function () {
 
     await page.getByRole('link', { name: 'Sequences', exact: true }).first().click();
     const row = page.getByRole('row', { name: /Welcome series/ });
-    expect(await row.innerText()).to.match(/Active\s+1\s/);
+    // Active, no version (no steps yet), one active run.
+    expect(await row.innerText()).to.match(/Active\s+—\s+none\s+1\s/);
     await expectAccessible('sequences page');
     await shoot('sequences');
 

@@ -187,7 +187,8 @@ describe(TITLE, function () {
     for (const [path, heading, name] of pages) {
       await page.goto(`${base}/dashboard${path}`);
       await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
-      await page.getByRole('status').filter({ hasText: 'Loading' }).waitFor({ state: 'detached' });
+      // Every panel loaded (the sequence page has several, each with its own "Loading…").
+      await page.waitForFunction(() => ![...document.querySelectorAll('[role="status"]')].some((status) => status.textContent?.startsWith('Loading')));
       await expectNoSidewaysScroll(name);
       await shoot(page, `${name}-phone`);
       await expectAccessible(page, `${name} (phone)`);

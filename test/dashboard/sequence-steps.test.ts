@@ -262,6 +262,8 @@ describe(browserSuite('the sequence page: its steps, where its runs are, and eac
         { id: 'mark', type: 'tag', add: ['vip', 'gold'], remove: ['trial'] },
         { id: 'profile', type: 'update', customFields: { plan: 'pro', address: { city: 'Paris' } } },
         { id: 'tell-crm', type: 'webhook', endpointId: webhook.id, payload: { campaign: 'welcome' } },
+        { id: 'hello', type: 'email', subject: 'Welcome, {{ contact.firstName | default: "friend" }}', html: '<p>Hi</p>' },
+        { id: 'ping', type: 'whatsapp', template: { name: 'order_update', language: { code: 'en_US' } } },
         { id: 'is-pro', type: 'branch', if: { field: 'plan', equals: 'pro' }, then: 'pro-exit', else: 'opted-out' },
         { id: 'opted-out', type: 'branch', if: { channel: 'email', status: 'unsubscribed' }, then: 'pro-exit', else: 'pro-exit' },
         { id: 'pro-exit', type: 'exit' },
@@ -278,13 +280,15 @@ describe(browserSuite('the sequence page: its steps, where its runs are, and eac
       '2 | mark / Add tags vip, gold; remove tag trial | No active runs',
       '3 | profile / Update custom fields plan, address.city | No active runs',
       `4 | tell-crm / POST to http://hooks.example.test/crm/receive / Endpoint ${webhook.id} | No active runs`,
-      '5 | is-pro / If plan is "pro" go to pro-exit, else opted-out | No active runs',
-      '6 | opted-out / If email subscription is unsubscribed go to pro-exit, else pro-exit | No active runs',
-      '7 | pro-exit / Exit | No active runs',
+      '5 | hello / Email "Welcome, {{ contact.firstName | default: "friend" }}" | No active runs',
+      '6 | ping / WhatsApp template order_update (en_US) | No active runs',
+      '7 | is-pro / If plan is "pro" go to pro-exit, else opted-out | No active runs',
+      '8 | opted-out / If email subscription is unsubscribed go to pro-exit, else pro-exit | No active runs',
+      '9 | pro-exit / Exit | No active runs',
     ]);
     expect(await steps.locator('ul.elsewhere').count()).to.equal(0);
     await steps.getByText('A run is cancelled when the contact unsubscribes from email or gets tag purchased.').waitFor();
-    await steps.getByText("Tag, update and webhook steps act Mon–Fri, 09:00 to 17:00, in the contact's time zone (Europe/Paris when it has none).").waitFor();
+    await steps.getByText("Tag, update, webhook, email and WhatsApp steps act Mon–Fri, 09:00 to 17:00, in the contact's time zone (Europe/Paris when it has none).").waitFor();
     await look('words');
 
     const bare = await createSequence(testDb(), { accountId: user.accountId, name: 'Moved by the runner', status: 'active' });

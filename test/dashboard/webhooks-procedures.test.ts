@@ -43,7 +43,7 @@ describe('dashboard webhooks procedures', () => {
     const disabled = await mutate(app, 'dashboard.webhooks.setEnabled', { id: webhook.id, enabled: false }, cookie);
     expect(disabled.body.result.data.enabled).to.equal(false);
     const deliveries = await query(app, `dashboard.webhooks.deliveries${input({ id: webhook.id })}`, cookie);
-    expect(deliveries.body.result.data).to.deep.equal({ attempts: [], nextCursor: null });
+    expect(deliveries.body.result.data).to.deep.equal({ attempts: [], nextCursor: null, stepCalls: [] });
 
     expect((await mutate(app, 'dashboard.webhooks.delete', { id: webhook.id }, cookie)).status).to.equal(200);
     expect(await select(testDb(), 'SELECT id FROM webhook_endpoints WHERE account_id = ?', [accountId])).to.deep.equal([]);

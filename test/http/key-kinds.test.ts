@@ -106,8 +106,9 @@ describe('API key kinds over HTTP', () => {
     const integration = await buildTenant();
     const runner = await buildTenant({ kind: 'runner' });
     const refused: string[] = [];
-    // Lists take no required input: an empty call is a first page.
-    const answered = (path: string) => (['contacts.list', 'sequences.list', 'events.list', 'webhooks.list'].includes(path) ? 200 : 400);
+    // Lists take no required input (an empty call is a first page), nor do the channel settings' reads.
+    const answered = (path: string) =>
+      ['contacts.list', 'sequences.list', 'events.list', 'webhooks.list', 'channels.getEmail', 'channels.getWhatsApp'].includes(path) ? 200 : 400;
     for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
       const { type } = (procedure as unknown as { _def: { type: string } })._def;
       if (path.startsWith('dashboard.')) {

@@ -13,6 +13,7 @@ import { requestHash } from '../../src/services/idempotency/idempotency-keys';
 import { silentLogger, testApp } from '../support/app';
 import { testDb, withFailingContactQueries, withFailingStatements } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
+import { appWithChannels, channelSettings } from '../support/channels';
 
 // The published contract (GET /api/v1/openapi.json) against what the service really answers:
 // every operation is driven to each status it can produce, and each body is validated with
@@ -50,12 +51,15 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'GET /sequences/{id}/enrollments/{contactId}': ['200'],
   'GET /contacts': ['200'],
   'GET /contacts/{id}/runs': ['200'],
+  'GET /contacts/{id}/messages': ['200'],
   'GET /sequences': ['200'],
   'GET /sequences/{id}': ['200'],
   'POST /sequences': ['201'],
   'PATCH /sequences/{id}': ['200'],
   'DELETE /sequences/{id}': ['204'],
   'GET /sequences/{id}/runs/{runId}': ['200'],
+  'GET /sequences/{id}/stats': ['200'],
+  'POST /sequences/{id}/preview': ['200'],
   'POST /sequences/{id}/runs/{runId}/pause': ['200'],
   'POST /sequences/{id}/runs/{runId}/resume': ['200'],
   'GET /sequences/{id}/runs': ['200'],
@@ -68,6 +72,10 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'POST /webhooks/{id}/rotate-secret': ['200'],
   'GET /webhooks/{id}/deliveries': ['200'],
   'POST /webhooks/{id}/test': ['202'],
+  'GET /channels/email': ['200'],
+  'PUT /channels/email': ['200'],
+  'GET /channels/whatsapp': ['200'],
+  'PUT /channels/whatsapp': ['200'],
 };
 
 // Declared statuses no request can produce, and why; anything else declared must be exercised.
@@ -95,6 +103,9 @@ const fresh = () => `new-${randomUUID().slice(0, 8)}@example.com`;
 const unknownId = () => randomUUID();
 const OVER_1_MIB = JSON.stringify({ email: 'big@example.com', customFields: { blob: 'x'.repeat(1024 * 1024 + 10) } });
 
+let channelsApp: Express | undefined;
+const withChannels = () => (channelsApp ??= appWithChannels(channelSettings()));
+
 function rest(key: string | undefined, app: Express = testApp()) {
   const agent = request(app);
   const call = (method: Method, url: string) => {
@@ -116,6 +127,22 @@ async function enrolled(f: Fixture) {
   const res = await rest(f.key).post(`/sequences/${f.active.id}/trigger`).send({ contact: { email: f.contact.email } });
   expect(res.status, 'setting up a run').to.equal(202);
   return res.body as { runId: string };
+}
+
+// A sequence with an email step (`mail`) and a whatsapp step (`chat`), for the preview.
+async function messageSequence(f: Fixture): Promise<string> {
+  const res = await rest(f.key)
+    .post('/sequences')
+    .send({
+      name: 'Messages',
+      steps: [
+        { id: 'mail', type: 'email', subject: 'Hi {{ contact.firstName }}', html: '<p>Hello {{ contact.email }}</p>' },
+        { id: 'chat', type: 'whatsapp', template: { name: 'hello', language: { code: 'en' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '{{ contact.email }}' }] }] } },
+        { id: 'end', type: 'exit' },
+      ],
+    });
+  expect(res.status, 'setting up a sequence with message steps').to.equal(201);
+  return res.body.sequence.id as string;
 }
 
 // A tenant whose account may have no active run at all.
@@ -307,6 +334,11 @@ const CASES: Record<string, Case[]> = {
     { status: 400, when: 'the status is unknown', send: (f) => rest(f.key).get(`/contacts/${f.contact.id}/runs?status=done`) },
     { status: 404, when: 'the contact is unknown', send: (f) => rest(f.key).get(`/contacts/${unknownId()}/runs`) },
   ],
+  'GET /contacts/{id}/messages': [
+    { status: 200, when: 'the contact exists', send: (f) => rest(f.key).get(`/contacts/${f.contact.id}/messages?limit=1`) },
+    { status: 400, when: 'the cursor is not one', send: (f) => rest(f.key).get(`/contacts/${f.contact.id}/messages?cursor=nope`) },
+    { status: 404, when: 'the contact is unknown', send: (f) => rest(f.key).get(`/contacts/${unknownId()}/messages`) },
+  ],
   'GET /sequences': [
     { status: 200, when: 'sequences exist', send: (f) => rest(f.key).get('/sequences?limit=1') },
     { status: 400, when: 'the status is unknown', send: (f) => rest(f.key).get('/sequences?status=done') },
@@ -348,6 +380,11 @@ const CASES: Record<string, Case[]> = {
       send: async (f) => rest(f.key).get(`/sequences/${f.active.id}/runs/${(await enrolled(f)).runId}`),
     },
     { status: 404, when: 'the run is unknown', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/runs/${unknownId()}`) },
+  ],
+  'GET /sequences/{id}/stats': [
+    { status: 200, when: 'the sequence exists', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/stats?days=7`) },
+    { status: 400, when: 'days is out of range', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/stats?days=91`) },
+    { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).get(`/sequences/${unknownId()}/stats`) },
   ],
   'POST /sequences/{id}/runs/{runId}/pause': [
     {
@@ -406,6 +443,30 @@ const CASES: Record<string, Case[]> = {
     { status: 404, when: 'the contact is unknown', send: (f) => rest(f.key).get(`/sequences/${f.active.id}/enrollments/${unknownId()}`) },
     { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).get(`/sequences/${unknownId()}/enrollments/${f.contact.id}`) },
   ],
+  'POST /sequences/{id}/preview': [
+    {
+      status: 200,
+      when: 'the step is an email step',
+      send: async (f) => rest(f.key, withChannels()).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'mail', contactId: f.contact.id }),
+    },
+    {
+      status: 200,
+      when: 'the step is a whatsapp step',
+      send: async (f) => rest(f.key, withChannels()).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'chat', contactId: f.contact.id }),
+    },
+    {
+      status: 400,
+      when: 'the step is not a message step',
+      send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'end', contactId: f.contact.id }),
+    },
+    {
+      status: 409,
+      when: 'the server has no secrets key to sign the unsubscribe link',
+      send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'mail', contactId: f.contact.id }),
+    },
+    { status: 404, when: 'the contact is unknown', send: async (f) => rest(f.key).post(`/sequences/${await messageSequence(f)}/preview`).send({ stepId: 'mail', contactId: unknownId() }) },
+    { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).post(`/sequences/${unknownId()}/preview`).send({ stepId: 'mail', contactId: f.contact.id }) },
+  ],
   'GET /events': [
     { status: 200, when: 'the account has events', send: (f) => rest(f.key).get('/events?limit=5') },
     { status: 400, when: 'the cursor is not one the feed made', send: (f) => rest(f.key).get('/events?after=nope') },
@@ -414,6 +475,18 @@ const CASES: Record<string, Case[]> = {
   'POST /webhooks': [
     { status: 201, when: 'the URL is https', send: (f) => rest(f.key).post('/webhooks').send({ url: 'https://hooks.example.com/a' }) },
     { status: 400, when: 'the URL is a private address', send: (f) => rest(f.key).post('/webhooks').send({ url: 'https://10.0.0.1/a' }) },
+  ],
+  'GET /channels/email': [{ status: 200, when: 'the account set nothing', send: (f) => rest(f.key).get('/channels/email') }],
+  'PUT /channels/email': [
+    { status: 200, when: 'the server holds a secrets key', send: (f) => rest(f.key, withChannels()).put('/channels/email').send({ from: 'news@shop.example', smtpUrl: 'smtp://u:p@smtp.shop.example:587' }) },
+    { status: 400, when: 'the SMTP URL is not smtp:// or smtps://', send: (f) => rest(f.key).put('/channels/email').send({ from: 'news@shop.example', smtpUrl: 'https://x' }) },
+    { status: 409, when: 'the server has no secrets key', send: (f) => rest(f.key).put('/channels/email').send({ from: 'news@shop.example', smtpUrl: 'smtp://u:p@smtp.shop.example' }) },
+  ],
+  'GET /channels/whatsapp': [{ status: 200, when: 'the account set nothing', send: (f) => rest(f.key).get('/channels/whatsapp') }],
+  'PUT /channels/whatsapp': [
+    { status: 200, when: 'the server holds a secrets key', send: (f) => rest(f.key, withChannels()).put('/channels/whatsapp').send({ phoneNumberId: '1065', accessToken: 'EAAGm0PX4ZCpsBA0123' }) },
+    { status: 400, when: 'the first PUT has no token', send: (f) => rest(f.key).put('/channels/whatsapp').send({ phoneNumberId: '1065' }) },
+    { status: 409, when: 'the server has no secrets key', send: (f) => rest(f.key).put('/channels/whatsapp').send({ phoneNumberId: '1065', accessToken: 'EAAGm0PX4ZCpsBA0123' }) },
   ],
   'GET /webhooks': [{ status: 200, when: 'the account has an endpoint', send: async (f) => (await webhookOf(f), rest(f.key).get('/webhooks')) }],
   'GET /webhooks/{id}': [

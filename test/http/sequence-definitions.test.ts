@@ -15,7 +15,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SEQUENCE_KEYS = ['id', 'name', 'status', 'activeRuns', 'version', 'steps', 'exitWhen', 'sendingWindow', 'createdAt', 'updatedAt'];
 const RUN_KEYS = ['id', 'status', 'startedAt', 'completedAt', 'createdAt', 'version', 'currentStepId', 'reason'];
-const RUN_DETAIL_KEYS = [...RUN_KEYS, 'sequenceId', 'contactId', 'dueAt', 'waitingFor', 'executions'];
+const RUN_DETAIL_KEYS = [...RUN_KEYS, 'sequenceId', 'contactId', 'dueAt', 'waitingFor', 'retry', 'executions'];
 const WAIT_THEN_EXIT = [
   { id: 'w1', type: 'wait', duration: 'P1D' },
   { id: 'end', type: 'exit' },
@@ -258,6 +258,7 @@ describe('Sequence definitions API (REST)', () => {
         reason: null,
         completedAt: null,
         waitingFor: null,
+        retry: null,
         executions: [],
       });
       expect(res.body.run.dueAt).to.match(ISO);
@@ -268,7 +269,8 @@ describe('Sequence definitions API (REST)', () => {
       expectJson(after, 200);
       expect(after.body.run).to.include({ status: 'running', currentStepId: 'w1' });
       expect(after.body.run.executions).to.have.length(1);
-      expect(after.body.run.executions[0]).to.have.all.keys('stepId', 'type', 'attempt', 'status', 'reason', 'detail', 'startedAt', 'finishedAt', 'endsAt');
+      expect(after.body.run.executions[0]).to.have.all.keys('stepId', 'type', 'attempt', 'status', 'reason', 'detail', 'startedAt', 'finishedAt', 'endsAt', 'message');
+      expect(after.body.run.executions[0].message).to.equal(null);
       expect(after.body.run.executions[0]).to.include({ stepId: 'w1', type: 'wait', attempt: 1, status: 'running', finishedAt: null });
       expect(after.body.run.executions[0].startedAt).to.match(ISO);
       // The wait's end, P1D after it began: what the run waits for, and until when.

@@ -11,6 +11,8 @@ import { createApiKey } from '../../src/services/api-keys';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import { rebindModelsToTestDb, TEST_DATABASE_URL } from '../support/db';
 import { bufferLogger } from '../support/log-buffer';
+import { channelSettings, dkimPrivateKey } from '../support/channels';
+import { unsubscribeUrl } from '../../src/services/unsubscribe/unsubscribe-links';
 
 // LOG_LEVEL=debug logs every SQL statement. Sequelize hands them over with the values inlined,
 // so without care the log holds every key hash and every contact's personal data. Real
@@ -115,5 +117,37 @@ describe('logs at debug level', function () {
     const logged500 = records.find((r) => r.msg === 'unhandled error');
     expect(logged500, 'the 500 is logged').to.have.nested.property('err.parent.code', 'ER_DUP_ENTRY');
     expect(logged500).to.have.nested.property('err.message', 'Duplicate entry [values hidden]');
+  });
+
+  it('show no sender secret (SMTP password, DKIM key, WhatsApp token) and no unsubscribe token, on any request or failure', async () => {
+    const channels = channelSettings();
+    const app = createApp({ db, config: { rateLimitPerMinute: 1_000 }, logger: log.logger, channels });
+    const account = await createAccount(db, { name: 'Sender Corp' });
+    const { key } = await createApiKey(db, { accountId: account.id, name: 'Shop' });
+    const as = (test: request.Test) => test.set('x-api-key', key);
+    const password = 'smtp-pass-8c1f9a';
+    const token = 'EAAGtokenvalue5d2e7b91';
+    const privateKey = dkimPrivateKey();
+    const email = await as(request(app).put('/api/v1/channels/email')).send({
+      from: 'news@shop.example',
+      smtpUrl: `smtps://news:${password}@smtp.shop.example:465`,
+      dkim: { domain: 'shop.example', selector: 's1', privateKey },
+    });
+    expect(email.status, email.text).to.equal(200);
+    expect((await as(request(app).put('/api/v1/channels/whatsapp')).send({ phoneNumberId: '1065', accessToken: token })).status).to.equal(200);
+    // Refused ones too: a 400 and a 409.
+    expect((await as(request(app).put('/api/v1/channels/email')).send({ from: 'nope', smtpUrl: `smtps://news:${password}@x` })).status).to.equal(400);
+    const keyless = createApp({ db, config: { rateLimitPerMinute: 1_000 }, logger: log.logger, channels: { ...channels, secrets: null } });
+    expect((await as(request(keyless).put('/api/v1/channels/whatsapp')).send({ phoneNumberId: '1065', accessToken: token })).status).to.equal(409);
+    // A direct call of the logger with a sender's settings, as a careless call site might.
+    log.logger.info({ settings: { smtpUrl: `smtps://news:${password}@x`, accessToken: token, dkim: { privateKey } } }, 'settings');
+    const contact = await as(request(app).post('/api/v1/contacts')).send({ email: 'reader@example.com' });
+    const link = unsubscribeUrl(channels, { accountId: account.id, contactId: contact.body.contact.id, channel: 'email' });
+    const linkToken = new URL(link).pathname.slice(3);
+    expect((await request(app).post(new URL(link).pathname).type('form').send('List-Unsubscribe=One-Click')).status).to.equal(200);
+
+    const text = log.text();
+    for (const secret of [password, token, privateKey.split('\n')[1], linkToken]) expect(text, `the logs contain ${secret}`).not.to.include(secret);
+    expect(log.records().some((r) => r.route === '/u/{token}')).to.equal(true);
   });
 });

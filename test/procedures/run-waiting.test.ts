@@ -52,7 +52,7 @@ describe('what a waiting run waits for (procedures)', () => {
     const end = new Date(Date.parse(started) + 86_400_000).toISOString();
     expect(run).to.include({ status: 'running', waitingFor: 'wait', dueAt: end });
     expect(run.executions).to.deep.equal([
-      { stepId: 'w', type: 'wait', attempt: 1, status: 'running', reason: null, detail: null, startedAt: started, finishedAt: null, endsAt: end },
+      { stepId: 'w', type: 'wait', attempt: 1, status: 'running', reason: null, detail: null, startedAt: started, finishedAt: null, endsAt: end, message: null },
     ]);
 
     await caller(key).sequences.pauseRun({ id: sequenceId, runId });

@@ -97,6 +97,12 @@ describe('configuration', () => {
       }
     });
 
+    it('reads EMAIL_FROM as an address, or a name and an address', () => {
+      expect(loadConfig({ EMAIL_FROM: 'news@shop.example' }).emailFrom).to.equal('news@shop.example');
+      expect(loadConfig({ EMAIL_FROM: 'Shop <news@shop.example>' }).emailFrom).to.equal('Shop <news@shop.example>');
+      expect(loadConfig({ EMAIL_FROM: '' }).emailFrom).to.equal(undefined);
+    });
+
     it('ignores variables it does not know', () => {
       expect(loadConfig({ HOME: '/root', NODE_ENV: 'production' }).port).to.equal(3000);
     });
@@ -135,6 +141,8 @@ describe('configuration', () => {
       ['a rate limit of 0', { RATE_LIMIT_PER_MINUTE: '0' }, 'RATE_LIMIT_PER_MINUTE'],
       ['a rate limit that is not a number', { RATE_LIMIT_PER_MINUTE: 'lots' }, 'RATE_LIMIT_PER_MINUTE'],
       ['a Redis URL of another scheme', { REDIS_URL: 'http://cache:6379' }, 'REDIS_URL'],
+      ['an EMAIL_FROM that is no address', { EMAIL_FROM: 'Shop' }, 'EMAIL_FROM'],
+      ['an EMAIL_FROM with a line break', { EMAIL_FROM: 'a@example.com\nBcc: b@example.com' }, 'EMAIL_FROM'],
     ];
     for (const [description, env, variable] of cases) {
       it(`refuses ${description}, naming ${variable}`, () => {

@@ -113,14 +113,17 @@ describe('the start message', function () {
       expect(out).to.include('HOST=127.0.0.1 keeps it to this machine');
       // The embedded database's trial lets webhooks reach a receiver on this machine, and says so.
       expect(out).to.include('Webhooks may call http://');
+      // No SMTP_URL: emails are captured, and the start says so.
+      expect(await whenPrinted(everywhere, 'Emails are NOT sent')).to.match(/Emails are NOT sent \(no SMTP_URL\): each is written as an \.eml file to .*outbox/);
     } finally {
       await stop(everywhere);
     }
-    const loopback = await startServer(url, { HOST: '127.0.0.1', WEBHOOK_ALLOW_INSECURE: 'false' });
+    const loopback = await startServer(url, { HOST: '127.0.0.1', WEBHOOK_ALLOW_INSECURE: 'false', SMTP_URL: 'smtp://127.0.0.1:2525' });
     try {
       const out = await whereServing(loopback);
       expect(out).to.include('Listening on 127.0.0.1 only (HOST)');
       expect(out).not.to.include('Webhooks may call');
+      expect(out).not.to.include('Emails are NOT sent');
     } finally {
       await stop(loopback);
     }

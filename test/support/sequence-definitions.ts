@@ -35,7 +35,7 @@ export async function badDefinitions(): Promise<BadDefinition[]> {
   );
   const hook = (endpointId: string) => ({ steps: [{ id: 'h', type: 'webhook', endpointId }] });
   return [
-    { what: 'an unknown step type', body: { steps: [{ type: 'email' }] }, path: 'steps.0.type', message: /Invalid discriminator value/ },
+    { what: 'an unknown step type', body: { steps: [{ type: 'sms' }] }, path: 'steps.0.type', message: /Invalid discriminator value/ },
     { what: 'a duplicate step id', body: { steps: [{ id: 'a', type: 'tag', add: ['x'] }, { id: 'a', type: 'exit' }] }, path: 'steps.1.id', message: /"a" is used by step 1 too/ },
     { what: 'a branch then to an unknown id', body: { steps: [branch('nowhere', 'end'), exit] }, path: 'steps.0.then', message: /"nowhere" is not a step of this sequence/ },
     { what: 'a branch else to an unknown id', body: { steps: [branch('end', 'nowhere'), exit] }, path: 'steps.0.else', message: /"nowhere" is not a step of this sequence/ },
@@ -89,6 +89,56 @@ export async function badDefinitions(): Promise<BadDefinition[]> {
     { what: 'a step id with a space', body: { steps: [{ id: 'my step', type: 'exit' }] }, path: 'steps.0.id', message: /letters, digits/ },
     { what: 'steps that are not an array', body: { steps: { type: 'exit' } }, path: 'steps', message: /expected array/ },
     { what: 'a step that is not an object', body: { steps: ['exit'] }, path: 'steps.0', message: /./ },
+    ...messageStepCases(),
+  ];
+}
+
+// Email and WhatsApp steps (docs/templates.md): the shape, and templates that do not parse,
+// named by the step, the field and the line.
+const mail = (fields: Record<string, unknown>, id?: string) => ({ ...(id ? { id } : {}), type: 'email', subject: 'Hi', html: '<p>Hi</p>', ...fields });
+const chat = (template: Record<string, unknown>) => ({ type: 'whatsapp', template: { name: 'welcome', language: { code: 'en_US' }, ...template } });
+const body = (...texts: string[]) => ({ type: 'body', parameters: texts.map((text) => ({ type: 'text', text })) });
+
+function messageStepCases(): BadDefinition[] {
+  return [
+    {
+      what: 'an html template unclosed on line 3',
+      body: { steps: [{ id: 'w', type: 'wait', duration: 'P1D' }, mail({ html: '<p>Hello,</p>\n<p>\n{{ contact.firstName </p>' }, 'welcome')] },
+      path: 'steps.1.html',
+      message: /^Step "welcome": html does not parse: line 3, column 1: output "\{\{ contact.firstName <\/p>" not closed$/,
+    },
+    {
+      what: 'a subject with an unknown filter',
+      body: { steps: [mail({ subject: 'Hi {{ contact.firstName | shout }}' })] },
+      path: 'steps.0.subject',
+      message: /^Step 1 \(email\): subject does not parse: line 1, column 4: undefined filter: shout$/,
+    },
+    { what: 'a text template with an unclosed if', body: { steps: [mail({ text: 'Hi\n{% if contact.firstName %}there' })] }, path: 'steps.0.text', message: /^Step 1 \(email\): text does not parse: line 2, column 1: tag \{% if contact.firstName %\} not closed$/ },
+    { what: 'an include tag', body: { steps: [mail({ html: '{% include "secrets.txt" %}' })] }, path: 'steps.0.html', message: /line 1, column 1: the include tag is not available in message templates$/ },
+    {
+      what: 'a whatsapp parameter that does not parse',
+      body: { steps: [{ ...chat({ components: [body('{{ contact.firstName }}'), body('ok', 'Hi {{ contact.firstName | | }}')] }), id: 'wa' }] },
+      path: 'steps.0.template.components.1.parameters.1.text',
+      message: /^Step "wa": template.components.1.parameters.1.text does not parse: line 1, column \d+: /,
+    },
+    { what: 'an email with no html', body: { steps: [{ type: 'email', subject: 'Hi' }] }, path: 'steps.0.html', message: /expected string, received undefined/ },
+    { what: 'an empty subject', body: { steps: [mail({ subject: '' })] }, path: 'steps.0.subject', message: /The subject must not be empty/ },
+    { what: 'a subject over 998 characters', body: { steps: [mail({ subject: 'x'.repeat(999) })] }, path: 'steps.0.subject', message: /at most 998 characters/ },
+    { what: 'an html over 100 KiB', body: { steps: [mail({ html: 'x'.repeat(100 * 1024 + 1) })] }, path: 'steps.0.html', message: /at most 102400 characters/ },
+    { what: 'a from that is no address', body: { steps: [mail({ from: 'Shop' })] }, path: 'steps.0.from', message: /Must be an email address/ },
+    { what: 'a replyTo with a line break', body: { steps: [mail({ replyTo: 'a@example.com\r\nBcc: b@example.com' })] }, path: 'steps.0.replyTo', message: /Must be an email address/ },
+    { what: 'an unknown field in an email step', body: { steps: [mail({ cc: 'a@example.com' })] }, path: 'steps.0', message: /Unrecognized key: "cc"/ },
+    { what: 'a whatsapp language as a string', body: { steps: [chat({ language: 'en_US' })] }, path: 'steps.0.template.language', message: /\{ "code": "en_US" \}/ },
+    { what: 'a whatsapp template name in capitals', body: { steps: [chat({ name: 'Welcome' })] }, path: 'steps.0.template.name', message: /lower-case letters, digits or _/ },
+    {
+      what: 'a whatsapp image parameter',
+      body: { steps: [chat({ components: [{ type: 'header', parameters: [{ type: 'image', image: { link: 'https://x.example/a.png' } }] }] })] },
+      path: 'steps.0.template.components.0.parameters.0.type',
+      message: /Only parameters of type "text" are supported/,
+    },
+    { what: 'a whatsapp footer component', body: { steps: [chat({ components: [{ type: 'footer', parameters: [{ type: 'text', text: 'x' }] }] })] }, path: 'steps.0.template.components.0.type', message: /Expected 'header' \| 'body' \| 'button'/ },
+    { what: 'a whatsapp button with no sub_type', body: { steps: [chat({ components: [{ type: 'button', index: '0', parameters: [{ type: 'text', text: 'x' }] }] })] }, path: 'steps.0.template.components.0.sub_type', message: /expected "url"/ },
+    { what: 'a whatsapp component with no parameters', body: { steps: [chat({ components: [{ type: 'body', parameters: [] }] })] }, path: 'steps.0.template.components.0.parameters', message: /at least one parameter/ },
   ];
 }
 

@@ -1,35 +1,50 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { Layout } from './components/layout';
 import { PageTitleContext, type NamedPage } from './components/page-title';
 import { Status } from './components/status';
 import { AccountPage } from './pages/account';
 import { ContactPage } from './pages/contacts/contact-page';
 import { ContactsPage } from './pages/contacts/contacts-list';
-import { SequencePage } from './pages/sequences/sequence-page';
-import { SequencesPage } from './pages/sequences/sequences-list';
 import { ApiKeysPage } from './pages/settings/developer/api-keys';
 import { WebhooksPage } from './pages/settings/developer/webhooks';
+import { ChannelsPage } from './pages/settings/channels';
 import { SetupPage } from './pages/setup';
 import { SignInPage } from './pages/sign-in';
 import { HOME, PRODUCT, Redirect, returnPath, useLocation } from './router';
 import { trpc } from './trpc';
 
-const PAGES: Record<string, { title: string; Page: () => React.ReactNode }> = {
+// Pages loaded when first opened (the builder, with the step schemas and zod; a run's
+// timeline; the message editor): the first page stays small (test/dashboard/budget.test.ts).
+const SequencesPage = lazy(() => import('./pages/sequences/sequences-list').then((module) => ({ default: module.SequencesPage })));
+const SequencePage = lazy(() => import('./pages/sequences/sequence-page').then((module) => ({ default: module.SequencePage })));
+const RunPage = lazy(() => import('./pages/runs/run-page').then((module) => ({ default: module.RunPage })));
+const MessagePage = lazy(() => import('./pages/messages/message-page').then((module) => ({ default: module.MessagePage })));
+
+// The message editor on a step of a sequence: "<sequence id>/messages/<step id>".
+function MessageRoute({ id }: { id: string }) {
+  const [sequenceId, , stepId] = id.split('/');
+  return <MessagePage sequenceId={sequenceId!} stepId={stepId!} />;
+}
+
+const PAGES: Record<string, { title: string; Page: React.ComponentType }> = {
   '/contacts': { title: 'Contacts', Page: ContactsPage },
   '/sequences': { title: 'Sequences', Page: SequencesPage },
   '/settings/developer/api-keys': { title: 'API keys', Page: ApiKeysPage },
   '/settings/developer/webhooks': { title: 'Webhooks', Page: WebhooksPage },
+  '/settings/channels': { title: 'Channels', Page: ChannelsPage },
   '/account': { title: 'Account', Page: AccountPage },
 };
 
 // Pages of one thing, by its id in the path.
-const ITEM_PAGES: Array<{ pattern: RegExp; title: string; Page: (props: { id: string }) => React.ReactNode }> = [
+const ITEM_PAGES: Array<{ pattern: RegExp; title: string; Page: React.ComponentType<{ id: string }> }> = [
   { pattern: /^\/contacts\/([^/]+)$/, title: 'Contact', Page: ContactPage },
   { pattern: /^\/sequences\/([^/]+)$/, title: 'Sequence', Page: SequencePage },
+  { pattern: /^\/runs\/([^/]+)$/, title: 'Run', Page: RunPage },
+  { pattern: /^\/sequences\/([^/]+\/messages\/[^/]+)$/, title: 'Message', Page: MessageRoute },
 ];
 
-function pageFor(route: string): { title: string; Page: () => React.ReactNode } | undefined {
+function pageFor(route: string): { title: string; Page: React.ComponentType } | undefined {
   if (PAGES[route]) return PAGES[route];
   for (const { pattern, title, Page } of ITEM_PAGES) {
     const id = pattern.exec(route)?.[1];
@@ -64,7 +79,9 @@ export function App() {
   return (
     <PageTitleContext.Provider value={setNamed}>
       <Layout email={me.data.email} title={title ?? page.title}>
-        <page.Page />
+        <Suspense fallback={<p role="status">Loading…</p>}>
+          <page.Page />
+        </Suspense>
       </Layout>
     </PageTitleContext.Provider>
   );

@@ -1,8 +1,11 @@
 import { router } from '../../trpc/init';
 import { dashboardAccountRouter } from './account';
 import { dashboardAuthRouter } from './auth';
+import { dashboardChannelsRouter } from './channels';
 import { dashboardContactsRouter } from './contacts';
 import { dashboardKeysRouter } from './keys';
+import { dashboardMessagesRouter } from './messages';
+import { dashboardRunsRouter } from './runs';
 import { dashboardWebhooksRouter } from './webhooks';
 import { dashboardSequencesRouter } from './sequences';
 
@@ -12,7 +15,10 @@ export const dashboardRouter = router({
   auth: dashboardAuthRouter,
   keys: dashboardKeysRouter,
   webhooks: dashboardWebhooksRouter,
+  channels: dashboardChannelsRouter,
   account: dashboardAccountRouter,
   contacts: dashboardContactsRouter,
   sequences: dashboardSequencesRouter,
+  runs: dashboardRunsRouter,
+  messages: dashboardMessagesRouter,
 });

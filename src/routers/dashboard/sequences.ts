@@ -1,19 +1,24 @@
 import { z } from 'zod';
 import { SEQUENCE_STATUSES } from '../../schemas/statuses';
 import { runFilters, runListInputSchema, sequenceListInputSchema } from '../../schemas/list-queries';
-import { contactIdsSchema } from '../../schemas/sequence';
+import { contactIdsSchema, definitionInputSchema, moveRunsSchema } from '../../schemas/sequence';
 import { text } from '../../schemas/text';
 import { deleteSequence } from '../../services/sequences/delete-sequence';
 import { enrollByIds } from '../../services/sequences/enroll-by-ids';
 import { getSequence, listSequences } from '../../services/sequences/list-sequences';
 import { listSequenceRuns } from '../../services/sequences/list-runs';
 import { countRunPositions } from '../../services/sequences/run-positions';
-import { createSequence, setSequenceStatus } from '../../services/sequences/sequence-admin';
+import { changeSequence, createSequence, setSequenceStatus } from '../../services/sequences/sequence-admin';
+import { listVersions } from '../../services/sequences/version-history';
+import { statsDaysSchema } from '../../schemas/sequence-stats';
+import { recentActivity, sequenceStats } from '../../services/analytics/sequence-stats';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
 
 // The Sequences pages: the list API's services, and the CLI's sequence:create,
 // sequence:set-status and sequence:delete (the same rules), always within the signed-in account.
+// The builder saves through `update`, PATCH /sequences/{id}'s input and service: the same
+// definition rules, the same 400 details (steps.2.subject), the same moveRuns.
 
 const sequenceParam = z.object({ id: z.string() });
 const name = text().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
@@ -39,13 +44,29 @@ export const dashboardSequencesRouter = router({
     positions: await countRunPositions(ctx.db, { accountId: ctx.accountId, sequenceId: input.id }),
   })),
 
+  // The analytics panel: the API's GET /sequences/{id}/stats.
+  stats: sessionProcedure.input(sequenceParam.extend({ days: statsDaysSchema })).query(async ({ ctx, input }) => ({
+    stats: await sequenceStats(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, days: input.days }),
+  })),
+
+  // The list's last-7-days figures for the page of sequences it shows (at most a page).
+  activity: sessionProcedure.input(z.object({ ids: z.array(z.string()).max(100, 'at most 100 ids') })).query(async ({ ctx, input }) => ({
+    sequences: await recentActivity(ctx.db, { accountId: ctx.accountId, sequenceIds: input.ids }),
+  })),
+
   // "Enroll" from a contact or the selected contacts of the list: the API's enroll by ids.
   enroll: sessionProcedure
     .input(z.object({ id: z.string(), contactIds: contactIdsSchema }))
     .mutation(({ ctx, input }) => enrollByIds(ctx.db, { accountId: ctx.accountId, sequenceId: input.id, contactIds: input.contactIds })),
 
+  // The version history: every version's steps, newest first.
+  versions: sessionProcedure.input(sequenceParam).query(async ({ ctx, input }) => ({
+    versions: await listVersions(ctx.db, { accountId: ctx.accountId, sequenceId: input.id }),
+  })),
+
+  // "Create sequence" (a name and a status) and the empty list's example sequence (with steps).
   create: sessionProcedure
-    .input(z.object({ name, status: status.default('draft') }))
+    .input(z.object({ name, status: status.default('draft') }).extend(definitionInputSchema.shape))
     .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
 
   // "Delete" on the page of a sequence that never had a run; one with runs is a 409.
@@ -53,6 +74,14 @@ export const dashboardSequencesRouter = router({
     await deleteSequence(ctx.db, { id: input.id, accountId: ctx.accountId });
     return { deleted: true };
   }),
+
+  // The builder's saves: steps (a new version), exit rules, the sending window, and moveRuns.
+  update: sessionProcedure
+    .input(sequenceParam.extend({ name: name.optional(), moveRuns: moveRunsSchema.optional() }).extend(definitionInputSchema.shape))
+    .mutation(async ({ ctx, input }) => {
+      const { sequence, moved } = await changeSequence(ctx.db, { ...input, accountId: ctx.accountId });
+      return { sequence, moved };
+    }),
 
   setStatus: sessionProcedure
     .input(z.object({ id: z.uuid('must be a UUID'), status }))

@@ -10,6 +10,7 @@ import {
   sendTestEvent,
   updateWebhook,
 } from '../../services/webhooks/endpoints';
+import { listStepCalls } from '../../services/webhooks/step-calls';
 import { SECURE_WEBHOOKS } from '../../services/webhooks/webhook-settings';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
@@ -41,8 +42,11 @@ export const dashboardWebhooksRouter = router({
 
   sendTest: sessionProcedure.input(id).mutation(({ ctx, input }) => sendTestEvent(ctx.db, { accountId: ctx.accountId, id: input.id })),
 
-  // The latest attempts, newest first (the page shows one screenful; the API pages further).
-  deliveries: sessionProcedure
-    .input(id)
-    .query(({ ctx, input }) => listDeliveryAttempts(ctx.db, { accountId: ctx.accountId, id: input.id, limit: 20 }, ctx.webhooks ?? SECURE_WEBHOOKS)),
+  // The latest attempts, newest first (the page shows one screenful; the API pages further),
+  // and the latest calls of sequences' webhook steps to the endpoint (step-calls.ts).
+  deliveries: sessionProcedure.input(id).query(async ({ ctx, input }) => {
+    const settings = ctx.webhooks ?? SECURE_WEBHOOKS;
+    const { attempts, nextCursor } = await listDeliveryAttempts(ctx.db, { accountId: ctx.accountId, id: input.id, limit: 20 }, settings);
+    return { attempts, nextCursor, stepCalls: await listStepCalls(ctx.db, { accountId: ctx.accountId, id: input.id, limit: 20 }, settings) };
+  }),
 });

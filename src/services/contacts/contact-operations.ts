@@ -80,6 +80,16 @@ export function updateSubscriptions(
   }));
 }
 
+// A recipient's one-click unsubscribe (src/services/unsubscribe): the same write as
+// updateSubscriptions, its events marked with their source.
+export function unsubscribeContact(
+  db: Database,
+  input: { accountId: string; id: string; channel: 'email' | 'whatsapp' },
+): Promise<ContactDto> {
+  const field = input.channel === 'email' ? 'emailSubscriptionStatus' : 'whatsappSubscriptionStatus';
+  return modifyContact(db, input, (current) => ({ ...current, [field]: 'unsubscribed' }), { source: 'unsubscribe' });
+}
+
 // New tags are appended in request order; tags already there stay where they are.
 export function addTags(db: Database, input: { accountId: string; id: string; tags: string[] }): Promise<ContactDto> {
   return modifyContact(db, input, (current) => ({ ...current, tags: uniqueTags([...current.tags, ...input.tags]) }));

@@ -4,6 +4,7 @@ import { execute, insertRows } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { ConflictError, NotFoundError } from '../../errors/app-errors';
 import type { ContactDto } from '../../schemas/contact';
+import type { ContactChangeSource } from '../../schemas/event';
 import { contactChangeEvents } from '../events/contact-events';
 import { recordEvents } from '../events/record-events';
 import { cancelRunsOnExit } from '../exit-rules/cancel-on-exit';
@@ -53,11 +54,13 @@ const UPDATABLE = [
 
 // Read-modify-write of one contact: the contact is locked while `change` computes its new
 // state, so concurrent writers to one contact queue instead of losing updates. A change that
-// changes nothing writes nothing and records no event.
+// changes nothing writes nothing and records no event. options.source: where the change came
+// from, when not from an API write; its events carry it.
 export function modifyContact(
   db: Database,
   input: { accountId: string; id: string },
   change: (current: ContactState) => ContactState,
+  options: { source?: ContactChangeSource } = {},
 ): Promise<ContactDto> {
   const id = normalizeId(input.id);
   if (!id) return Promise.reject(new NotFoundError('Contact'));
@@ -100,7 +103,7 @@ export function modifyContact(
     const contact = toContactDto(row.id, next, row.created_at, now);
     // A change that meets a sequence's exit rule cancels its run with it (docs/sequences.md).
     const exits = await cancelRunsOnExit(db, input.accountId, [{ id: row.id, before: current, after: next }], transaction);
-    await recordEvents(db, input.accountId, [...contactChangeEvents(current, contact), ...exits], transaction);
+    await recordEvents(db, input.accountId, [...contactChangeEvents(current, contact, options.source), ...exits], transaction);
     return contact;
   });
 }

@@ -1,13 +1,23 @@
+import path from 'node:path';
+import { DEFAULT_DATA_DIR } from '../../config';
 import type { Database } from '../../db/database';
 import { execute } from '../../db/sql/statements';
 import { LogThrottle } from '../../logging/log-throttle';
 import type { Logger } from '../../logging/logger';
+import { DEFAULT_CHANNEL_SETTINGS, type ChannelSettings } from '../channels/channel-settings';
+import { senderRates } from '../channels/sender-rates';
+import type { MessageMetrics } from '../messages/message-metrics';
+import { SmtpTransports, type SmtpTimeouts } from '../messages/smtp-transports';
 import { LoopBackoff } from '../background/loop-backoff';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
 import { notifyDueWork, onDueWork } from './due-work';
 import { EngineClock } from './engine-clock';
+import { emailChannel } from './outbound/channels/email';
 import { webhookChannel } from './outbound/channels/webhook';
+import { whatsappChannel } from './outbound/channels/whatsapp';
 import { OutboundDispatcher } from './outbound/dispatcher';
+import { DatabaseSendRate } from './outbound/send-rate/database-send-rate';
+import type { SendRate } from './outbound/send-rate/send-rate';
 import { planBatch } from './plan-batch';
 import type { RunResult } from './record-batch';
 import { recordIsolated, type RecordedIsolated } from './record-isolated';
@@ -30,8 +40,19 @@ export interface OutboundOptions {
   // Requests under way in this process per (account, target): a receiver that hangs holds
   // these, never the others'.
   perTarget?: number;
-  // Sends started per second in this process, per account and channel.
+  // Sends started per second in this process, per account and channel (the webhook step's;
+  // email and WhatsApp go by each account's maxPerSecond, sendRate).
   perAccountPerSecond?: Partial<Record<string, number>>;
+  // Where the email and WhatsApp throttle shared by every process counts (docs/channels.md
+  // "Throttles"): Redis when the service has it, else the database (the default).
+  sendRate?: SendRate;
+}
+
+export interface MessageOptions {
+  settings: ChannelSettings;
+  outboxDir: string;
+  smtpTimeouts?: SmtpTimeouts;
+  metrics?: MessageMetrics;
 }
 
 // How close to a part's next look (the runs', the sends') a pass takes that part too.
@@ -56,6 +77,9 @@ export interface EngineOptions {
   // A run is set aside after this many claims in a row whose lease ran out unrecorded.
   deadLetterAfter?: number;
   webhook: { timeoutMs: number; allowInsecure: boolean; random?: () => number };
+  // Email and WhatsApp steps: the senders' settings (src/services/channels/), where messages
+  // are captured without a provider (DATA_DIR/outbox), and the SMTP waits' bounds.
+  messages?: MessageOptions;
   outbound?: OutboundOptions;
   metrics?: EngineMetrics;
 }
@@ -81,6 +105,8 @@ export class SequenceEngine {
   private readonly leaseMs: number;
   private readonly idlePollMs: number;
   private readonly dispatcher: OutboundDispatcher;
+  // The SMTP relays' pooled connections, closed when the engine stops.
+  private readonly smtp: SmtpTransports;
   private timer: TimerHandle | undefined;
   // When the timer set fires (the engine's clock).
   private timerAt = Infinity;
@@ -109,21 +135,33 @@ export class SequenceEngine {
     const outbound = { ...OUTBOUND_DEFAULTS, ...options.outbound };
     const rates: Partial<Record<string, number>> = { ...OUTBOUND_DEFAULTS.perAccountPerSecond, ...options.outbound?.perAccountPerSecond };
     const { webhook } = options;
+    const messages = options.messages ?? { settings: DEFAULT_CHANNEL_SETTINGS, outboxDir: path.join(DEFAULT_DATA_DIR, 'outbox') };
+    this.smtp = new SmtpTransports(messages.smtpTimeouts);
     this.dispatcher = new OutboundDispatcher(db, {
       logger: options.logger,
       logThrottle: this.logThrottle,
       now: () => this.clock.now().getTime(),
-      channels: [webhookChannel({ timeoutMs: webhook.timeoutMs, allowInsecure: webhook.allowInsecure, now: () => this.clock.now() })],
+      channels: [
+        webhookChannel({ timeoutMs: webhook.timeoutMs, allowInsecure: webhook.allowInsecure, now: () => this.clock.now() }),
+        emailChannel({ settings: messages.settings, outboxDir: messages.outboxDir, transports: this.smtp, now: () => this.clock.now(), metrics: messages.metrics }),
+        whatsappChannel({ settings: messages.settings, outboxDir: messages.outboxDir, timeoutMs: webhook.timeoutMs, now: () => this.clock.now(), metrics: messages.metrics }),
+      ],
       // Well past a request's timeout: a live dispatcher's sends are never taken from it.
       leaseMs: Math.max(this.leaseMs, 3 * webhook.timeoutMs),
       idlePollMs: this.idlePollMs,
       maxInFlight: outbound.maxInFlight,
       perTarget: outbound.perTarget,
       perAccountPerSecond: (channel) => rates[channel] ?? Infinity,
+      throttle: {
+        sendRate: options.outbound?.sendRate ?? new DatabaseSendRate(db),
+        channels: ['email', 'whatsapp'],
+        rates: (channel, accountIds) => senderRates(db, channel as 'email' | 'whatsapp', accountIds, messages.settings),
+      },
       random: webhook.random,
       wake: (lingerMs) => this.wake(lingerMs),
-      recorded: ({ counts, due }) => {
+      recorded: ({ counts, due, messages: reached }) => {
         this.count(counts);
+        for (const labels of reached) messages.metrics?.total.inc(labels);
         // Runs moved on to their next step: this process's engine (and only it) is told now.
         if (due) notifyDueWork();
       },
@@ -206,6 +244,7 @@ export class SequenceEngine {
     this.timers.clearTimeout(this.timer);
     await this.ticking;
     await this.dispatcher.stop(boundMs);
+    this.smtp.close();
   }
 
   private async tick(force: boolean): Promise<PassResult> {

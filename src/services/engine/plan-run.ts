@@ -9,7 +9,7 @@ import { actsOutward, runStep } from './steps/run-step';
 
 // What a claimed run does now, decided from the run, its version's steps and its contact as
 // read at the claim. In this order: a sequence that is not active sets the run aside; an exit
-// rule that holds cancels it; a step that acts (tag, update, webhook) outside the sending
+// rule that holds cancels it; a step that acts (tag, update, webhook, email, whatsapp) outside the sending
 // window waits for its opening; otherwise the step runs. Nothing is written here.
 //
 // Stored data this version cannot use throws (plan-batch.ts fails that run alone, "cannot

@@ -16,8 +16,11 @@ import { runStatusChangedEvent } from '../events/run-events';
 import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import { newRowId } from '../ids';
 import { countRunMoves } from '../run-status/run-status-counts';
+import { countRunProgress } from '../analytics/progress-counters';
+import { progressOfChange } from '../analytics/run-change-progress';
 import { exitsWithinBatch } from './batch-exits';
 import { runsToLockContactsOf } from './ending-runs';
+import { composeMessage, queuedAddress, queueStepMessages, type MessageStep } from './outbound/channels/message-body';
 import { composeWebhook } from './outbound/channels/webhook';
 import { cancelSends, queueSends, type SendToQueue } from './outbound/outbox';
 import { byAccount, claimedEventRun, lockClaimedRuns, type ClaimedRun } from './run-queue';
@@ -101,7 +104,9 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     for (const [accountId, list] of byAccount([...changes.values()])) {
       for (const event of await writeContactChanges(db, accountId, list, transaction, exceptRunIds)) contactEvents.push({ accountId, event });
     }
-    const sendsQueued = await queueSends(db, decisions.flatMap(sendToQueue(now)), now, transaction);
+    const queued = await queueSends(db, decisions.flatMap(sendToQueue(now)), now, transaction);
+    await queueStepMessages(db, queued.written, now, transaction);
+    const sendsQueued = queued.due;
 
     const writes = new BatchWrites(now);
     for (const decision of decisions) writes.add(decision);
@@ -109,6 +114,8 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     // The counters of runs by status (run-status-counts.ts), from the statuses read under the
     // runs' locks.
     countRunMoves(db, transaction, writes.moves().map(({ run, to }) => ({ sequenceId: run.sequenceId, from: owned.get(run.id)!, to })));
+    // The analytics counters (analytics/progress-counters.ts): each run's move, as written.
+    countRunProgress(db, transaction, now, decisions.map(({ run, input }) => progressOfChange(run.sequenceId, run.currentStepId, input, nextRunState(factsOf(run), input, now))));
     for (const [accountId, events] of groupEvents(contactEvents, writes.runEvents)) {
       await recordEvents(db, accountId, events, transaction);
     }
@@ -207,7 +214,7 @@ function decide(result: RunResult, verdict: ChangeVerdict | undefined): Decision
   }
 }
 
-// The sends of the steps that began one (webhook steps), for queueSends.
+// The sends of the steps that began one (webhook, email and whatsapp steps), for queueSends.
 function sendToQueue(now: Date) {
   return (decision: Decision): SendToQueue[] => {
     if (decision.record.kind !== 'send' || !decision.step) return [];
@@ -219,7 +226,12 @@ function sendToQueue(now: Date) {
         stepId: step.id,
         channel,
         target,
-        compose: (stepVisit) => composeWebhook(run, step as StepOf<'webhook'>, stepVisit, now),
+        compose: (stepVisit) =>
+          step.type === 'webhook' ? composeWebhook(run, step, stepVisit, now) : composeMessage(run, step as MessageStep, stepVisit),
+        message:
+          channel === 'email' || channel === 'whatsapp'
+            ? { contactId: run.contactId, sequenceId: run.sequenceId, to: queuedAddress(channel, run.contact) }
+            : undefined,
       },
     ];
   };

@@ -2,5 +2,5 @@
 // sequence_steps_total{type,outcome}. `began`: a wait that started.
 export interface StepCount {
   type: string;
-  outcome: 'succeeded' | 'failed' | 'began';
+  outcome: 'succeeded' | 'failed' | 'began' | 'skipped';
 }

@@ -5,6 +5,7 @@ import type { RunStatus } from '../../schemas/statuses';
 import { cancelSends } from '../engine/outbound/outbox';
 import { endState, runChangeSql } from '../engine/run-state';
 import { countRunMoves } from '../run-status/run-status-counts';
+import { countRunProgress } from '../analytics/progress-counters';
 
 // Ends active runs in one statement, as the run's state machine says an active run ends
 // (src/services/engine/run-state.ts): nothing is due for them any more, a claim on them is void,
@@ -29,6 +30,7 @@ export async function endRuns(
   const { set, values } = runChangeSql(endState(end, end.at), end.at);
   await execute(db, `UPDATE sequence_runs SET ${set} WHERE id IN (?) AND status IN ('pending', 'running', 'paused')`, [...values, runIds], transaction);
   countRunMoves(db, transaction, runs.map((run) => ({ sequenceId: run.sequenceId, from: run.status, to: end.status })));
+  countRunProgress(db, transaction, end.at, runs.map((run) => ({ sequenceId: run.sequenceId, from: run.currentStepId, to: null, ended: { status: end.status, reason: end.reason } })));
 }
 
 // An execution a run had under way (a wait that was waiting) ends with the run: skipped, why.

@@ -3,6 +3,8 @@ import type { Database } from '../../db/database';
 import { execute, forUpdate, select } from '../../db/sql/statements';
 import { onBeforeCommit } from '../../db/sql/transaction';
 import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from '../../schemas/statuses';
+import { countRunProgress } from '../analytics/progress-counters';
+import { CONTACT_DELETED } from '../analytics/reasons';
 
 // Runs by status, and each sequence's active runs, kept as counters instead of counted over
 // sequence_runs (db/migrations/20261211000200-create-run-status-counts.js,
@@ -92,13 +94,16 @@ async function addTo(db: Database, transaction: Transaction, table: string, key:
 // before its DELETE, locked (after the contact, the order every writer of runs takes them in),
 // so that none changes status between this read and the cascade.
 export async function countRunsDeletedWithContact(db: Database, contactId: string, transaction: Transaction): Promise<void> {
-  const runs = await select<{ sequence_id: string; status: RunStatus }>(
+  const runs = await select<{ sequence_id: string; status: RunStatus; current_step_id: string | null }>(
     db,
-    `SELECT sequence_id, status FROM sequence_runs WHERE contact_id = ?${forUpdate(db)}`,
+    `SELECT sequence_id, status, current_step_id FROM sequence_runs WHERE contact_id = ?${forUpdate(db)}`,
     [contactId],
     transaction,
   );
   countRunMoves(db, transaction, runs.map((run) => ({ sequenceId: run.sequence_id, from: run.status, to: null })));
+  // Its active runs end with it, for the analytics counters: an exit, and a skip of their step.
+  const active = runs.filter((run) => isActive(run.status));
+  countRunProgress(db, transaction, new Date(), active.map((run) => ({ sequenceId: run.sequence_id, from: run.current_step_id, to: null, ended: { status: 'cancelled' as const, reason: CONTACT_DELETED } })));
 }
 
 // Runs by status now: the shards summed (at most 16 rows per status, whatever the runs' number).

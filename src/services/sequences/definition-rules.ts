@@ -8,6 +8,7 @@ import { checkDuration } from '../engine/schedule/durations';
 import { checkWindow } from '../engine/schedule/sending-window';
 import { isValidTimeZone } from '../engine/schedule/zones';
 import { normalizeId } from '../ids';
+import { problemText, templateProblems } from '../messages/templates';
 
 // The rules of a sequence definition that read across its fields (docs/sequences.md
 // "Definitions"). The zod schemas have checked the shape; this checks the meaning, and every
@@ -47,6 +48,12 @@ export function checkSteps(steps: readonly StepInput[]): Step[] {
         break;
       case 'webhook':
         if (!normalizeId(step.endpointId)) at('endpointId', `"${step.endpointId}" is not a webhook endpoint of the account`);
+        break;
+      // Templates are parsed when they are saved: a mistake is found now, with its line, not
+      // when the first contact reaches the step.
+      case 'email':
+      case 'whatsapp':
+        for (const problem of templateProblems(step)) at(problem.path, `${problem.path} does not parse: ${problemText(problem)}`);
         break;
     }
   });

@@ -4,10 +4,12 @@ import { execute, forUpdate, select } from '../../db/sql/statements';
 import { ValidationError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
 import { LIVE_SEND } from '../engine/outbound/outbox';
+import { cancelMessagesOfCancelledSends } from '../messages/message-store';
 import { nextRunState, runChangeSql, type RunChange } from '../engine/run-state';
 import type { RunStatus } from '../../schemas/statuses';
 import { canonicalJson } from '../idempotency/canonical-json';
 import { activeRun } from './runs';
+import { countRunProgress } from '../analytics/progress-counters';
 import { readVersions, versionKey } from './sequence-versions';
 
 // How many runs a move took from each older version, oldest version first (those it took any from).
@@ -107,6 +109,7 @@ export async function moveRunsToVersion(
       // Every run locked and read here is written: each counts for the version it left.
       for (const version of from) moved.set(version, (moved.get(version) ?? 0) + 1);
     }
+    countRunProgress(db, transaction, now, runs.map((run) => ({ sequenceId: input.sequenceId, from: run.current_step_id, to: placeOf(run.current_step_id) })));
     if (left.length === 0) continue;
     // What they left behind at their old visit: an execution under way is skipped, a send not
     // started is cancelled (one on the wire finishes, and is recorded as skipped).
@@ -124,6 +127,7 @@ export async function moveRunsToVersion(
       [now, left],
       transaction,
     );
+    await cancelMessagesOfCancelledSends(db, left, `moved to version ${input.version} before it was sent`, now, transaction);
   }
   return [...moved].sort(([a], [b]) => a - b).map(([fromVersion, runs]) => ({ fromVersion, runs }));
 }

@@ -15,6 +15,8 @@ import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
 import { RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
 import { countRunMoves } from '../run-status/run-status-counts';
+import { countRunProgress } from '../analytics/progress-counters';
+import { progressOfChange } from '../analytics/run-change-progress';
 
 // One run's status changed from outside the engine: the internal runner's transition, pause and
 // resume. What each does to the run is the state machine's (src/services/engine/run-state.ts);
@@ -96,6 +98,7 @@ async function changeRunStatus(db: Database, input: { accountId: string; runId: 
     const update = runChangeSql(change, now);
     await execute(db, `UPDATE sequence_runs SET ${update.set} WHERE id = ?`, [...update.values, run.id], transaction);
     countRunMoves(db, transaction, [{ sequenceId: owner.sequence_id, from: change.from, to: change.to }]);
+    countRunProgress(db, transaction, now, [progressOfChange(owner.sequence_id, run.current_step_id, runInput, change)]);
     const { set } = change;
     if (!isActiveStatus(change.to)) {
       // An execution left running (a wait) ends with the run; a send not started never will.

@@ -9,6 +9,7 @@ import { runCreatedEvent } from '../events/run-events';
 import { newRowId } from '../ids';
 import type { RequiredSequence } from './find-sequence';
 import { countRunMoves } from '../run-status/run-status-counts';
+import { countRunProgress } from '../analytics/progress-counters';
 
 // Sequence runs: how they are written and read, set-based.
 
@@ -127,6 +128,7 @@ export async function startRuns(
     transaction,
   );
   countRunMoves(db, transaction, inserted.map(() => ({ sequenceId: input.sequence.id, from: null, to: 'pending' as const })));
+  countRunProgress(db, transaction, now, inserted.map(() => ({ sequenceId: input.sequence.id, from: null, to: firstStepId, enrolled: true })));
   return new Map(
     inserted.map((row) => [
       row.contact_id,

@@ -32,7 +32,8 @@ describe('sequence engine: set-based batches', () => {
       const small = await batchOf(2, [...steps]);
       const large = await batchOf(100, [...steps]);
       expect(large.length, large.join('\n')).to.equal(small.length);
-      expect(large.length).to.be.at.most(24);
+      // Three of them the analytics counters' upserts, one per table (analytics/progress-counters.ts).
+      expect(large.length).to.be.at.most(27);
     });
   }
 });

@@ -1,8 +1,12 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { SequenceEngine, type EngineOptions } from '../../../src/services/engine/engine';
 import { webhookChannel } from '../../../src/services/engine/outbound/channels/webhook';
 import { claimSends, sendGroups } from '../../../src/services/engine/outbound/outbox';
 import { releasePendingRuns } from '../../../src/services/sequences/release-runs';
 import { caller, silentLogger } from '../../support/app';
+import { channelSettings } from '../../support/channels';
 import { testDb } from '../../support/db';
 import { buildContact, buildTenant } from '../../support/factories';
 import { manualTimers } from '../../support/manual-timers';
@@ -11,15 +15,19 @@ import { startReceiver } from '../../support/webhook-receiver';
 // An engine on the test database with a clock the test moves (it starts just after now, so
 // that runs enrolled by the test are due at once). The API stamps what it makes due with the
 // real clock: after an API call that makes a run due, move the engine's clock past it.
+// Email steps: no SMTP server unless the test gives one (messages captured under a folder of
+// its own), unsubscribe links signed with a fresh key.
 export function engineAt(start = Date.now() + 1, options: Partial<EngineOptions> = {}) {
   const clock = manualTimers(start);
+  const messages = options.messages ?? { settings: channelSettings({ emailFrom: 'Shop <shop@example.com>' }), outboxDir: mkdtempSync(path.join(tmpdir(), 'svc-outbox-')) };
   const engine = new SequenceEngine(testDb(), {
     logger: silentLogger,
     timers: clock.timers,
     webhook: { timeoutMs: 2_000, allowInsecure: true, random: () => 0.5 },
     ...options,
+    messages,
   });
-  return { engine, clock, advance: (ms: number) => clock.advance(ms), now: () => clock.now() };
+  return { engine, clock, messages, advance: (ms: number) => clock.advance(ms), now: () => clock.now() };
 }
 
 // A tenant with an active sequence of these steps and one enrolled contact.

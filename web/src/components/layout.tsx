@@ -8,6 +8,7 @@ const NAV = [
   { to: '/sequences', label: 'Sequences', section: 'Automation' },
   { to: '/settings/developer/api-keys', label: 'API keys', section: 'Settings · Developer' },
   { to: '/settings/developer/webhooks', label: 'Webhooks', section: 'Settings · Developer' },
+  { to: '/settings/channels', label: 'Channels', section: 'Settings' },
   { to: '/account', label: 'Account', section: 'Settings' },
 ];
 

@@ -9,6 +9,7 @@ import { groupKey, shareOut } from './send-shares';
 import { claimSends, sendGroups, type ClaimedSend, type SendGroup } from './outbox';
 import { RateBuckets } from './rate-buckets';
 import { recordOutcomes, type Outcome, type Recorded } from './record-outcomes';
+import { SendThrottle, type ThrottleOptions } from './send-throttle';
 
 export interface DispatcherOptions {
   logger: Logger;
@@ -24,8 +25,12 @@ export interface DispatcherOptions {
   // Requests under way in this process, all targets together, and per (account, target).
   maxInFlight: number;
   perTarget: number;
-  // Sends started per second, per account and channel (in this process).
+  // Sends started per second, per account and channel (in this process), for the channels
+  // without a throttle of their own (the webhook step's).
   perAccountPerSecond: (channel: string) => number;
+  // The channels whose sends start within each account's own rate, shared by every process
+  // (email, WhatsApp: send-throttle.ts). Without it, every channel has only the bucket above.
+  throttle?: Omit<ThrottleOptions, 'failed'>;
   random?: () => number;
   // Something the loop should look at soon: a slot came free, or an outcome was recorded. The
   // loop lingers a moment (LINGER_MS) so that the slots coming free together are claimed in one
@@ -50,6 +55,7 @@ export class OutboundDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perTargetCount = new Map<string, number>();
   private readonly buckets: RateBuckets;
+  private readonly throttle: SendThrottle | undefined;
   private readonly recorder: OutcomeRecorder;
   private readonly abort = new AbortController();
   private cursor: string | undefined;
@@ -66,7 +72,14 @@ export class OutboundDispatcher {
     // One listener per request under way (send-request.ts removes it when the request ends):
     // up to maxInFlight at once, not a leak.
     setMaxListeners(0, this.abort.signal);
-    this.buckets = new RateBuckets(options.perAccountPerSecond, options.now);
+    this.throttle = options.throttle
+      ? new SendThrottle({ ...options.throttle, failed: (error) => this.logThrottle('error', error, 'the send throttle could not answer: its senders wait') })
+      : undefined;
+    // A held channel's bucket goes at its account's rate (read before each share, refresh()).
+    this.buckets = new RateBuckets(
+      (accountId, channel) => (this.throttle?.holds(channel) ? (this.throttle.rateOf(accountId, channel) ?? 1) : options.perAccountPerSecond(channel)),
+      options.now,
+    );
     // Sends queued again (retries, interrupted ones): the groups read are stale.
     this.recorder = new OutcomeRecorder(db, options, () => {
       this.groupsStale = true;
@@ -101,6 +114,7 @@ export class OutboundDispatcher {
       this.groupsStale = false;
     }
     const { queued, leaseEnds } = this.groups;
+    await this.throttle?.refresh(queued, now);
     const share = shareOut({
       groups: queued,
       now,
@@ -111,26 +125,43 @@ export class OutboundDispatcher {
       tokens: (group) => this.buckets.available(group.accountId, group.channel),
       nextTokenAt: (group) => this.buckets.nextAt(group.accountId, group.channel),
     });
+    // The shared throttle cuts the picks of its channels to what this second has left; a sender
+    // held back is looked at again when the next second begins.
+    const throttled = this.throttle ? await this.throttle.reserve(share.picks, now) : { picks: share.picks, reserved: [], wakeAt: null };
+    const picks = throttled.picks;
+    let wakeAt = share.wakeAt;
+    if (throttled.wakeAt !== null) wakeAt = wakeAt === null ? throttled.wakeAt : Math.min(wakeAt, throttled.wakeAt);
     const takeInterrupted = leaseEnds !== null && leaseEnds.getTime() <= now;
     let started = 0;
     let more = false;
-    if (share.picks.length > 0 || takeInterrupted) {
-      for (const { group, limit } of share.picks) this.buckets.take(group.accountId, group.channel, limit);
-      const claim = await claimSends(this.db, new Date(now), share.picks, { leaseMs: this.options.leaseMs, takeInterrupted });
+    if (picks.length > 0 || takeInterrupted) {
+      for (const { group, limit } of picks) this.buckets.take(group.accountId, group.channel, limit);
+      let claim: Awaited<ReturnType<typeof claimSends>>;
+      try {
+        claim = await claimSends(this.db, new Date(now), picks, { leaseMs: this.options.leaseMs, takeInterrupted });
+      } catch (error) {
+        await this.throttle?.release(throttled.reserved, () => 0);
+        throw error;
+      }
       const sentPerGroup = new Map<string, number>();
       for (const send of claim.sending) sentPerGroup.set(groupKey(send), (sentPerGroup.get(groupKey(send)) ?? 0) + 1);
-      for (const { group, key, limit } of share.picks) {
+      for (const { group, key, limit } of picks) {
         const unused = limit - (sentPerGroup.get(key) ?? 0);
         if (unused > 0) this.buckets.giveBack(group.accountId, group.channel, unused);
       }
+      if (throttled.reserved.length > 0) {
+        const startedPerSender = new Map<string, number>();
+        for (const send of claim.sending) startedPerSender.set(`${send.accountId}\n${send.channel}`, (startedPerSender.get(`${send.accountId}\n${send.channel}`) ?? 0) + 1);
+        await this.throttle!.release(throttled.reserved, (accountId, channel) => startedPerSender.get(`${accountId}\n${channel}`) ?? 0);
+      }
       // A group that gave fewer than asked has nothing more due now (or another dispatcher
       // holds it): the groups read are stale; the next look reads them again.
-      if (share.picks.some(({ key, limit }) => (sentPerGroup.get(key) ?? 0) < limit) || claim.interrupted.length > 0) this.groupsStale = true;
+      if (picks.some(({ key, limit }) => (sentPerGroup.get(key) ?? 0) < limit) || claim.interrupted.length > 0) this.groupsStale = true;
       this.cursor = share.cursor;
       // Look again at once only where this look left startable work: a group cut to its even
       // share, sends set aside instead of sent, more interrupted ones than one look takes.
       more =
-        share.picks.some(({ key, limit, quantumBound }) => quantumBound && sentPerGroup.get(key) === limit) ||
+        picks.some(({ key, limit, quantumBound }) => quantumBound && sentPerGroup.get(key) === limit) ||
         claim.held + claim.cancelled > 0 ||
         claim.interrupted.length >= 100;
       for (const send of claim.interrupted) this.recorder.add({ kind: 'interrupted', send });
@@ -139,7 +170,7 @@ export class OutboundDispatcher {
     }
     const idle = now + this.options.idlePollMs;
     const leaseAt = leaseEnds && leaseEnds.getTime() > now ? leaseEnds.getTime() : idle;
-    this.nextLookAt = more ? now : Math.min(idle, share.wakeAt ?? idle, leaseAt);
+    this.nextLookAt = more ? now : Math.min(idle, wakeAt ?? idle, leaseAt);
     return { started, nextAt: this.nextLookAt };
   }
 

@@ -5,6 +5,7 @@ import { toDate } from '../../../db/sql/rows';
 import { execute, insertRows, select, skipLocked } from '../../../db/sql/statements';
 import { withTransaction } from '../../../db/sql/transaction';
 import { newRowId } from '../../ids';
+import { cancelMessagesOfCancelledSends } from '../../messages/message-store';
 
 // The outbox table as a queue (db/migrations/20261212000000-create-outbox.js): the sends a step
 // queues with its begin, the dispatchers' claim, and what pause, end and move do to a run's
@@ -30,14 +31,29 @@ export interface SendToQueue {
   target: string;
   // What is sent and its id, made once the step's visit number is known.
   compose: (stepVisit: number) => { idempotencyId: string; body: string };
+  // A message step's: the message row written with the send (messages/message-store.ts).
+  message?: { contactId: string; sequenceId: string; to: string };
 }
 
 // Queues the sends of steps that begin, in the transaction that begins them (the runs are
 // locked). Idempotent per visit: a run that begins the same visit again (resumed, woken, moved
 // with its send kept) finds its send and queues nothing new; a held one is queued again, at its
-// own time if that is later (a retry keeps its schedule). Answers how many became due now.
-export async function queueSends(db: Database, sends: readonly SendToQueue[], now: Date, transaction: Transaction): Promise<number> {
-  if (sends.length === 0) return 0;
+// own time if that is later (a retry keeps its schedule). Answers how many became due now,
+// and the rows written now (a message step writes its message row beside its own).
+export interface QueuedSend {
+  outboxId: string;
+  send: SendToQueue;
+  stepVisit: number;
+  idempotencyId: string;
+}
+
+export async function queueSends(
+  db: Database,
+  sends: readonly SendToQueue[],
+  now: Date,
+  transaction: Transaction,
+): Promise<{ due: number; written: QueuedSend[] }> {
+  if (sends.length === 0) return { due: 0, written: [] };
   const existing = await select<{ id: string; run_id: string; run_visit: number | string; step_id: string; status: SendStatus }>(
     db,
     'SELECT id, run_id, run_visit, step_id, status FROM outbox WHERE run_id IN (?)',
@@ -46,6 +62,7 @@ export async function queueSends(db: Database, sends: readonly SendToQueue[], no
   );
   const requeue: string[] = [];
   const rows: unknown[][] = [];
+  const written: QueuedSend[] = [];
   for (const send of sends) {
     const ofRun = existing.filter((row) => row.run_id === send.run.id);
     const current = ofRun.find((row) => Number(row.run_visit) === send.run.visit);
@@ -59,8 +76,10 @@ export async function queueSends(db: Database, sends: readonly SendToQueue[], no
     // The how-many-th time this run begins this step: 1 the first time, 2 after a branch back.
     const stepVisit = ofRun.filter((row) => row.step_id === send.stepId).length + 1;
     const { idempotencyId, body } = send.compose(stepVisit);
+    const outboxId = newRowId();
+    written.push({ outboxId, send, stepVisit, idempotencyId });
     rows.push([
-      newRowId(), send.run.accountId, send.run.id, send.run.visit, send.stepId, stepVisit, send.channel, send.target.toLowerCase(),
+      outboxId, send.run.accountId, send.run.id, send.run.visit, send.stepId, stepVisit, send.channel, send.target.toLowerCase(),
       idempotencyId, body, 'queued', 0, now, now, now,
     ]);
   }
@@ -79,7 +98,7 @@ export async function queueSends(db: Database, sends: readonly SendToQueue[], no
       transaction,
     );
   }
-  return rows.length + requeue.length;
+  return { due: rows.length + requeue.length, written };
 }
 
 // A paused run's sends that have not started wait for its resume (the engine's begin queues
@@ -99,6 +118,8 @@ export async function cancelSends(db: Database, runIds: readonly string[], now: 
     [now, runIds],
     transaction,
   );
+  // Their messages were never sent: cancelled with them.
+  await cancelMessagesOfCancelledSends(db, runIds, 'the run ended before it was sent', now, transaction);
 }
 
 // Each (account, channel, target) with queued sends, and the earliest due one; and the earliest
@@ -235,7 +256,11 @@ export async function claimSends(
       await execute(db, 'UPDATE outbox SET claim_token = ?, due_at = ?, updated_at = ? WHERE id IN (?)', [token, leaseEnd, now, interruptedIds], transaction);
     }
     if (hold.length > 0) await execute(db, "UPDATE outbox SET status = 'held', updated_at = ? WHERE id IN (?)", [now, hold], transaction);
-    if (cancel.length > 0) await execute(db, "UPDATE outbox SET status = 'cancelled', due_at = NULL, updated_at = ? WHERE id IN (?)", [now, cancel], transaction);
+    if (cancel.length > 0) {
+      await execute(db, "UPDATE outbox SET status = 'cancelled', due_at = NULL, updated_at = ? WHERE id IN (?)", [now, cancel], transaction);
+      const runIds = [...new Set(rows.filter((row) => cancel.includes(row.id)).map((row) => row.run_id))];
+      await cancelMessagesOfCancelledSends(db, runIds, 'the run ended or left the step before it was sent', now, transaction);
+    }
     const claimed = (row: (typeof rows)[number], startedAt: Date): ClaimedSend => ({
       id: row.id,
       token,

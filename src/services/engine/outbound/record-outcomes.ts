@@ -9,7 +9,11 @@ import { recordEvents } from '../../events/record-events';
 import { runStatusChangedEvent } from '../../events/run-events';
 import { newRowId } from '../../ids';
 import { countRunMoves, type RunMove } from '../../run-status/run-status-counts';
+import { countRunProgress, type RunProgress } from '../../analytics/progress-counters';
+import { progressOfChange } from '../../analytics/run-change-progress';
 import { readVersions, versionKey } from '../../sequences/sequence-versions';
+import type { MessageTransition } from '../../messages/message-events';
+import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
 import { byAccount } from '../run-queue';
 import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunChange, type RunInput } from '../run-state';
@@ -33,6 +37,12 @@ import type { ClaimedSend, SendStatus } from './outbox';
 //   failed attempt like any other, retried at once, with the same id.
 // - Abandoned (this process stopping cut the request short): not an attempt; queued again at
 //   once, with the same id. Nothing else is written.
+// - Skipped (a message step's send that sent nothing: the contact unsubscribed, or has no
+//   address the channel can use): the step's execution is `skipped` with the reason, and the
+//   run goes on as after a 2xx.
+// - A message step's message moves with its send, in this transaction: sent (or captured),
+//   skipped, back to queued for a retry, failed when the step fails, cancelled when the run
+//   left the step before anything was sent.
 // - The run left the step while the request was on the wire (it ended, or moved on): the
 //   attempt is recorded `skipped` with what the receiver answered, and the run is left alone.
 //
@@ -51,13 +61,20 @@ export interface Recorded {
   due: boolean;
   // Sends queued again (a retry, an interrupted or abandoned attempt).
   requeued: number;
+  // Each status a message step's message reached (sent, captured, skipped, failed, cancelled),
+  // for messages_total once the record has committed.
+  messages: Array<{ channel: string; outcome: string }>;
 }
 
-export async function recordOutcomes(db: Database, outcomes: readonly Outcome[], options: { now: Date; random?: () => number }): Promise<Recorded> {
+export async function recordOutcomes(
+  db: Database,
+  outcomes: readonly Outcome[],
+  options: { now: Date; random?: () => number },
+): Promise<Recorded> {
   const abandoned = outcomes.filter((outcome) => outcome.kind === 'answered' && outcome.result.abandoned).map((outcome) => outcome.send);
   await handBack(db, abandoned, options.now);
   const recorded = outcomes.filter((outcome) => !(outcome.kind === 'answered' && outcome.result.abandoned));
-  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length };
+  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length, messages: [] };
   return withTransaction(db, async (transaction) => {
     const runs = await lockRunsWithContacts(db, [...new Set(recorded.map((outcome) => outcome.send.runId))], transaction);
     const held = await lockSends(db, recorded.map((outcome) => outcome.send.id), transaction);
@@ -80,8 +97,9 @@ export async function recordOutcomes(db: Database, outcomes: readonly Outcome[],
     // The counters of runs by status (run-status-counts.ts), from the statuses read under the
     // runs' locks.
     countRunMoves(db, transaction, writes.moves);
+    countRunProgress(db, transaction, options.now, writes.progress);
     const requeued = [...writes.sendUpdates()].filter((update) => update.status === 'queued').length;
-    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length };
+    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes };
   });
 }
 
@@ -124,7 +142,13 @@ class OutcomeWrites {
   private readonly sends = new Map<string, SendUpdate>();
   private readonly runChanges = new Map<string, { change: RunChange; ids: string[] }>();
   private readonly events: Array<{ accountId: string; event: NewEventOf }> = [];
+  // The message steps' messages, moved with their outcomes.
+  private readonly messages: Array<{ id: string; status: MessageMove; providerMessageId: string | null; error: string | null; at: Date }> = [];
   readonly moves: RunMove[] = [];
+  // Each run's move, for the analytics counters (analytics/progress-counters.ts).
+  readonly progress: RunProgress[] = [];
+
+  readonly messageOutcomes: Array<{ channel: string; outcome: string }> = [];
 
   constructor(
     private readonly now: Date,
@@ -144,6 +168,9 @@ class OutcomeWrites {
     // Not where the send left it: ended, moved on, or gone. The request's answer is kept in
     // the timeline; the run is not touched.
     if (!run || !isActiveStatus(run.status) || Number(run.visit) !== send.runVisit) {
+      // The message is what happened to it: taken by the provider, or never sent.
+      if (ok) this.messageChange(answered, { status: answered?.result.message?.captured ? 'captured' : 'sent' });
+      else this.messageChange(answered, { status: 'cancelled', error: reason });
       this.sends.set(send.id, { status: ok ? 'succeeded' : 'cancelled', dueAt: null, attempt: ok || !answered ? failedBefore : attempt, lastError: ok ? null : reason });
       if (run && answered) {
         const left = isActiveStatus(run.status) ? 'had moved on' : `was ${run.status}`;
@@ -154,7 +181,23 @@ class OutcomeWrites {
 
     const stepId = run.current_step_id ?? send.stepId;
     const type = steps.find((step) => step.id === stepId)?.type ?? send.channel;
+    const skipped = answered?.result.skipped;
+    if (skipped) {
+      // Nothing sent (the contact unsubscribed, or has no address the channel can use): the step
+      // is skipped with its reason, and the run goes on as after a success.
+      this.counts.push({ type, outcome: 'skipped' });
+      this.sends.set(send.id, { status: 'succeeded', dueAt: null, attempt: failedBefore, lastError: skipped });
+      this.messageChange(answered, { status: 'skipped', error: skipped });
+      const index = steps.findIndex((step) => step.id === stepId);
+      const next = index >= 0 ? (steps[index + 1]?.id ?? null) : null;
+      const change = this.move(run, { kind: 'succeeded', next }, { outcome: 'skipped', reason: skipped });
+      const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'skipped', skipped, detail, startedAt, finishedAt);
+      this.event(run, { type: 'run.step_completed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution } });
+      this.statusEvent(run, change);
+      return;
+    }
     if (ok) {
+      this.messageChange(answered, { status: answered?.result.message?.captured ? 'captured' : 'sent' });
       this.counts.push({ type, outcome: 'succeeded' });
       this.sends.set(send.id, { status: 'succeeded', dueAt: null, attempt: failedBefore, lastError: null });
       const index = steps.findIndex((step) => step.id === stepId);
@@ -170,6 +213,7 @@ class OutcomeWrites {
     const final = (answered?.result.final ?? false) || attempt >= MAX_SEND_ATTEMPTS;
     const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'failed', reason, detail, startedAt, finishedAt);
     if (final) {
+      this.messageChange(answered, { status: 'failed', error: reason });
       this.sends.set(send.id, { status: 'failed', dueAt: null, attempt, lastError: reason });
       const change = this.move(run, { kind: 'failed', reason: `step "${stepId}": ${reason}` });
       this.event(run, { type: 'run.step_failed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution, retryAt: null } });
@@ -178,18 +222,27 @@ class OutcomeWrites {
     }
     // An interrupted attempt is tried again at once; a failed one after the schedule's wait.
     const retryAt = answered ? new Date(finishedAt.getTime() + retryDelayMs(attempt, this.random)) : this.now;
+    this.messageChange(answered, { status: 'retry', error: reason });
     this.sends.set(send.id, { status: run.status === 'paused' ? 'held' : 'queued', dueAt: retryAt, attempt, lastError: reason });
     const change = this.move(run, { kind: 'retrying' });
     this.event(run, { type: 'run.step_failed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution, retryAt: retryAt.toISOString() } });
+  }
+
+  private messageChange(answered: Extract<Outcome, { kind: 'answered' }> | null, change: { status: MessageMove; error?: string | null }): void {
+    const message = answered?.result.message;
+    if (!message) return;
+    this.messages.push({ id: message.id, status: change.status, providerMessageId: message.providerMessageId ?? null, error: change.error ?? null, at: answered.finishedAt });
   }
 
   sendUpdates(): IterableIterator<SendUpdate> {
     return this.sends.values();
   }
 
-  private move(run: LockedRun, input: RunInput): RunChange {
+  // left: how the run left its step when the input does not say (a message skipped for its contact).
+  private move(run: LockedRun, input: RunInput, left?: RunProgress['left']): RunChange {
     const change = nextRunState(factsOf(run), input, this.now);
     if (!changesRun(change)) return change;
+    this.progress.push(progressOfChange(run.sequence_id, run.current_step_id, input, change, left));
     if (change.set.status !== undefined) this.moves.push({ sequenceId: run.sequence_id, from: run.status, to: change.set.status });
     if (change.set.dueAt && change.set.dueAt <= this.now) this.due = true;
     const key = JSON.stringify([change.set, change.keepClaim]);
@@ -257,8 +310,40 @@ class OutcomeWrites {
       const { set, values } = runChangeSql(change, this.now);
       await execute(db, `UPDATE sequence_runs SET ${set} WHERE id IN (?)`, [...values, ids], transaction);
     }
-    for (const [accountId, list] of byAccount(this.events)) await recordEvents(db, accountId, list.map(({ event }) => event), transaction);
+    // The messages after the runs (the one lock order: contacts, runs, outbox rows, messages);
+    // their events (message.sent, .failed) recorded with the runs', one counter lock per account.
+    const messageEvents = new Map<string, NewEventOf[]>();
+    for (const { after, reached } of await writeMessageMoves(db, this.messages, { now: this.now, events: messageEvents }, transaction)) {
+      for (const outcome of reached) this.messageOutcomes.push({ channel: after.channel, outcome });
+    }
+    const all = [...this.events, ...[...messageEvents].flatMap(([accountId, list]) => list.map((event) => ({ accountId, event })))];
+    for (const [accountId, list] of byAccount(all)) await recordEvents(db, accountId, list.map(({ event }) => event), transaction);
   }
+}
+
+// What a message becomes with its send's outcome: `retry` goes back to queued with the
+// attempt's error (sent again with the same key).
+type MessageMove = 'sent' | 'captured' | 'skipped' | 'failed' | 'retry' | 'cancelled';
+
+async function writeMessageMoves(
+  db: Database,
+  moves: ReadonlyArray<{ id: string; status: MessageMove; providerMessageId: string | null; error: string | null; at: Date }>,
+  options: StoreOptions,
+  transaction: Transaction,
+): Promise<MessageTransition[]> {
+  if (moves.length === 0) return [];
+  const retry = moves.filter((move) => move.status === 'retry');
+  await markRetrying(db, retry.map((move) => ({ id: move.id, error: move.error ?? '' })), options, transaction);
+  const changes: StatusChange[] = moves
+    .filter((move) => move.status !== 'retry')
+    .map((move) => ({
+      id: move.id,
+      status: move.status as Exclude<MessageMove, 'retry'>,
+      at: move.at,
+      providerMessageId: move.providerMessageId,
+      error: move.error,
+    }));
+  return applyStatusChanges(db, changes, options, transaction);
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {

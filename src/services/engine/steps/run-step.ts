@@ -4,10 +4,11 @@ import { runExit } from './exit';
 import { runTag } from './tag';
 import { runUpdate } from './update';
 import { runWait } from './wait';
+import { runMessage } from './message';
 import { runWebhook } from './webhook';
 import type { StepInput, StepOutcome } from './step-outcome';
 
-// Each step type's handler. A step that talks to the outside (webhook) answers what to send: the
+// Each step type's handler. A step that talks to the outside (webhook, email, whatsapp) answers what to send: the
 // outbound layer sends it and records its outcome (src/services/engine/outbound/).
 export function runStep(input: StepInput): StepOutcome {
   const { step } = input;
@@ -24,10 +25,13 @@ export function runStep(input: StepInput): StepOutcome {
       return runExit();
     case 'webhook':
       return runWebhook(input as StepInput<StepOf<'webhook'>>);
+    case 'email':
+    case 'whatsapp':
+      return runMessage(input as StepInput<StepOf<'email' | 'whatsapp'>>);
   }
 }
 
 // Steps that act on the contact or outside the service: they wait for the sending window.
 export function actsOutward(step: Step): boolean {
-  return step.type === 'tag' || step.type === 'update' || step.type === 'webhook';
+  return step.type === 'tag' || step.type === 'update' || step.type === 'webhook' || step.type === 'email' || step.type === 'whatsapp';
 }

@@ -26,4 +26,7 @@ export type StepOutcome =
   | { kind: 'change'; change: (contact: ContactState) => ContactState }
   // Begun: a send queued in the outbox with the run's move; the run waits for its outcome
   // (src/services/engine/outbound/).
-  | { kind: 'send'; channel: 'webhook'; target: string };
+  | { kind: 'send'; channel: SendChannel; target: string };
+
+// The outbound channels a step can send through (src/services/engine/outbound/channels/).
+export type SendChannel = 'webhook' | 'email' | 'whatsapp';

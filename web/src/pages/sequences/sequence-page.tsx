@@ -14,8 +14,13 @@ import { fieldErrors, trpc } from '../../trpc';
 import { DeletePanel } from './delete-panel';
 import { RunCells } from './run-cells';
 import { RunStatus } from './run-status';
-import { SEQUENCE_STATUSES, type SequenceStatus } from './sequences-list';
+import { SEQUENCE_STATUSES, type SequenceStatus } from './sequence-statuses';
 import { StepsPanel } from './steps-panel';
+import { AnalyticsPanel } from './analytics-panel';
+import { BuilderPanel } from './builder/builder-panel';
+import { ExitRulesForm, SendingWindowForm } from './builder/rules-forms';
+import { VersionsPanel } from './builder/versions-panel';
+import './sequences.css';
 
 type Sequence = NonNullable<ReturnType<typeof useSequence>['data']>['sequence'];
 
@@ -47,6 +52,13 @@ export function SequencePage({ id }: { id: string }) {
             <StatusPanel sequence={sequence} key={sequence.status} />
           </div>
           <StepsPanel sequence={sequence} />
+          <AnalyticsPanel sequence={sequence} />
+          <BuilderPanel sequence={sequence} />
+          <div className="panels">
+            <ExitRulesForm sequence={sequence} />
+            <SendingWindowForm sequence={sequence} />
+          </div>
+          <VersionsPanel sequence={sequence} />
           <RunsPanel sequence={sequence} />
           <DeletePanel sequence={sequence} />
         </>

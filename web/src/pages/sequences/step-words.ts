@@ -101,6 +101,10 @@ export function stepInWords(step: Step, context: { window: Window | null; webhoo
       const url = context.webhookUrl?.(step.endpointId);
       return `POST to ${url ?? `webhook endpoint ${step.endpointId}`}`;
     }
+    case 'email':
+      return `Email "${step.subject}"`;
+    case 'whatsapp':
+      return `WhatsApp template ${step.template.name} (${step.template.language.code})`;
     case 'branch':
       return `If ${conditionInWords(step.if)} go to ${step.then}, else ${step.else}`;
     case 'exit':
@@ -118,5 +122,5 @@ export function windowInWords(window: Window | null): string {
   if (!window) return 'None: steps act whenever they are due.';
   const hours = window.from !== undefined && window.to !== undefined ? `${window.from} to ${window.to}` : 'all day';
   const zone = window.useContactTimeZone ? `in the contact's time zone (${window.timeZone} when it has none)` : `${window.timeZone} time`;
-  return `Tag, update and webhook steps act ${weekdaysInWords(window.weekdays)}, ${hours}, ${zone}.`;
+  return `Tag, update, webhook, email and WhatsApp steps act ${weekdaysInWords(window.weekdays)}, ${hours}, ${zone}.`;
 }

@@ -1,8 +1,9 @@
 import type { Database } from '../../../../db/database';
+import type { SkipReason } from '../../../../schemas/message';
 import type { ClaimedSend } from '../outbox';
 
-// A channel: how the outbound layer sends what one kind of step queued (a webhook now; email
-// and WhatsApp next). The layer claims, shares out, rates and records; a channel only sends.
+// A channel: how the outbound layer sends what one kind of step queued (a webhook, an email, a
+// WhatsApp message). The layer claims, shares out, rates and records; a channel only sends.
 
 export interface SendResult {
   ok: boolean;
@@ -14,6 +15,12 @@ export interface SendResult {
   final: boolean;
   // Cut short by the service itself (a stop): not an attempt; sent again with the same id.
   abandoned: boolean;
+  // A message step's send that sent nothing, and why (the contact unsubscribed, or has no
+  // address the channel can use): the step is skipped with this reason and the run goes on.
+  skipped?: SkipReason;
+  // A message step's message (messages/message-store.ts): its row is moved with the outcome,
+  // in the outcome's transaction (sent or captured, skipped, retried, failed).
+  message?: { id: string; providerMessageId?: string | null; captured?: boolean };
 }
 
 export type Send = (send: ClaimedSend, signal: AbortSignal) => Promise<SendResult>;

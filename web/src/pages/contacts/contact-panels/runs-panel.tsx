@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { Pager } from '../../../components/pager';
 import { QueryState } from '../../../components/query-state';
 import { Table } from '../../../components/table';
@@ -10,6 +10,9 @@ import { EnrollDialog } from '../../sequences/enroll-dialog';
 import { RunCells } from '../../sequences/run-cells';
 import type { Contact } from './contact';
 import { UnenrollDialog, type Leaving } from './unenroll-dialog';
+
+// The timeline's code comes with the first one opened.
+const RunTimelinePanel = lazy(() => import('../../runs/run-timeline-panel').then((module) => ({ default: module.RunTimelinePanel })));
 
 const ACTIVE = new Set(['pending', 'running', 'paused']);
 const COLUMNS = ['Sequence', 'Status', 'Started', 'Ended', { label: 'Actions', hidden: true }];
@@ -25,6 +28,7 @@ export function RunsPanel({ contact }: { contact: Contact }) {
   const names = new Map(sequences.data?.sequences.map((s) => [s.id, s.name]));
   const [leaving, setLeaving] = useState<Leaving | null>(null);
   const [enrolling, setEnrolling] = useState(false);
+  const [open, setOpen] = useState<string | null>(null);
   return (
     <section className="panel" aria-labelledby="runs-heading">
       <div className="toolbar">
@@ -39,13 +43,17 @@ export function RunsPanel({ contact }: { contact: Contact }) {
             <Table caption="Runs of this contact, newest first" columns={COLUMNS}>
               {data.runs.map((run) => {
                 const name = names.get(run.sequenceId) ?? 'Sequence';
+                const shown = open === run.id;
                 return (
                   <tr key={run.id}>
                     <th scope="row">
                       <Link to={`/sequences/${run.sequenceId}`}>{name}</Link>
                     </th>
                     <RunCells run={run} />
-                    <td>
+                    <td className="row-actions">
+                      <button type="button" className="secondary" aria-expanded={shown} aria-controls={`timeline-${run.id}`} onClick={() => setOpen(shown ? null : run.id)}>
+                        Timeline<span className="visually-hidden"> of the run in {name}</span>
+                      </button>
                       {ACTIVE.has(run.status) && (
                         <button type="button" className="secondary" onClick={() => setLeaving({ sequenceId: run.sequenceId, name })}>
                           Unenroll<span className="visually-hidden"> from {name}</span>
@@ -57,6 +65,21 @@ export function RunsPanel({ contact }: { contact: Contact }) {
               })}
             </Table>
             <Pager pages={pages} nextCursor={data.nextCursor} label="Runs" />
+            {/* Below the table, not in it: a timeline is as wide as the panel, whatever the
+                table's columns need on a narrow screen. */}
+            {data.runs
+              .filter((run) => run.id === open)
+              .map((run) => {
+                const name = names.get(run.sequenceId) ?? 'Sequence';
+                return (
+                  <section className="run-inline-panel" id={`timeline-${run.id}`} key={run.id} aria-labelledby={`timeline-heading-${run.id}`}>
+                    <h3 id={`timeline-heading-${run.id}`}>Timeline of the run in {name}</h3>
+                    <Suspense fallback={<p role="status">Loading the timeline…</p>}>
+                      <RunTimelinePanel id={run.id} label={`the run in ${name}`} />
+                    </Suspense>
+                  </section>
+                );
+              })}
           </>
         )}
       </QueryState>

@@ -10,11 +10,13 @@ import { None } from '../../../components/none';
 import { When } from '../../../components/when';
 import { ShownOnceDialog } from '../../../components/shown-once-dialog';
 import { Table } from '../../../components/table';
+import { Link } from '../../../router';
 import { fieldErrors, trpc } from '../../../trpc';
 
 type Webhook = NonNullable<ReturnType<typeof useWebhooks>['data']>['webhooks'][number];
 type Confirming = { webhook: Webhook; action: 'disable' | 'enable' | 'rotate' | 'delete' };
 const ATTEMPT_COLUMNS = ['When', 'Attempt', 'Result', 'Time', 'Next try', 'Error'];
+const STEP_CALL_COLUMNS = ['When', 'Run', 'Attempt', 'Result', 'Time', 'Next try', 'Error'];
 const ENDPOINT_COLUMNS = ['URL', 'Events', 'Created', 'Status', { label: 'Actions', hidden: true }];
 
 function useWebhooks() {
@@ -219,9 +221,19 @@ function DeliveriesDialog({ webhook, onClose }: { webhook: Webhook | null; onClo
         </button>
       </div>
       <ErrorBanner error={test.error} />
-      <QueryState query={deliveries} loading="Loading deliveries…" isEmpty={(data) => data.attempts.length === 0} empty="No attempts yet.">
+      <QueryState
+        query={deliveries}
+        loading="Loading deliveries…"
+        isEmpty={(data) => data.attempts.length === 0 && data.stepCalls.length === 0}
+        empty="No attempts yet."
+      >
         {(data) => (
-          <Table caption="Delivery attempts" columns={ATTEMPT_COLUMNS}>
+          <>
+          <h3 className="deliveries-heading">Events</h3>
+          {data.attempts.length === 0 ? (
+            <p className="meta">No event deliveries yet.</p>
+          ) : (
+          <Table caption="Event delivery attempts" columns={ATTEMPT_COLUMNS}>
             {data.attempts.map((attempt) => (
               <tr key={attempt.id}>
                 <td><When iso={attempt.createdAt} /></td>
@@ -239,6 +251,35 @@ function DeliveriesDialog({ webhook, onClose }: { webhook: Webhook | null; onClo
               </tr>
             ))}
           </Table>
+          )}
+          {data.stepCalls.length > 0 && <h3 className="deliveries-heading">Sequences’ webhook steps</h3>}
+          {data.stepCalls.length > 0 && (
+            // A sequence's webhook step calls the endpoint too: each attempt as its run's
+            // timeline records it.
+            <Table caption="Calls from sequences' webhook steps" columns={STEP_CALL_COLUMNS}>
+              {data.stepCalls.map((call) => (
+                <tr key={`${call.runId}-${call.stepId}-${call.attempt}-${call.startedAt}`}>
+                  <td><When iso={call.startedAt} /></td>
+                  <td>
+                    <Link to={`/runs/${call.runId}`}>
+                      Step {call.stepId}<span className="visually-hidden">, run {call.runId}</span>
+                    </Link>
+                  </td>
+                  <td>{call.attempt}</td>
+                  <td>
+                    <span className={`badge ${call.status === 'succeeded' ? 'active' : call.status === 'failed' ? 'failing' : 'disabled'}`}>
+                      {call.responseStatus ?? 'No answer'}
+                      {call.status === 'succeeded' ? ' OK' : ''}
+                    </span>
+                  </td>
+                  <td>{call.durationMs === null ? <None /> : `${call.durationMs} ms`}</td>
+                  <td><When iso={call.nextAttemptAt} /></td>
+                  <td className="error-cell">{call.error ?? <None />}</td>
+                </tr>
+              ))}
+            </Table>
+          )}
+          </>
         )}
       </QueryState>
       <CloseButton label="Close" onClose={close} />

@@ -1,0 +1,108 @@
+import fs from 'node:fs';
+import { z } from 'zod';
+import type { Database } from '../db/database';
+import { ValidationError } from '../errors/app-errors';
+import { emailChannelInputSchema, whatsappChannelInputSchema } from '../schemas/channel';
+import { getEmailChannel, putEmailChannel } from '../services/channels/email-channel';
+import { getWhatsAppChannel, putWhatsAppChannel } from '../services/channels/whatsapp-channel';
+import type { CliSettings } from './cli-settings';
+
+// The admin command line's sender commands: GET and PUT /channels/* by account
+// (docs/channels.md). As with PUT, a flag left out keeps the stored value and `none` clears it.
+// Secrets on a command line are seen by `ps` and kept in shell history: the DKIM key and the
+// WhatsApp token are read from files, the SMTP URL too when it carries a password.
+
+const uuid = z.uuid('must be a UUID');
+const orNone = (value: string | undefined) => (value === undefined ? undefined : value === 'none' ? null : value);
+const rate = z.string().regex(/^(\d{1,9}|none)$/, 'must be a whole number or none').optional();
+
+function readFile(flag: string, file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new ValidationError(`--${flag}: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+// The API's own input schema, so the command line refuses what the API refuses, naming the flag.
+function parsed<S extends z.ZodType>(schema: S, input: unknown, flags: Record<string, string>): z.infer<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const [issue] = result.error.issues;
+  const field = issue!.path.map(String).join('.');
+  throw new ValidationError(`--${flags[field] ?? field}: ${issue!.message}`);
+}
+
+type Run<S extends z.ZodType> = (db: Database, flags: z.infer<S>, settings: CliSettings) => Promise<unknown>;
+function channelCommand<S extends z.ZodType>(definition: { usage: string; flags: S; run: Run<S> }) {
+  return definition;
+}
+
+const EMAIL_FLAGS = { from: 'from', replyTo: 'reply-to', smtpUrl: 'smtp-url-file', dkim: 'dkim-key-file', 'dkim.domain': 'dkim-domain', 'dkim.selector': 'dkim-selector', 'dkim.privateKey': 'dkim-key-file', maxPerSecond: 'max-per-second' };
+
+export const CHANNEL_COMMANDS = {
+  'channel:email:get': channelCommand({
+    usage: '--account ID',
+    flags: z.object({ account: uuid }),
+    run: (db, f, settings) => getEmailChannel(db, { accountId: f.account }, settings.channels()),
+  }),
+  'channel:email:set': channelCommand({
+    usage:
+      '--account ID --from ADDRESS [--reply-to ADDRESS|none] [--smtp-url-file FILE|none] ' +
+      '[--dkim-domain DOMAIN --dkim-selector S --dkim-key-file PEM | --dkim-key-file none] [--max-per-second N|none]',
+    flags: z.object({
+      account: uuid,
+      from: z.string().max(254),
+      'reply-to': z.string().max(254).optional(),
+      'smtp-url-file': z.string().optional(),
+      'dkim-domain': z.string().max(253).optional(),
+      'dkim-selector': z.string().max(63).optional(),
+      'dkim-key-file': z.string().optional(),
+      'max-per-second': rate,
+    }),
+    run: async (db, f, settings) => {
+      const keyFile = f['dkim-key-file'];
+      const dkim =
+        keyFile === undefined
+          ? undefined
+          : keyFile === 'none'
+            ? null
+            : { domain: f['dkim-domain'] ?? '', selector: f['dkim-selector'] ?? '', privateKey: readFile('dkim-key-file', keyFile) };
+      const smtpFile = orNone(f['smtp-url-file']);
+      const input = parsed(
+        emailChannelInputSchema,
+        {
+          from: f.from,
+          replyTo: orNone(f['reply-to']),
+          smtpUrl: typeof smtpFile === 'string' ? readFile('smtp-url-file', smtpFile) : smtpFile,
+          dkim,
+          maxPerSecond: orNone(f['max-per-second']) === undefined ? undefined : f['max-per-second'] === 'none' ? null : Number(f['max-per-second']),
+        },
+        EMAIL_FLAGS,
+      );
+      return putEmailChannel(db, { accountId: f.account, ...input }, settings.channels());
+    },
+  }),
+  'channel:whatsapp:get': channelCommand({
+    usage: '--account ID',
+    flags: z.object({ account: uuid }),
+    run: (db, f, settings) => getWhatsAppChannel(db, { accountId: f.account }, settings.channels()),
+  }),
+  'channel:whatsapp:set': channelCommand({
+    usage: '--account ID --phone-number-id ID [--access-token-file FILE] [--max-per-second N|none]',
+    flags: z.object({ account: uuid, 'phone-number-id': z.string().max(64), 'access-token-file': z.string().optional(), 'max-per-second': rate }),
+    run: async (db, f, settings) => {
+      const tokenFile = f['access-token-file'];
+      const input = parsed(
+        whatsappChannelInputSchema,
+        {
+          phoneNumberId: f['phone-number-id'],
+          accessToken: tokenFile === undefined ? undefined : readFile('access-token-file', tokenFile),
+          maxPerSecond: f['max-per-second'] === undefined ? undefined : f['max-per-second'] === 'none' ? null : Number(f['max-per-second']),
+        },
+        { phoneNumberId: 'phone-number-id', accessToken: 'access-token-file', maxPerSecond: 'max-per-second' },
+      );
+      return putWhatsAppChannel(db, { accountId: f.account, ...input }, settings.channels());
+    },
+  }),
+} as const;

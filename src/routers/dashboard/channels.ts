@@ -1,0 +1,19 @@
+import { emailChannelInputSchema, whatsappChannelInputSchema } from '../../schemas/channel';
+import { DEFAULT_CHANNEL_SETTINGS } from '../../services/channels/channel-settings';
+import { getEmailChannel, putEmailChannel } from '../../services/channels/email-channel';
+import { getWhatsAppChannel, putWhatsAppChannel } from '../../services/channels/whatsapp-channel';
+import { sessionProcedure } from '../../trpc/dashboard-procedures';
+import { router } from '../../trpc/init';
+
+// Settings -> Channels: the services and input rules of the API's channels.* (docs/channels.md),
+// always within the signed-in account.
+export const dashboardChannelsRouter = router({
+  email: sessionProcedure.query(({ ctx }) => getEmailChannel(ctx.db, { accountId: ctx.accountId }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
+  setEmail: sessionProcedure
+    .input(emailChannelInputSchema)
+    .mutation(({ ctx, input }) => putEmailChannel(ctx.db, { accountId: ctx.accountId, ...input }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
+  whatsapp: sessionProcedure.query(({ ctx }) => getWhatsAppChannel(ctx.db, { accountId: ctx.accountId }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
+  setWhatsApp: sessionProcedure
+    .input(whatsappChannelInputSchema)
+    .mutation(({ ctx, input }) => putWhatsAppChannel(ctx.db, { accountId: ctx.accountId, ...input }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
+});

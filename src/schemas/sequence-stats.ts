@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+// GET /sequences/{id}/stats (docs/analytics.md): a sequence's per-step funnel and its days.
+
+const DAYS_PROBLEM = 'days must be a whole number from 1 to 90';
+const count = (description: string, example: number) => z.number().int().describe(description).meta({ example });
+const byReason = (description: string) =>
+  z
+    .record(z.string(), z.number().int())
+    .describe(
+      `${description} Reasons: exit_rule, unenrolled, step_failed, step_missing, contact_deleted, a message step's skip ` +
+        '(unsubscribed, no_email, no_phone, invalid_phone), or the status a run was ended in from outside (cancelled, failed, completed).',
+    )
+    .meta({ example: { exit_rule: 3, unenrolled: 1 } });
+
+export const statsDaysSchema = z
+  .number({ error: DAYS_PROBLEM })
+  .int(DAYS_PROBLEM)
+  .min(1, DAYS_PROBLEM)
+  .max(90, DAYS_PROBLEM)
+  .default(30)
+  .describe('How many UTC days, today included, 1 to 90 (default 30).');
+
+export const stepStatsSchema = z.object({
+  stepId: z.string().describe('The step id.').meta({ example: 'welcome-email' }),
+  type: z.string().describe('The step type (that of the latest version that has the step; `unknown` if none has it).').meta({ example: 'email' }),
+  reached: count('Runs that arrived at the step in the window (enrolled at it, moved on to it, or moved to it).', 120),
+  completed: count('Runs whose step succeeded in the window.', 110),
+  skipped: byReason('Runs that left the step without doing it in the window (ended from outside while at it, or a message step skipped), by reason.'),
+  failed: count('Runs that failed at the step in the window.', 2),
+  waiting: count('Active runs (pending, running, paused) at the step now, whatever the window.', 4),
+});
+
+export const dayStatsSchema = z.object({
+  date: z.string().describe('The UTC day, YYYY-MM-DD.').meta({ example: '2026-12-23' }),
+  enrollments: count('Runs started.', 40),
+  completions: count('Runs completed.', 31),
+  exits: byReason('Runs that ended otherwise (cancelled or failed), by reason.'),
+  messages: z
+    .object({
+      sent: count('Messages sent (or captured, without a provider).', 38),
+      delivered: count('Messages delivered.', 36),
+      read: count('Messages read.', 12),
+      failed: count('Messages failed.', 1),
+    })
+    .describe('The sequence\'s messages that reached each status that day: each status counted once per message, on the day it was reached.'),
+});
+
+export const sequenceStatsSchema = z.object({
+  from: z.string().describe('The first UTC day of the window, YYYY-MM-DD.').meta({ example: '2026-11-24' }),
+  to: z.string().describe('The last UTC day of the window (today), YYYY-MM-DD.').meta({ example: '2026-12-23' }),
+  steps: z.array(stepStatsSchema).describe('The current version\'s steps in order, then steps of older versions with figures in the window or runs waiting at them.'),
+  days: z.array(dayStatsSchema).describe('Every day of the window, oldest first.'),
+});

@@ -1,0 +1,33 @@
+import type { Transaction } from 'sequelize';
+import type { Database } from '../../db/database';
+import { toDate } from '../../db/sql/rows';
+import type { MessageRow } from '../messages/message-rows';
+import { countMessageDays, type DayMetric } from './progress-counters';
+
+// A sequence's messages by the day they were sent, delivered, read or failed: each status
+// counts once per message, when its time is first written (a provider that repeats a status,
+// or reports it late, finds the time written and counts nothing). The day is the time written
+// (the provider's, for its reports). Test sends and messages of no sequence are not counted.
+const TIME_METRICS: ReadonlyArray<[keyof MessageRow, DayMetric]> = [
+  ['sent_at', 'sent'],
+  ['delivered_at', 'delivered'],
+  ['read_at', 'read'],
+  ['failed_at', 'failed'],
+];
+
+export function countMessageStatuses(db: Database, transaction: Transaction, before: readonly MessageRow[], after: readonly MessageRow[]): void {
+  const was = new Map(before.map((row) => [row.id, row]));
+  const reached: Array<{ sequenceId: string; at: Date; metric: DayMetric }> = [];
+  for (const row of after) {
+    const old = was.get(row.id);
+    if (!old || !row.sequence_id || isTrue(row.test)) continue;
+    for (const [column, metric] of TIME_METRICS) {
+      if (isSet(old[column]) || !isSet(row[column])) continue;
+      reached.push({ sequenceId: row.sequence_id, at: toDate(row[column]), metric });
+    }
+  }
+  if (reached.length > 0) countMessageDays(db, transaction, reached);
+}
+
+const isSet = (value: unknown) => value !== null && value !== undefined;
+const isTrue = (value: unknown) => value === true || value === 1 || value === '1' || value === 'true';

@@ -1,0 +1,97 @@
+import type { Database } from '../../db/database';
+import { select, upsertRows } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import { ValidationError } from '../../errors/app-errors';
+import type { EmailChannelDto, EmailChannelInput } from '../../schemas/channel';
+import { smtpHost } from '../../schemas/smtp-url';
+import { sealChannelSecret } from './channel-secrets';
+import type { ChannelSettings } from './channel-settings';
+import { checkDkimKey, dkimDnsRecord } from './dkim-key';
+import { cappedRate } from './rates';
+
+// GET and PUT /channels/email (docs/channels.md "Email").
+
+export interface EmailChannelRow {
+  account_id: string;
+  from_address: string;
+  reply_to: string | null;
+  smtp_host: string | null;
+  smtp_url_secret: string | null;
+  dkim_domain: string | null;
+  dkim_selector: string | null;
+  dkim_public_key: string | null;
+  dkim_private_key_secret: string | null;
+  max_per_second: number | null;
+}
+
+export const EMAIL_CHANNEL_COLUMNS =
+  'account_id, from_address, reply_to, smtp_host, smtp_url_secret, dkim_domain, dkim_selector, dkim_public_key, dkim_private_key_secret, max_per_second';
+
+export async function emailChannelRows(db: Database, accountIds: readonly string[]): Promise<Map<string, EmailChannelRow>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await select<EmailChannelRow>(db, `SELECT ${EMAIL_CHANNEL_COLUMNS} FROM email_channels WHERE account_id IN (?)`, [accountIds]);
+  return new Map(rows.map((row) => [row.account_id, row]));
+}
+
+export function toEmailChannelDto(row: EmailChannelRow | undefined, settings: ChannelSettings): EmailChannelDto {
+  const ownRelay = Boolean(row?.smtp_url_secret);
+  return {
+    from: row?.from_address ?? settings.emailFrom ?? null,
+    replyTo: row?.reply_to ?? null,
+    smtp: ownRelay
+      ? { configured: true, host: row!.smtp_host, source: 'account' }
+      : settings.smtpUrl
+        ? { configured: true, host: smtpHost(settings.smtpUrl), source: 'server' }
+        : { configured: false, host: null, source: null },
+    dkim:
+      row?.dkim_domain && row.dkim_selector && row.dkim_public_key
+        ? { domain: row.dkim_domain, selector: row.dkim_selector, dnsRecord: dkimDnsRecord(row.dkim_domain, row.dkim_selector, row.dkim_public_key) }
+        : null,
+    maxPerSecond: cappedRate(row?.max_per_second ?? null, settings.emailMaxPerSecond),
+  };
+}
+
+export async function getEmailChannel(db: Database, input: { accountId: string }, settings: ChannelSettings): Promise<EmailChannelDto> {
+  const rows = await emailChannelRows(db, [input.accountId]);
+  return toEmailChannelDto(rows.get(input.accountId), settings);
+}
+
+export function assertWithinCap(field: string, value: number | null | undefined, cap: number, variable: string): void {
+  if (value === null || value === undefined || value <= cap) return;
+  const message = `must be at most ${cap}, this server's ${variable}`;
+  throw new ValidationError(`${field}: ${message}`, [{ path: field, message }]);
+}
+
+// One statement: a field left out is not in the update, so it keeps what is stored, and two
+// PUTs at once each write whole values (the last one wins per field), never half of one.
+export async function putEmailChannel(
+  db: Database,
+  input: { accountId: string } & EmailChannelInput,
+  settings: ChannelSettings,
+): Promise<EmailChannelDto> {
+  assertWithinCap('maxPerSecond', input.maxPerSecond, settings.emailMaxPerSecond, 'EMAIL_MAX_PER_SECOND');
+  const dkim = input.dkim ? await checkDkimKey(input.dkim) : input.dkim;
+  const values: Record<string, unknown> = { from_address: input.from };
+  if (input.replyTo !== undefined) values.reply_to = input.replyTo;
+  if (input.smtpUrl !== undefined) {
+    values.smtp_host = input.smtpUrl === null ? null : smtpHost(input.smtpUrl);
+    values.smtp_url_secret = input.smtpUrl === null ? null : sealChannelSecret(settings, input.accountId, 'email_channels.smtp_url_secret', input.smtpUrl);
+  }
+  if (input.dkim !== undefined) {
+    values.dkim_domain = input.dkim?.domain ?? null;
+    values.dkim_selector = input.dkim?.selector ?? null;
+    values.dkim_public_key = dkim ? dkim.publicKey : null;
+    values.dkim_private_key_secret = input.dkim
+      ? sealChannelSecret(settings, input.accountId, 'email_channels.dkim_private_key_secret', input.dkim.privateKey)
+      : null;
+  }
+  if (input.maxPerSecond !== undefined) values.max_per_second = input.maxPerSecond;
+  const now = new Date();
+  const changed = [...Object.keys(values), 'updated_at'];
+  const all = { reply_to: null, smtp_host: null, smtp_url_secret: null, dkim_domain: null, dkim_selector: null, dkim_public_key: null, dkim_private_key_secret: null, max_per_second: null, ...values };
+  const columns = ['account_id', ...Object.keys(all), 'created_at', 'updated_at'];
+  await withTransaction(db, (transaction) =>
+    upsertRows(db, 'email_channels', columns, [[input.accountId, ...Object.values(all), now, now]], ['account_id'], changed, transaction),
+  );
+  return getEmailChannel(db, input, settings);
+}

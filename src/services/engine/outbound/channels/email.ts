@@ -1,0 +1,179 @@
+import type { SendMailOptions } from 'nodemailer';
+import type { Database } from '../../../../db/database';
+import { withTransaction } from '../../../../db/sql/transaction';
+import type { StepOf } from '../../../../schemas/sequence-definition';
+import type { ChannelSettings } from '../../../channels/channel-settings';
+import { resolveEmailSenders, type EmailSender } from '../../../channels/senders';
+import { captureEmail } from '../../../messages/email-capture';
+import type { MessageMetrics } from '../../../messages/message-metrics';
+import { markSending } from '../../../messages/message-store';
+import { buildTemplateContext } from '../../../messages/render-context';
+import { renderEmail, TemplateRenderError } from '../../../messages/render-message';
+import { providerIdOf, smtpErrorVerdict, type SmtpTransports } from '../../../messages/smtp-transports';
+import { unsubscribeUrl } from '../../../unsubscribe/unsubscribe-links';
+import type { ClaimedSend } from '../outbox';
+import type { Channel, SendResult } from './channel';
+import { loadMessageTargets, type MessageTarget } from './message-targets';
+import { parseMessageBody } from './message-body';
+
+// The email step's channel (docs/sequences.md "Email and WhatsApp steps"). load() reads, for a
+// batch of claimed sends and in a few statements whatever its size: their messages with their
+// contacts as they are now, their runs and sequences (the template's variables), and each
+// account's sender. Then, per message, in the issue's order:
+//   1. the contact unsubscribed from email: skipped `unsubscribed` (the run goes on);
+//   2. no address: skipped `no_email`;
+//   3. rendered, and written `sending` with its content (the batch's messages in one short
+//      transaction) BEFORE any server is called: a crash after the call leaves the message
+//      `sending`, and the send is retried with the same Message-ID (the one thing a receiver
+//      can deduplicate on);
+//   4. sent through the relay's pooled transport, or, with no relay, captured as an .eml file.
+// The outcome (sent, captured, retried, bounced) is written by record-outcomes.ts with the run's
+// move, in one transaction.
+
+export interface EmailChannelOptions {
+  settings: ChannelSettings;
+  transports: SmtpTransports;
+  // DATA_DIR/outbox: where captured messages are written.
+  outboxDir: string;
+  now: () => Date;
+  metrics?: MessageMetrics;
+}
+
+// The Message-ID of a message: its key at the sender's domain. The key is the same on every
+// attempt, so a server or a mailbox that sees the message twice sees one Message-ID.
+export function emailMessageId(messageKey: string, from: string): string {
+  const domain = /@([^@>\s]+)>?\s*$/.exec(from)?.[1] ?? 'localhost';
+  return `<${messageKey}@${domain}>`;
+}
+
+export function emailChannel(options: EmailChannelOptions): Channel {
+  const { settings } = options;
+  return {
+    name: 'email',
+    async load(db: Database, sends) {
+      const targets = await loadMessageTargets(db, sends);
+      const senders = await resolveEmailSenders(db, [...new Set(sends.map((send) => send.accountId))], settings);
+      // Each send decided and rendered first; then every message about to go out is written
+      // `sending`, with its content, in one short transaction for the batch, BEFORE any server
+      // is called (one per message cost more than the sending itself: bench:engine's email case).
+      const prepared = new Map(sends.map((send) => [send.id, prepare(send, targets, senders)]));
+      const ready = [...prepared.values()].filter((p): p is ReadyEmail => 'mail' in p);
+      if (ready.length > 0) {
+        await withTransaction(db, (transaction) => markSending(db, ready.map((p) => p.sending), { now: options.now() }, transaction));
+      }
+      return async (send, signal): Promise<SendResult> => {
+        const decided = prepared.get(send.id)!;
+        if (!('mail' in decided)) return decided;
+        const { mail, message, smtpUrl } = decided;
+        const began = Date.now();
+        const observe = (outcome: 'ok' | 'retry' | 'fail') => options.metrics?.providerLatency.observe({ channel: 'email', outcome }, (Date.now() - began) / 1000);
+        if (!smtpUrl) {
+          const file = await captureEmail(options.outboxDir, send.idempotencyId, mail);
+          return { ok: true, reason: null, detail: { captured: file }, final: false, abandoned: false, message: { ...message, captured: true } };
+        }
+        try {
+          const info = await untilAborted(options.transports.send(smtpUrl, mail), signal);
+          observe('ok');
+          const providerMessageId = providerIdOf(info);
+          return { ok: true, reason: null, detail: { response: info.response }, final: false, abandoned: false, message: { ...message, providerMessageId } };
+        } catch (error) {
+          const verdict = smtpErrorVerdict(error);
+          // This process stopping cut it short: sent again with the same Message-ID.
+          if (signal.aborted && verdict.kind === 'retry') return { ok: false, reason: verdict.reason, detail: {}, final: false, abandoned: true, message };
+          observe(verdict.kind === 'bounced' ? 'fail' : 'retry');
+          return failedResult(verdict.reason, verdict.kind === 'bounced', message);
+        }
+      };
+    },
+  };
+
+  // What one claimed send comes to before any server is called: a result already (skipped,
+  // failed, or sent before), or the rendered message ready to go.
+  function prepare(send: ClaimedSend, targets: Map<string, MessageTarget>, senders: Map<string, EmailSender>): SendResult | ReadyEmail {
+    const target = targets.get(send.idempotencyId);
+    const body = parseMessageBody(send.body);
+    if (!target || !body || body.step.type !== 'email') return failedResult(`the message ${send.idempotencyId} cannot be read`, true, target ? { id: target.messageId } : undefined);
+    const message = { id: target.messageId };
+    // Taken by the server already (a record that was lost): never sent again.
+    if (target.status === 'sent' || target.status === 'captured' || target.status === 'delivered' || target.status === 'read') {
+      return { ok: true, reason: null, detail: {}, final: false, abandoned: false, message: { ...message, captured: target.status === 'captured' } };
+    }
+    // Ended without being sent (skipped, cancelled, failed): never sent now.
+    if (target.status !== 'queued' && target.status !== 'sending') return failedResult(`the message is already ${target.status}`, true, message);
+    const { contact } = target;
+    const skip = (reason: 'unsubscribed' | 'no_email'): SendResult => ({ ok: false, reason, detail: {}, final: false, abandoned: false, skipped: reason, message });
+    if (contact.email_subscription_status === 'unsubscribed') return skip('unsubscribed');
+    if (!contact.email) return skip('no_email');
+    const sender = senders.get(send.accountId)!;
+    const step = body.step as StepOf<'email'>;
+    const from = step.from ?? sender.from;
+    if (!from) return failedResult("no From address: set the account's email channel, or EMAIL_FROM", true, message);
+    if (!settings.secrets) return failedResult('SECRETS_KEY is not set: no unsubscribe link can be made, so no email is sent', true, message);
+
+    const link = unsubscribeUrl(settings, { accountId: send.accountId, contactId: contact.id, channel: 'email' });
+    let rendered;
+    try {
+      rendered = renderEmail(
+        step,
+        buildTemplateContext({
+          contact,
+          run: target.run,
+          sequence: { id: body.sequenceId, name: target.sequenceName, version: body.version },
+          unsubscribeUrl: link,
+        }),
+      );
+    } catch (error) {
+      if (error instanceof TemplateRenderError) return failedResult(`step "${step.id}": ${error.message}`, !error.overTime, message);
+      throw error;
+    }
+    const replyTo = step.replyTo ?? sender.replyTo;
+    const messageId = emailMessageId(send.idempotencyId, from);
+    const headers: Record<string, string> = {
+      'List-Unsubscribe': `<${link}>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    };
+    const mail: SendMailOptions = {
+      from,
+      to: contact.email,
+      replyTo: replyTo ?? undefined,
+      subject: rendered.subject,
+      html: rendered.html,
+      text: rendered.text,
+      messageId,
+      headers,
+      // Nodemailer reads the date from the message; the engine's clock keeps tests exact.
+      date: options.now(),
+      dkim: sender.dkim
+        ? {
+            ...sender.dkim,
+            headerFieldNames: 'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:List-Unsubscribe:List-Unsubscribe-Post',
+          }
+        : undefined,
+    };
+    const content = { from, to: contact.email, subject: rendered.subject, html: rendered.html, text: rendered.text, headers: { ...headers, 'Message-ID': messageId, ...(replyTo ? { 'Reply-To': replyTo } : {}) } };
+    return { mail, message, smtpUrl: sender.smtpUrl, sending: { id: target.messageId, to: contact.email, subject: rendered.subject, content } };
+  }
+}
+
+interface ReadyEmail {
+  mail: SendMailOptions;
+  message: { id: string };
+  // Null: no relay (the account's nor SMTP_URL): captured as an .eml file.
+  smtpUrl: string | null;
+  sending: { id: string; to: string; subject: string; content: unknown };
+}
+
+function failedResult(reason: string, final: boolean, message?: { id: string }): SendResult {
+  return { ok: false, reason, detail: {}, final, abandoned: false, message };
+}
+
+// A stop cuts the wait short (nodemailer takes no signal): the send goes back with its key, and
+// whatever the server does with the cut-short attempt carries the same Message-ID.
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('aborted: the service is stopping'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('aborted: the service is stopping'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

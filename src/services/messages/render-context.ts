@@ -1,0 +1,35 @@
+import type { ContactDto } from '../../schemas/contact';
+import type { RunDto } from '../../schemas/sequence';
+import { contactFromRow, type ContactRow } from '../contacts/contact-row';
+
+// What a message template reads (docs/templates.md "Variables"): the contact as the API shows it
+// (`contact.firstName`, `contact.customFields.plan`), its run, the sequence, and the link that
+// unsubscribes the contact from the step's channel.
+
+export interface TemplateSequence {
+  id: string;
+  name: string;
+  // The version whose steps are rendered: with the sequence's id, the key parsed templates are
+  // kept under (a version's steps never change).
+  version: number;
+}
+
+export interface TemplateContext {
+  contact: ContactDto;
+  // The run's API fields; empty (every `run.*` renders empty) in a preview for a contact that
+  // has never been enrolled.
+  run: Partial<RunDto>;
+  sequence: TemplateSequence;
+  unsubscribe_url: string;
+}
+
+export function buildTemplateContext(input: {
+  contact: ContactRow | ContactDto;
+  run: RunDto | null;
+  sequence: TemplateSequence;
+  unsubscribeUrl: string;
+}): TemplateContext {
+  const contact = 'email_normalized' in input.contact ? contactFromRow(input.contact) : input.contact;
+  const { id, name, version } = input.sequence;
+  return { contact, run: input.run ?? {}, sequence: { id, name, version }, unsubscribe_url: input.unsubscribeUrl };
+}

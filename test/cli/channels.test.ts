@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCli } from '../../src/cli/run-cli';
+import { openDatabase } from '../../src/db/database';
+import { select } from '../../src/db/sql/statements';
+import { rebindModelsToTestDb } from '../support/db';
+import { dkimPrivateKey } from '../support/channels';
+
+// docs/channels.md "From the command line".
+
+describe('admin command line: channels', () => {
+  let dir: string;
+  let databaseUrl: string;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'channel-cli-'));
+    databaseUrl = `sqlite:${path.join(dir, 'cli.sqlite')}`;
+  });
+  afterEach(() => rebindModelsToTestDb());
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  async function cli(...argv: string[]) {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(argv, { databaseUrl }, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+    return { code, stdout, stderr, json: () => JSON.parse(stdout) };
+  }
+
+  it('sets and shows an account\'s email and WhatsApp senders, secrets read from files and stored encrypted with the data folder\'s key', async () => {
+    const account = (await cli('account:create', '--name', 'Senders')).json();
+    const smtpFile = path.join(dir, 'smtp-url');
+    fs.writeFileSync(smtpFile, 'smtps://news:cli-pass-77@smtp.shop.example:465\n');
+    const keyFile = path.join(dir, 'dkim.pem');
+    fs.writeFileSync(keyFile, dkimPrivateKey());
+    const tokenFile = path.join(dir, 'token');
+    fs.writeFileSync(tokenFile, 'EAAGclitokenvalue4321\n');
+
+    const set = await cli('channel:email:set', '--account', account.id, '--from', 'news@shop.example', '--smtp-url-file', smtpFile, '--dkim-domain', 'shop.example', '--dkim-selector', 's1', '--dkim-key-file', keyFile, '--max-per-second', '5');
+    expect(set.code, set.stderr).to.equal(0);
+    expect(set.json()).to.deep.include({ from: 'news@shop.example', maxPerSecond: 5 });
+    expect(set.json().smtp).to.deep.equal({ configured: true, host: 'smtp.shop.example:465', source: 'account' });
+    expect(set.json().dkim.dnsRecord.name).to.equal('s1._domainkey.shop.example');
+    expect(set.stdout).not.to.contain('cli-pass-77');
+    expect((await cli('channel:email:get', '--account', account.id)).json()).to.deep.equal(set.json());
+
+    const wa = await cli('channel:whatsapp:set', '--account', account.id, '--phone-number-id', '106540352242922', '--access-token-file', tokenFile);
+    expect(wa.code, wa.stderr).to.equal(0);
+    expect(wa.json()).to.deep.equal({ configured: true, phoneNumberId: '106540352242922', accessToken: { configured: true, last4: '4321' }, maxPerSecond: 80 });
+
+    expect(fs.statSync(path.join(dir, 'secrets.key')).mode & 0o777).to.equal(0o600);
+    const db = openDatabase(databaseUrl);
+    try {
+      const rows = JSON.stringify([...(await select(db, 'SELECT * FROM email_channels', [])), ...(await select(db, 'SELECT * FROM whatsapp_channels', []))]);
+      expect(rows).not.to.contain('cli-pass-77');
+      expect(rows).not.to.contain('EAAGclitokenvalue');
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('refuses bad settings with exit code 2, naming the flag, and writes nothing', async () => {
+    const account = (await cli('account:create', '--name', 'Refused')).json();
+    const badUrl = path.join(dir, 'bad-url');
+    fs.writeFileSync(badUrl, 'https://smtp.shop.example');
+    for (const [argv, flag] of [
+      [['channel:email:set', '--account', account.id, '--from', 'not an address'], '--from'],
+      [['channel:email:set', '--account', account.id, '--from', 'a@shop.example', '--smtp-url-file', badUrl], '--smtp-url-file'],
+      [['channel:email:set', '--account', account.id, '--from', 'a@shop.example', '--max-per-second', '101'], 'maxPerSecond'],
+      [['channel:whatsapp:set', '--account', account.id, '--phone-number-id', '1065'], 'accessToken'],
+    ] as const) {
+      const result = await cli(...argv);
+      expect(result.code, argv.join(' ')).to.equal(2);
+      expect(result.stderr).to.contain(flag);
+    }
+    expect((await cli('channel:email:get', '--account', account.id)).json().from).to.equal(null);
+  });
+});

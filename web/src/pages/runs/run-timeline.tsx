@@ -1,0 +1,100 @@
+import { When } from '../../components/when';
+import { stepInWords, type Step } from '../sequences/step-words';
+import { RunStatus } from '../sequences/run-status';
+import { MessageAsSent } from './message-as-sent';
+import type { Execution, RunPageData } from './run-data';
+import './runs.css';
+
+const OUTCOME: Record<string, string> = { running: 'pending', succeeded: 'active', failed: 'failed', skipped: 'disabled' };
+
+// What a step does, in words; a webhook step by its endpoint's URL, or saying that the endpoint
+// is gone (its calls then fail at once).
+function stepWords(step: Step | undefined, endpoints: RunPageData['endpoints']): { text: string; gone: boolean } {
+  if (!step) return { text: 'A step of an older version', gone: false };
+  if (step.type === 'webhook') {
+    const url = endpoints[step.endpointId.toLowerCase()];
+    return url ? { text: `POST to ${url}`, gone: false } : { text: `POST to webhook endpoint ${step.endpointId}, which no longer exists`, gone: true };
+  }
+  return { text: stepInWords(step, { window: null }), gone: false };
+}
+
+// What an execution did, beyond its outcome: a branch's way, a receiver's answer.
+function detailWords(execution: Execution): string | null {
+  const detail = execution.detail ?? {};
+  if (typeof detail.took === 'string') return `${detail.took === 'then' ? 'The condition held' : 'The condition did not hold'}: on to ${String(detail.to)}`;
+  if (typeof detail.responseStatus === 'number') return `Answered ${detail.responseStatus}${typeof detail.durationMs === 'number' ? ` in ${detail.durationMs} ms` : ''}`;
+  return null;
+}
+
+// A run's timeline: every step execution, oldest first, each with its time, outcome and reason,
+// and the message its visit sent, shown once. A run that is retrying says so above it.
+export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; headingLevel?: 2 | 3 }) {
+  const { run } = data;
+  const steps = new Map((data.steps as Step[]).map((step) => [step.id, step]));
+  const shown = new Set<string>();
+  const Heading = headingLevel === 2 ? 'h2' : 'h3';
+  return (
+    <div className="timeline-wrap">
+      {run.retry && (
+        <div className="banner warning retrying" role="status">
+          <strong>Retrying step {run.currentStepId}</strong>: {run.retry.attempts} failed attempt{run.retry.attempts === 1 ? '' : 's'}. Last error:{' '}
+          <span className="mono">{run.retry.lastError ?? 'unknown'}</span>.{' '}
+          {run.retry.nextAttemptAt ? (
+            <>
+              Next attempt <When iso={run.retry.nextAttemptAt} />.
+            </>
+          ) : run.status === 'paused' ? (
+            'The next attempt waits for the run to be resumed.'
+          ) : run.waitingFor === 'sequence_paused' ? (
+            'The next attempt waits for the sequence to be active again.'
+          ) : (
+            'An attempt is under way.'
+          )}
+        </div>
+      )}
+      <Heading className="visually-hidden">Steps taken</Heading>
+      {run.executions.length === 0 ? (
+        <p className="empty">No step has been carried out yet{run.dueAt ? '' : '.'}{run.dueAt && <> : the first is due <When iso={run.dueAt} />.</>}</p>
+      ) : (
+        <ol className="timeline">
+          {run.executions.map((execution, i) => {
+            const words = stepWords(steps.get(execution.stepId), data.endpoints);
+            const message = execution.message && !shown.has(execution.message.id) ? execution.message : null;
+            if (message) shown.add(message.id);
+            const detail = detailWords(execution);
+            return (
+              <li key={`${execution.stepId}-${i}`} className={`event ${execution.status}`}>
+                <div className="event-head">
+                  <span className="step-id">{execution.stepId}</span>
+                  <span className={`badge ${OUTCOME[execution.status] ?? 'disabled'}`}>
+                    {execution.status[0].toUpperCase() + execution.status.slice(1)}
+                  </span>
+                  {execution.attempt > 1 && <span className="meta">attempt {execution.attempt}</span>}
+                  <span className="meta event-time">
+                    <When iso={execution.startedAt} />
+                    {execution.endsAt && (
+                      <>
+                        {' '}
+                        – waits until <When iso={execution.endsAt} />
+                      </>
+                    )}
+                  </span>
+                </div>
+                <p className={`event-what${words.gone ? ' gone' : ''}`}>{words.text}</p>
+                {execution.reason && <p className="event-reason">{execution.reason}</p>}
+                {detail && <p className="meta">{detail}</p>}
+                {message && <MessageAsSent message={message} content={data.contents[message.id]} />}
+              </li>
+            );
+          })}
+        </ol>
+      )}
+      {!['pending', 'running', 'paused'].includes(run.status) && (
+        <p className="timeline-end">
+          <RunStatus status={run.status} /> <When iso={run.completedAt} />
+          {run.reason && <span className="event-reason"> {run.reason}</span>}
+        </p>
+      )}
+    </div>
+  );
+}

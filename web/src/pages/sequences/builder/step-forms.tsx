@@ -1,0 +1,374 @@
+import { useState, type ReactNode } from 'react';
+import { Field } from '../../../components/field';
+import { MessageEditor } from '../../../components/message-editor';
+import { SelectField } from '../../../components/select-field';
+import { durationInWords, type Step } from '../step-words';
+import { JsonField, TagsField, TemplateField, WeekdaysField } from './fields';
+
+// One form per step type. Each edits the step it is given and hands back the changed step; the
+// errors are the API's (or its schemas', run here first) for this step, keyed by the path inside
+// the step ("subject", "then", "template.name").
+
+type Of<T extends Step['type']> = Extract<Step, { type: T }>;
+export interface FormContext {
+  // The sequence the steps belong to: the message editor previews a step of it.
+  sequenceId: string;
+  // The steps a branch may go to, as [id, label].
+  targets: ReadonlyArray<readonly [string, string]>;
+  // The account's webhook endpoints, as [id, URL].
+  endpoints: ReadonlyArray<readonly [string, string]>;
+  // A field whose text cannot be sent yet (JSON that does not parse); null when it can.
+  onProblem: (field: string, problem: string | null) => void;
+}
+interface FormProps<T extends Step['type']> {
+  step: Of<T>;
+  onChange: (step: Step) => void;
+  errors: Record<string, string>;
+  context: FormContext;
+}
+
+export function StepForm({ step, onChange, errors, context }: { step: Step; onChange: (step: Step) => void; errors: Record<string, string>; context: FormContext }) {
+  const idField = (
+    <Field
+      label="Step id"
+      hint="Letters, digits, _ or -; branches and the run lists name the step by it."
+      value={step.id}
+      error={errors.id}
+      onChange={(e) => onChange({ ...step, id: e.target.value })}
+    />
+  );
+  let form: ReactNode;
+  switch (step.type) {
+    case 'wait':
+      form = <WaitForm step={step} onChange={onChange} errors={errors} context={context} />;
+      break;
+    case 'tag':
+      form = <TagForm step={step} onChange={onChange} errors={errors} context={context} />;
+      break;
+    case 'update':
+      form = <UpdateForm step={step} onChange={onChange} errors={errors} context={context} />;
+      break;
+    case 'webhook':
+      form = <WebhookForm step={step} onChange={onChange} errors={errors} context={context} />;
+      break;
+    case 'email':
+      form = (
+        <>
+          <EmailForm step={step} onChange={onChange} errors={errors} context={context} />
+          <EditorToggle step={step} onChange={onChange} sequenceId={context.sequenceId} />
+        </>
+      );
+      break;
+    case 'whatsapp':
+      form = (
+        <>
+          <WhatsAppForm step={step} onChange={onChange} errors={errors} context={context} />
+          <EditorToggle step={step} onChange={onChange} sequenceId={context.sequenceId} />
+        </>
+      );
+      break;
+    case 'branch':
+      form = <BranchForm step={step} onChange={onChange} errors={errors} context={context} />;
+      break;
+    case 'exit':
+      form = <p className="hint">Completes the run: the contact leaves the sequence here.</p>;
+      break;
+    default:
+      form = <p className="hint">This step&apos;s type is not one the builder knows; remove it, or the API will refuse the steps.</p>;
+  }
+  return (
+    <div className="step-form">
+      {idField}
+      {form}
+    </div>
+  );
+}
+
+function WaitForm({ step, onChange, errors }: FormProps<'wait'>) {
+  const mode = step.until ? 'until' : 'duration';
+  return (
+    <>
+      <fieldset className="field">
+        <legend>Wait</legend>
+        <label className="choice">
+          <input type="radio" name={`${step.id}-wait-mode`} checked={mode === 'duration'} onChange={() => onChange({ id: step.id, type: 'wait', duration: 'P1D' })} />
+          For a time
+        </label>
+        <label className="choice">
+          <input type="radio" name={`${step.id}-wait-mode`} checked={mode === 'until'} onChange={() => onChange({ id: step.id, type: 'wait', until: { time: '09:00' } })} />
+          Until a time of day
+        </label>
+      </fieldset>
+      {mode === 'duration' ? (
+        <Field
+          label="Duration"
+          hint={
+            <>
+              ISO 8601: <code>PT2H</code> 2 hours, <code>P3D</code> 3 days, <code>P1W</code> a week.{' '}
+              {step.duration ? `Reads: ${durationInWords(step.duration)}.` : ''}
+            </>
+          }
+          value={step.duration ?? ''}
+          error={errors.duration}
+          onChange={(e) => onChange({ ...step, duration: e.target.value })}
+        />
+      ) : (
+        <>
+          <Field
+            label="Time of day"
+            hint="HH:MM, in the sending window's time zone (UTC without one)."
+            value={step.until?.time ?? ''}
+            error={errors['until.time'] ?? errors.until}
+            onChange={(e) => onChange({ ...step, until: { ...step.until, time: e.target.value } })}
+          />
+          <WeekdaysField
+            legend="On"
+            value={step.until?.weekdays}
+            error={Object.entries(errors).find(([path]) => path.startsWith('until.weekdays'))?.[1]}
+            onChange={(weekdays) => {
+              const until = { time: step.until?.time ?? '09:00', ...(weekdays ? { weekdays } : {}) };
+              onChange({ ...step, until });
+            }}
+          />
+        </>
+      )}
+    </>
+  );
+}
+
+function firstError(errors: Record<string, string>, field: string): string | undefined {
+  return errors[field] ?? Object.entries(errors).find(([path]) => path.startsWith(`${field}.`))?.[1];
+}
+
+function TagForm({ step, onChange, errors }: FormProps<'tag'>) {
+  return (
+    <>
+      <TagsField label="Tags to add" value={step.add} error={firstError(errors, 'add')} onChange={(add) => onChange({ ...step, add })} />
+      <TagsField label="Tags to remove" value={step.remove} error={firstError(errors, 'remove')} onChange={(remove) => onChange({ ...step, remove })} />
+    </>
+  );
+}
+
+function UpdateForm({ step, onChange, errors, context }: FormProps<'update'>) {
+  return (
+    <JsonField
+      label="Custom fields (JSON)"
+      hint="Merged into the contact's custom fields, as upsert merges them."
+      value={step.customFields}
+      error={firstError(errors, 'customFields')}
+      onProblem={(problem) => context.onProblem('customFields', problem)}
+      onChange={(customFields) => onChange({ ...step, customFields: customFields as Record<string, unknown> })}
+    />
+  );
+}
+
+function WebhookForm({ step, onChange, errors, context }: FormProps<'webhook'>) {
+  const known = context.endpoints.some(([id]) => id === step.endpointId);
+  const options: Array<readonly [string, string]> = [
+    ...(step.endpointId === '' ? [['', 'Choose an endpoint'] as const] : []),
+    ...(known || step.endpointId === '' ? [] : [[step.endpointId, 'An endpoint that is gone'] as const]),
+    ...context.endpoints,
+  ];
+  return (
+    <>
+      <SelectField label="Endpoint" options={options} value={step.endpointId} error={errors.endpointId} onChange={(e) => onChange({ ...step, endpointId: e.target.value })} />
+      {context.endpoints.length === 0 && <p className="hint">The account has no webhook endpoint yet: add one under Settings → Developer → Webhooks.</p>}
+      <JsonField
+        label="Payload (JSON, optional)"
+        hint="Sent as data.payload, at most 16 KiB."
+        optional
+        value={step.payload}
+        error={firstError(errors, 'payload')}
+        onProblem={(problem) => context.onProblem('payload', problem)}
+        onChange={(payload) => {
+          const { payload: _old, ...rest } = step;
+          onChange(payload === undefined ? rest : { ...rest, payload });
+        }}
+      />
+    </>
+  );
+}
+
+// The message editor (Liquid highlighting, the variables, a live preview for a contact) over the
+// same step as the fields above: both edit one step, and the builder's Save steps saves it. It
+// loads its own chunk the first time it is opened.
+function EditorToggle({ step, onChange, sequenceId }: { step: Of<'email'> | Of<'whatsapp'>; onChange: (step: Step) => void; sequenceId: string }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div className="editor-toggle">
+      <button type="button" className="secondary" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {open ? 'Close the editor and preview' : 'Open the editor with a live preview'}
+      </button>
+      {open && <MessageEditor sequenceId={sequenceId} stepId={step.id} step={step} onChange={(next) => onChange(next as Step)} />}
+    </div>
+  );
+}
+
+const VARIABLES_HINT = (
+  <>
+    Liquid: <code>{'{{ contact.firstName }}'}</code>, <code>{'{{ contact.customFields.plan }}'}</code>, <code>{'{{ unsubscribe_url }}'}</code>.
+  </>
+);
+
+function EmailForm({ step, onChange, errors }: FormProps<'email'>) {
+  return (
+    <>
+      <TemplateField label="Subject" value={step.subject} error={errors.subject} hint={VARIABLES_HINT} onChange={(subject) => onChange({ ...step, subject })} />
+      <TemplateField label="HTML" multiline value={step.html} error={errors.html} onChange={(html) => onChange({ ...step, html })} />
+      <TemplateField
+        label="Text (optional)"
+        multiline
+        hint="Left empty: made from the HTML."
+        value={step.text ?? ''}
+        error={errors.text}
+        onChange={(text) => onChange({ ...step, text })}
+      />
+      <div className="field-pair">
+        <Field label="From (optional)" hint="Empty: the account's sender." value={step.from ?? ''} error={errors.from} onChange={(e) => onChange({ ...step, from: e.target.value })} />
+        <Field label="Reply-To (optional)" hint="Empty: the account's, if any." value={step.replyTo ?? ''} error={errors.replyTo} onChange={(e) => onChange({ ...step, replyTo: e.target.value })} />
+      </div>
+    </>
+  );
+}
+
+type Component = NonNullable<Of<'whatsapp'>['template']['components']>[number];
+
+function WhatsAppForm({ step, onChange, errors }: FormProps<'whatsapp'>) {
+  const template = step.template;
+  const components = template.components ?? [];
+  const bodyIndex = components.findIndex((c) => c.type === 'body');
+  const body = bodyIndex >= 0 ? components[bodyIndex]!.parameters : [];
+  const others = components.filter((c) => c.type !== 'body');
+  const setTemplate = (next: Partial<typeof template>) => onChange({ ...step, template: { ...template, ...next } });
+  const setBody = (parameters: typeof body) => {
+    const next: Component[] = components.filter((c) => c.type !== 'body');
+    if (parameters.length > 0) next.splice(bodyIndex >= 0 ? bodyIndex : next.length, 0, { type: 'body', parameters });
+    const { components: _old, ...rest } = template;
+    onChange({ ...step, template: next.length > 0 ? { ...rest, components: next } : rest });
+  };
+  const at = bodyIndex >= 0 ? bodyIndex : components.length;
+  return (
+    <>
+      <div className="field-pair">
+        <Field label="Template name" hint="As approved in WhatsApp Manager." value={template.name} error={errors['template.name']} onChange={(e) => setTemplate({ name: e.target.value })} />
+        <Field
+          label="Language"
+          hint="The approved translation: en, en_US."
+          value={template.language?.code ?? ''}
+          error={errors['template.language.code'] ?? errors['template.language']}
+          onChange={(e) => setTemplate({ language: { ...template.language, code: e.target.value } })}
+        />
+      </div>
+      <fieldset className="field">
+        <legend>Body parameters</legend>
+        {body.length === 0 && <p className="hint">None: the template has no variables in its body.</p>}
+        {body.map((parameter, i) => (
+          <div className="parameter" key={i}>
+            <TemplateField
+              label={`Body parameter ${i + 1}`}
+              value={parameter.text}
+              error={errors[`template.components.${at}.parameters.${i}.text`]}
+              onChange={(text) => setBody(body.map((p, j) => (j === i ? { ...p, text } : p)))}
+            />
+            <button type="button" className="secondary" onClick={() => setBody(body.filter((_, j) => j !== i))}>
+              Remove parameter {i + 1}
+            </button>
+          </div>
+        ))}
+        <button type="button" className="secondary" onClick={() => setBody([...body, { type: 'text', text: '{{ contact.firstName }}' }])}>
+          Add a body parameter
+        </button>
+      </fieldset>
+      {others.length > 0 && <p className="hint">Also sent as they are: {others.map((c) => `${c.type} (${c.parameters.length} parameter${c.parameters.length === 1 ? '' : 's'})`).join(', ')}.</p>}
+    </>
+  );
+}
+
+type Condition = Of<'branch'>['if'];
+const CONDITION_KINDS = [
+  ['tag', 'Has a tag'],
+  ['equals', 'A custom field equals'],
+  ['exists', 'A custom field is there'],
+  ['missing', 'A custom field is not there'],
+  ['channel', 'A subscription status is'],
+] as const;
+type ConditionKind = (typeof CONDITION_KINDS)[number][0];
+
+function kindOf(condition: Condition): ConditionKind {
+  if ('tag' in condition) return 'tag';
+  if ('channel' in condition) return 'channel';
+  if ('exists' in condition) return condition.exists ? 'exists' : 'missing';
+  return 'equals';
+}
+
+function conditionOf(kind: ConditionKind, previous: Condition): Condition {
+  const field = 'field' in previous ? previous.field : 'plan';
+  switch (kind) {
+    case 'tag':
+      return { tag: 'tag' in previous ? previous.tag : 'vip' };
+    case 'equals':
+      return { field, equals: 'equals' in previous ? previous.equals : 'pro' };
+    case 'exists':
+      return { field, exists: true };
+    case 'missing':
+      return { field, exists: false };
+    case 'channel':
+      return { channel: 'email', status: 'subscribed' };
+  }
+}
+
+function BranchForm({ step, onChange, errors, context }: FormProps<'branch'>) {
+  const condition = step.if;
+  const kind = kindOf(condition);
+  const ifError = errors.if;
+  const targets = (value: string): Array<readonly [string, string]> =>
+    context.targets.some(([id]) => id === value) ? [...context.targets] : [[value, `${value || '(none)'}: not a step`], ...context.targets];
+  return (
+    <>
+      <SelectField label="If" options={CONDITION_KINDS} value={kind} onChange={(e) => onChange({ ...step, if: conditionOf(e.target.value as ConditionKind, condition) })} />
+      {'tag' in condition && <Field label="Tag" value={condition.tag} error={errors['if.tag'] ?? ifError} onChange={(e) => onChange({ ...step, if: { tag: e.target.value } })} />}
+      {'field' in condition && (
+        <Field label="Custom field" hint="A dot reaches into an object: address.city." value={condition.field} error={errors['if.field'] ?? ifError} onChange={(e) => onChange({ ...step, if: { ...condition, field: e.target.value } })} />
+      )}
+      {'equals' in condition && (
+        <JsonField
+          label="Equals (a JSON value)"
+          hint={'Same type and value: "pro", 3, true.'}
+          rows={1}
+          value={condition.equals}
+          error={errors['if.equals']}
+          onProblem={(problem) => context.onProblem('if.equals', problem)}
+          onChange={(equals) => onChange({ ...step, if: { field: condition.field, equals } })}
+        />
+      )}
+      {'channel' in condition && (
+        <div className="field-pair">
+          <SelectField
+            label="Channel"
+            options={[
+              ['email', 'Email'],
+              ['whatsapp', 'WhatsApp'],
+            ]}
+            value={condition.channel}
+            error={errors['if.channel'] ?? ifError}
+            onChange={(e) => onChange({ ...step, if: { ...condition, channel: e.target.value as 'email' | 'whatsapp' } })}
+          />
+          <SelectField
+            label="Status"
+            options={[
+              ['subscribed', 'Subscribed'],
+              ['unsubscribed', 'Unsubscribed'],
+            ]}
+            value={condition.status}
+            error={errors['if.status']}
+            onChange={(e) => onChange({ ...step, if: { ...condition, status: e.target.value as typeof condition.status } })}
+          />
+        </div>
+      )}
+      <div className="field-pair">
+        <SelectField label="Then go to" options={targets(step.then)} value={step.then} error={errors.then} onChange={(e) => onChange({ ...step, then: e.target.value })} />
+        <SelectField label="Else go to" options={targets(step.else)} value={step.else} error={errors.else} onChange={(e) => onChange({ ...step, else: e.target.value })} />
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,192 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useId, useState, type FormEvent } from 'react';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { QueryState } from '../../components/query-state';
+import { fieldErrors, trpc } from '../../trpc';
+
+// Settings -> Channels: the account's email and WhatsApp senders (docs/channels.md). Secrets
+// are write-only: their fields start empty, and empty keeps what is stored.
+
+type EmailChannel = NonNullable<ReturnType<typeof useEmail>['data']>;
+type WhatsAppChannel = NonNullable<ReturnType<typeof useWhatsApp>['data']>;
+
+function useEmail() {
+  return useQuery(trpc.dashboard.channels.email.queryOptions());
+}
+function useWhatsApp() {
+  return useQuery(trpc.dashboard.channels.whatsapp.queryOptions());
+}
+
+const rateOf = (text: string) => (text.trim() === '' ? null : Number(text));
+
+export function ChannelsPage() {
+  const email = useEmail();
+  const whatsapp = useWhatsApp();
+  return (
+    <>
+      <div className="toolbar">
+        <p>Where this account&apos;s messages leave from. Passwords, keys and tokens are stored encrypted and never shown again: leave a field empty to keep what is stored.</p>
+      </div>
+      <div className="panels">
+        <QueryState query={email} loading="Loading the email sender…">
+          {(data) => <EmailPanel channel={data} />}
+        </QueryState>
+        <QueryState query={whatsapp} loading="Loading the WhatsApp sender…">
+          {(data) => <WhatsAppPanel channel={data} />}
+        </QueryState>
+      </div>
+    </>
+  );
+}
+
+function EmailPanel({ channel }: { channel: EmailChannel }) {
+  const queryClient = useQueryClient();
+  const [from, setFrom] = useState(channel.from ?? '');
+  const [replyTo, setReplyTo] = useState(channel.replyTo ?? '');
+  const [smtpUrl, setSmtpUrl] = useState('');
+  const [domain, setDomain] = useState(channel.dkim?.domain ?? '');
+  const [selector, setSelector] = useState(channel.dkim?.selector ?? '');
+  const [privateKey, setPrivateKey] = useState('');
+  const [rate, setRate] = useState(String(channel.maxPerSecond));
+  const keyId = useId();
+  const save = useMutation(
+    trpc.dashboard.channels.setEmail.mutationOptions({
+      onSuccess: (saved) => {
+        queryClient.setQueryData(trpc.dashboard.channels.email.queryKey(), saved);
+        setSmtpUrl('');
+        setPrivateKey('');
+      },
+    }),
+  );
+  const errors = fieldErrors(save.error);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate({
+      from: from.trim(),
+      replyTo: replyTo.trim() === '' ? null : replyTo.trim(),
+      ...(smtpUrl.trim() !== '' && { smtpUrl: smtpUrl.trim() }),
+      ...(privateKey.trim() !== '' && { dkim: { domain, selector, privateKey } }),
+      maxPerSecond: rateOf(rate),
+    });
+  };
+  const relay = channel.smtp.configured
+    ? `${channel.smtp.host} (${channel.smtp.source === 'account' ? 'this account\u2019s relay' : 'the server\u2019s SMTP_URL'})`
+    : 'None: emails are written to the outbox folder';
+  return (
+    <section className="panel" aria-labelledby="email-heading">
+      <h2 id="email-heading">Email</h2>
+      <form onSubmit={submit} noValidate>
+        <ErrorBanner error={save.error} />
+        {save.isSuccess && <p role="status" className="banner">Email sender saved.</p>}
+        <Field label="From" type="email" value={from} onChange={(e) => setFrom(e.target.value)} error={errors.from} autoComplete="off" />
+        <Field label="Reply-To (optional)" type="email" value={replyTo} onChange={(e) => setReplyTo(e.target.value)} error={errors.replyTo} autoComplete="off" />
+        <Field
+          label="SMTP relay URL"
+          hint={<>In use: {relay}. smtp://user:password@host:587 (STARTTLS) or smtps://…:465 (TLS).</>}
+          type="password"
+          value={smtpUrl}
+          placeholder={channel.smtp.source === 'account' ? 'Stored: leave empty to keep' : ''}
+          onChange={(e) => setSmtpUrl(e.target.value)}
+          error={errors.smtpUrl}
+          autoComplete="off"
+        />
+        <Field label="DKIM domain" value={domain} onChange={(e) => setDomain(e.target.value)} error={errors['dkim.domain']} autoComplete="off" />
+        <Field label="DKIM selector" value={selector} onChange={(e) => setSelector(e.target.value)} error={errors['dkim.selector']} autoComplete="off" />
+        <div className="field">
+          <label htmlFor={keyId}>DKIM private key (PEM)</label>
+          <p className="hint" id={`${keyId}-hint`}>{channel.dkim ? 'A key is stored: leave empty to keep it.' : 'An RSA key, 2048 bits advised.'}</p>
+          <textarea
+            id={keyId}
+            rows={4}
+            value={privateKey}
+            onChange={(e) => setPrivateKey(e.target.value)}
+            aria-describedby={errors['dkim.privateKey'] ? `${keyId}-hint ${keyId}-error` : `${keyId}-hint`}
+            aria-invalid={errors['dkim.privateKey'] ? true : undefined}
+            spellCheck={false}
+          />
+          {errors['dkim.privateKey'] && <p className="error" id={`${keyId}-error`}>{errors['dkim.privateKey']}</p>}
+        </div>
+        <Field label="Emails per second" type="number" min={1} value={rate} onChange={(e) => setRate(e.target.value)} error={errors.maxPerSecond} />
+        <div className="actions start">
+          <button type="submit" disabled={save.isPending}>Save email sender</button>
+        </div>
+      </form>
+      {channel.dkim && (
+        <div className="dns-record">
+          <h3>DNS record to publish</h3>
+          <p className="hint">Add this TXT record at your DNS provider so that receivers can check the signature.</p>
+          <dl className="facts">
+            <div>
+              <dt>Name</dt>
+              <dd><code>{channel.dkim.dnsRecord.name}</code></dd>
+            </div>
+            <div>
+              <dt>Type</dt>
+              <dd>TXT</dd>
+            </div>
+            <div>
+              <dt>Value</dt>
+              <dd className="wrap"><code>{channel.dkim.dnsRecord.value}</code></dd>
+            </div>
+          </dl>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function WhatsAppPanel({ channel }: { channel: WhatsAppChannel }) {
+  const queryClient = useQueryClient();
+  const [phoneNumberId, setPhoneNumberId] = useState(channel.phoneNumberId ?? '');
+  const [accessToken, setAccessToken] = useState('');
+  const [rate, setRate] = useState(String(channel.maxPerSecond));
+  const save = useMutation(
+    trpc.dashboard.channels.setWhatsApp.mutationOptions({
+      onSuccess: (saved) => {
+        queryClient.setQueryData(trpc.dashboard.channels.whatsapp.queryKey(), saved);
+        setAccessToken('');
+      },
+    }),
+  );
+  const errors = fieldErrors(save.error);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate({ phoneNumberId: phoneNumberId.trim(), ...(accessToken.trim() !== '' && { accessToken: accessToken.trim() }), maxPerSecond: rateOf(rate) });
+  };
+  return (
+    <section className="panel" aria-labelledby="whatsapp-heading">
+      <h2 id="whatsapp-heading">WhatsApp</h2>
+      <p className="hint">
+        {channel.configured ? `Set up: token ending in ${channel.accessToken.last4}.` : 'Not set up: messages are written to the outbox folder.'}
+      </p>
+      <form onSubmit={submit} noValidate>
+        <ErrorBanner error={save.error} />
+        {save.isSuccess && <p role="status" className="banner">WhatsApp sender saved.</p>}
+        <Field
+          label="Phone number ID"
+          hint="WhatsApp Manager › API Setup: the number's ID, not the number."
+          value={phoneNumberId}
+          inputMode="numeric"
+          onChange={(e) => setPhoneNumberId(e.target.value)}
+          error={errors.phoneNumberId}
+          autoComplete="off"
+        />
+        <Field
+          label="Access token"
+          hint="A system user's permanent token with whatsapp_business_messaging."
+          type="password"
+          value={accessToken}
+          placeholder={channel.accessToken.configured ? 'Stored: leave empty to keep' : ''}
+          onChange={(e) => setAccessToken(e.target.value)}
+          error={errors.accessToken}
+          autoComplete="off"
+        />
+        <Field label="Messages per second" type="number" min={1} value={rate} onChange={(e) => setRate(e.target.value)} error={errors.maxPerSecond} />
+        <div className="actions start">
+          <button type="submit" disabled={save.isPending}>Save WhatsApp sender</button>
+        </div>
+      </form>
+    </section>
+  );
+}
