@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import request from 'supertest';
-import { createApp } from '../../src/app';
+import { createApp, type AppDeps } from '../../src/app';
+import type { ChannelSettings } from '../../src/services/channels/channel-settings';
 import { completeSetup, createUser } from '../../src/services/dashboard/users';
 import { silentLogger } from './app';
 import { testDb } from './db';
@@ -21,11 +22,13 @@ export async function buildUser(accountId?: string, options: { email?: string; p
 }
 
 // An app of its own (its own sign-in counters), whose dashboard expects Origin ORIGIN.
-export function dashboardApp(options: { trustProxy?: boolean } = {}): Express {
+export function dashboardApp(options: { trustProxy?: boolean; channels?: ChannelSettings; testSends?: AppDeps['testSends'] } = {}): Express {
   return createApp({
     db: testDb(),
     config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000, publicOrigin: ORIGIN, trustProxy: options.trustProxy },
     logger: silentLogger,
+    channels: options.channels,
+    testSends: options.testSends,
   });
 }
 
