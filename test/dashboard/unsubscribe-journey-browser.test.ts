@@ -121,6 +121,8 @@ describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
     const again = page.locator('.event').filter({ has: page.locator('.step-id', { hasText: /^again$/ }) });
     expect(await again.innerText()).to.match(/Skipped/i);
     expect(await again.innerText()).to.match(/unsubscribed/);
+    // A skipped message never goes out: the timeline does not say it will.
+    expect(await again.innerText()).to.include('Never sent: nothing was rendered.').and.not.include('Not sent yet');
     await look('unsubscribe-journey-timeline');
 
     await page.goto(`${base}/dashboard/sequences/${sequence.id}`);
