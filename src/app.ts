@@ -1,6 +1,7 @@
+import path from 'node:path';
 import { createHash } from 'node:crypto';
 import express, { type Express, type Router } from 'express';
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_UNSUBSCRIBE_LIMIT_PER_MINUTE, type Config } from './config';
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_DATA_DIR, DEFAULT_UNSUBSCRIBE_LIMIT_PER_MINUTE, type Config } from './config';
 import type { Database } from './db/database';
 import { accessLog } from './http/access-log';
 import { chain } from './http/chain';
@@ -31,6 +32,8 @@ import type * as DocsPageModule from './openapi/docs-page';
 import type * as DocumentModule from './openapi/document';
 import { appRouter } from './routers/app-router';
 import type { ChannelSettings } from './services/channels/channel-settings';
+import { DEFAULT_TEST_SENDS_PER_MINUTE } from './services/messages/send-test-email';
+import { SmtpTransports } from './services/messages/smtp-transports';
 import type { WebhookSettings } from './services/webhooks/webhook-settings';
 
 export interface AppDeps {
@@ -56,6 +59,9 @@ export interface AppDeps {
   // The secrets key, the senders' defaults and the unsubscribe links' address; absent: no key
   // (secrets cannot be stored, unsubscribe links answer 404) and no server-wide defaults.
   channels?: ChannelSettings;
+  // The message editor's test sends: the relays' pool (the server's, closed at shutdown; else
+  // one of the app's own), DATA_DIR/outbox, the clock and the limit per account and minute.
+  testSends?: { transports?: SmtpTransports; outboxDir?: string; now?: () => Date; perMinute?: number };
 }
 
 export function createApp({
@@ -69,6 +75,7 @@ export function createApp({
   dashboardDir,
   webhooks,
   channels,
+  testSends,
 }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -127,7 +134,15 @@ export function createApp({
   // keyed /trpc mount. The in-memory log sweeps by its own window, hence one of 15 min here.
   app.use('/dashboard', dashboardPage(dashboardDir));
   const signInLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog(SIGN_IN_WINDOW_MS);
-  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin, webhooks, channels }));
+  // Test sends are limited per account in the same log as the API's keys (shared on Redis).
+  const testSendDeps = {
+    transports: testSends?.transports ?? new SmtpTransports(),
+    outboxDir: testSends?.outboxDir ?? path.join(DEFAULT_DATA_DIR, 'outbox'),
+    log: rateLimitLog ?? new MemorySlidingLog(),
+    limitPerMinute: testSends?.perMinute ?? DEFAULT_TEST_SENDS_PER_MINUTE,
+    now: testSends?.now ?? (() => new Date()),
+  };
+  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin, webhooks, channels, testSends: testSendDeps }));
 
   // One-click unsubscribe links: recipients', with no key and no cookie (docs/channels.md).
   const unsubscribeLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog();

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { createServer } from 'node:http';
 import { createApp } from './app';
+import { SmtpTransports } from './services/messages/smtp-transports';
 import { migrateToLatest } from './db/migrator';
 import { countAccounts } from './services/accounts';
 import { setupUrl } from './services/dashboard/users';
@@ -55,7 +56,9 @@ async function main() {
   applyServerTimeouts(server, config.httpTimeouts);
   const drainable = new DrainableServer(server);
   const webhooks = webhookSettings(config);
-  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks, channels }));
+  // The message editor's test sends: their own relay pool, closed at shutdown.
+  const testSmtp = new SmtpTransports();
+  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks, channels, testSends: { transports: testSmtp, outboxDir: path.join(config.dataDir, 'outbox') } }));
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -115,6 +118,7 @@ async function main() {
       // Attempts in flight get 3 s to finish; the rest are released for another dispatcher.
       await dispatcher?.stop(3_000);
       await engine?.stop(3_000);
+      testSmtp.close();
       await eventRetention.stop();
       await maintenance.stop();
       await db.close();

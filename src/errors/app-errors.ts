@@ -101,3 +101,16 @@ export class ServiceUnavailableError extends AppError {
   readonly code = 'service_unavailable';
   readonly retryAfterSeconds = 5;
 }
+
+// Too many of something in a window (the message editor's test sends): try again later.
+export class RateLimitedError extends AppError {
+  readonly status = 429;
+  readonly code = 'rate_limited';
+}
+
+// A server refused a message the caller asked to send now (a test send's SMTP answer): the
+// request was fine, the relay said no; its answer is in the message.
+export class SendRefusedError extends AppError {
+  readonly status = 409;
+  readonly code = 'send_refused';
+}

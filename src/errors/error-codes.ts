@@ -16,7 +16,7 @@ export const ERROR_CODES_BY_STATUS = {
 } as const;
 
 // Codes only the dashboard's own procedures answer; they are not part of the public API.
-export const DASHBOARD_ERROR_CODES = ['sign_in_required', 'sign_in_failed', 'api_key_not_accepted', 'user_exists'] as const;
+export const DASHBOARD_ERROR_CODES = ['sign_in_required', 'sign_in_failed', 'api_key_not_accepted', 'user_exists', 'send_refused'] as const;
 
 // Codes of the receivers the service offers to providers outside /api/v1 (the WhatsApp status
 // webhook, docs/messages.md): a 401 for a body whose signature does not match.

@@ -4,6 +4,7 @@ import type { DashboardHttp } from './dashboard-context';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { IdempotencyScope } from '../services/idempotency/key-in-transaction';
+import type { TestSendDeps } from '../services/messages/send-test-email';
 
 // What a procedure may set about its HTTP answer. A mutable holder, because middlewares pass
 // copies of the context on: a plain `ctx.status` set by a procedure would be lost.
@@ -28,6 +29,8 @@ export interface Context {
   // The Idempotency-Key the request claimed, if it sent one: operations that enroll write their
   // result on it in their own transaction (src/services/idempotency/key-in-transaction.ts).
   idempotency?: IdempotencyScope;
+  // Only on the dashboard's mount: the message editor's test sends (relays, outbox, limit).
+  testSends?: TestSendDeps;
 }
 
 export function newHttpMeta(): HttpMeta {

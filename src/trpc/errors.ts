@@ -14,6 +14,7 @@ const CODE_FOR_STATUS: Record<number, TRPCError['code']> = {
   404: 'NOT_FOUND',
   409: 'CONFLICT',
   422: 'UNPROCESSABLE_CONTENT',
+  429: 'TOO_MANY_REQUESTS',
   503: 'SERVICE_UNAVAILABLE',
 };
 

@@ -1,14 +1,19 @@
+import { mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
-import { channelSettings } from '../support/channels';
 import { caller, silentLogger } from '../support/app';
 import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
 import { buildUser, PASSWORD } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
 import { closeServer, listenOnLoopback } from '../support/listen';
+import { SmtpTransports } from '../../src/services/messages/smtp-transports';
+import { channelSettings } from '../support/channels';
+import { startSmtpServer } from '../support/smtp-server';
 
 // The message editor in a real browser (issue 29, "Message editor"), on a sequence's email step:
 // a contact found by the start of their email, the step previewed for them from the service's
@@ -29,20 +34,28 @@ describe(TITLE, function () {
   let base: string;
   let context: BrowserContext;
   let page: Page;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let transports: SmtpTransports;
 
   before(async function () {
     browser = await launchBrowser(this);
+    smtp = await startSmtpServer();
+    transports = new SmtpTransports({ connectionMs: 5_000, greetingMs: 5_000, socketMs: 5_000 });
+    // A secrets key (previews carry the signed unsubscribe link) and SMTP_URL: a real relay.
     const app = createApp({
       db: testDb(),
       config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 },
       logger: silentLogger,
-      channels: channelSettings({ emailFrom: 'Shop <shop@example.com>' }),
+      channels: channelSettings({ smtpUrl: smtp.url, emailFrom: 'news@shop.example' }),
+      testSends: { transports, outboxDir: mkdtempSync(path.join(tmpdir(), 'svc-editor-outbox-')) },
     });
     ({ server, base } = await listenOnLoopback(app));
   });
   after(async () => {
     await browser?.close();
     await closeServer(server);
+    transports?.close();
+    await smtp?.close();
   });
   beforeEach(async () => {
     context = await browser.newContext({ viewport: DESKTOP });
@@ -76,7 +89,7 @@ describe(TITLE, function () {
         { id: 'welcome', type: 'email', subject: 'Welcome, {{ contact.firstName }}', html: HTML },
       ],
     });
-    await buildContact(tenant.accountId, { email: 'ada@example.com', firstName: 'Ada', customFields: { plan: 'pro' } });
+    const ada = await buildContact(tenant.accountId, { email: 'ada@example.com', firstName: 'Ada', customFields: { plan: 'pro' } });
     await buildContact(tenant.accountId, { email: 'adam@example.com', firstName: 'Adam' });
     const user = await buildUser(tenant.accountId);
 
@@ -135,5 +148,18 @@ describe(TITLE, function () {
     // Nothing was saved from this page.
     const saved = (await caller(tenant.key).sequences.get({ id: sequence.id })).sequence.steps[1] as { html: string };
     expect(saved.html).to.equal(HTML);
+
+    // Send a test: the step as edited, for Ada, to the address typed, through the relay.
+    await page.getByLabel('Send to').fill('me@agency.example');
+    await page.getByRole('button', { name: 'Send a test' }).click();
+    await page.getByRole('status').getByText(/^Test sent to me@agency\.example: “Welcome, Ada”/).waitFor();
+    expect(smtp.received).to.have.length(1);
+    expect(smtp.received[0]!.envelope.to).to.deep.equal(['me@agency.example']);
+    expect(smtp.received[0]!.parsed.subject).to.equal('Welcome, Ada');
+    expect(smtp.received[0]!.parsed.html).to.include('Hi Ada');
+    // A test, not a message of Ada's: her message list stays empty.
+    expect((await caller(tenant.key).contacts.messages({ id: ada.id })).messages).to.deep.equal([]);
+    await page.getByRole('button', { name: 'Send a test' }).scrollIntoViewIfNeeded();
+    await look('message-editor-send-test');
   });
 });

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import request from 'supertest';
-import { createApp } from '../../src/app';
+import { createApp, type AppDeps } from '../../src/app';
 import type { ChannelSettings } from '../../src/services/channels/channel-settings';
 import { completeSetup, createUser } from '../../src/services/dashboard/users';
 import { silentLogger } from './app';
@@ -22,13 +22,13 @@ export async function buildUser(accountId?: string, options: { email?: string; p
 }
 
 // An app of its own (its own sign-in counters), whose dashboard expects Origin ORIGIN.
-// channels: the senders' settings (a secrets key among them), for what renders or sends a message.
-export function dashboardApp(options: { trustProxy?: boolean; channels?: ChannelSettings } = {}): Express {
+export function dashboardApp(options: { trustProxy?: boolean; channels?: ChannelSettings; testSends?: AppDeps['testSends'] } = {}): Express {
   return createApp({
     db: testDb(),
     config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000, publicOrigin: ORIGIN, trustProxy: options.trustProxy },
     logger: silentLogger,
     channels: options.channels,
+    testSends: options.testSends,
   });
 }
 

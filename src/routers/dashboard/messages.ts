@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { stepInputSchema } from '../../schemas/sequence-definition';
 import { DEFAULT_CHANNEL_SETTINGS } from '../../services/channels/channel-settings';
 import { previewMessage } from '../../services/messages/preview-message';
+import { sendTestEmail } from '../../services/messages/send-test-email';
+import { ValidationError } from '../../errors/app-errors';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
 
@@ -26,4 +28,25 @@ export const dashboardMessagesRouter = router({
         ctx.channels ?? DEFAULT_CHANNEL_SETTINGS,
       ),
     })),
+
+  // "Send a test": the step as edited, rendered for the preview's contact, sent once to `to`
+  // through the account's sender and recorded as a test message (src/services/messages/
+  // send-test-email.ts). A relay's refusal is a 409 naming its answer; over the limit a 429.
+  sendTest: sessionProcedure
+    .input(
+      z.object({
+        sequenceId: z.string().max(64),
+        stepId: z.string().min(1).max(64),
+        contactId: z.guid('must be a UUID'),
+        step: stepInputSchema.optional(),
+        to: z.email('must be an email address').max(254),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      if (!ctx.testSends) throw new ValidationError('Test sends are not available here');
+      const { to, step, ...rest } = input;
+      return {
+        test: await sendTestEmail(ctx.db, { accountId: ctx.accountId, ...rest, draft: step, to }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS, ctx.testSends),
+      };
+    }),
 });

@@ -8,7 +8,8 @@ import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './message-rows
 
 // GET /contacts/{id}/messages: the contact's messages, newest first by (created_at, id), read
 // through messages_contact_created from the cursor on. The contact is checked first: an
-// unknown id, or another account's, is a 404.
+// unknown id, or another account's, is a 404. Test sends (the message editor's, `test` true)
+// were rendered for the contact but never sent to them: they are not listed.
 export async function listContactMessages(
   db: Database,
   input: { accountId: string; contactId: string } & PageRequest,
@@ -19,8 +20,8 @@ export async function listContactMessages(
   const rows = await select<MessageRow>(
     db,
     `SELECT ${MESSAGE_COLUMNS} FROM ${readThrough(db, 'messages', 'm', 'messages_contact_created')}` +
-      ` WHERE contact_id = ? AND account_id = ?${after.sql}${orderBy('created_at', 'id', 'DESC')} LIMIT ?`,
-    [contact.id, input.accountId, ...after.values, input.limit + 1],
+      ` WHERE contact_id = ? AND account_id = ? AND test = ?${after.sql}${orderBy('created_at', 'id', 'DESC')} LIMIT ?`,
+    [contact.id, input.accountId, false, ...after.values, input.limit + 1],
   );
   return toPage(scope, input, rows, { position: (row) => ({ at: row.created_at, id: row.id }), item: messageFromRow });
 }

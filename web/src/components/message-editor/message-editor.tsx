@@ -3,6 +3,7 @@ import type { inferRouterInputs } from '@trpc/server';
 import type { AppRouter } from '../../../../src/routers/app-router';
 import { CodeField, type CodeFieldHandle } from './code-field';
 import { ContactPicker, MessagePreview, type PreviewContact } from './message-preview';
+import { SendTest } from './send-test';
 import { templateErrors, type TemplateError } from './template-errors';
 import { customFieldPaths, liquidOutput, VARIABLE_GROUPS } from './variables';
 import './message-editor.css';
@@ -150,6 +151,7 @@ export function MessageEditor({ sequenceId, stepId, step, onChange, error }: Mes
           </p>
         )}
         <MessagePreview sequenceId={sequenceId} stepId={stepId} step={step} contact={contact} onError={setPreviewError} />
+        {contact && step.type === 'email' && <SendTest sequenceId={sequenceId} stepId={stepId} step={step} contact={contact} />}
       </section>
     </div>
   );

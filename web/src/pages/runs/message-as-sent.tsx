@@ -53,7 +53,9 @@ export function MessageAsSent({ message, content }: { message: SentMessage; cont
           </div>
         )}
       </dl>
-      {!content && <p className="meta">Not sent yet: the message is rendered when it goes out.</p>}
+      {/* Skipped or cancelled before it went out: it never will, so nothing was rendered. */}
+      {!content && (message.status === 'skipped' || message.status === 'cancelled') && <p className="meta">Never sent: nothing was rendered.</p>}
+      {!content && message.status !== 'skipped' && message.status !== 'cancelled' && <p className="meta">Not sent yet: the message is rendered when it goes out.</p>}
       {content && email && (
         <iframe className="email-frame" sandbox="" title={`The email as sent: ${message.subject ?? 'no subject'}`} srcDoc={text(content.html) ?? ''} />
       )}

@@ -1,4 +1,5 @@
 import type { SendMailOptions } from 'nodemailer';
+import { buildEmail } from '../../../messages/build-email';
 import type { Database } from '../../../../db/database';
 import { withTransaction } from '../../../../db/sql/transaction';
 import type { StepOf } from '../../../../schemas/sequence-definition';
@@ -39,12 +40,8 @@ export interface EmailChannelOptions {
   metrics?: MessageMetrics;
 }
 
-// The Message-ID of a message: its key at the sender's domain. The key is the same on every
-// attempt, so a server or a mailbox that sees the message twice sees one Message-ID.
-export function emailMessageId(messageKey: string, from: string): string {
-  const domain = /@([^@>\s]+)>?\s*$/.exec(from)?.[1] ?? 'localhost';
-  return `<${messageKey}@${domain}>`;
-}
+// Where the Message-ID is made (kept importable from here).
+export { emailMessageId } from '../../../messages/build-email';
 
 export function emailChannel(options: EmailChannelOptions): Channel {
   const { settings } = options;
@@ -126,31 +123,16 @@ export function emailChannel(options: EmailChannelOptions): Channel {
       if (error instanceof TemplateRenderError) return failedResult(`step "${step.id}": ${error.message}`, !error.overTime, message);
       throw error;
     }
-    const replyTo = step.replyTo ?? sender.replyTo;
-    const messageId = emailMessageId(send.idempotencyId, from);
-    const headers: Record<string, string> = {
-      'List-Unsubscribe': `<${link}>`,
-      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
-    };
-    const mail: SendMailOptions = {
+    const { mail, content } = buildEmail({
+      messageKey: send.idempotencyId,
       from,
       to: contact.email,
-      replyTo: replyTo ?? undefined,
-      subject: rendered.subject,
-      html: rendered.html,
-      text: rendered.text,
-      messageId,
-      headers,
-      // Nodemailer reads the date from the message; the engine's clock keeps tests exact.
+      replyTo: step.replyTo ?? sender.replyTo,
+      rendered,
+      unsubscribeLink: link,
+      dkim: sender.dkim,
       date: options.now(),
-      dkim: sender.dkim
-        ? {
-            ...sender.dkim,
-            headerFieldNames: 'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:List-Unsubscribe:List-Unsubscribe-Post',
-          }
-        : undefined,
-    };
-    const content = { from, to: contact.email, subject: rendered.subject, html: rendered.html, text: rendered.text, headers: { ...headers, 'Message-ID': messageId, ...(replyTo ? { 'Reply-To': replyTo } : {}) } };
+    });
     return { mail, message, smtpUrl: sender.smtpUrl, sending: { id: target.messageId, to: contact.email, subject: rendered.subject, content } };
   }
 }

@@ -1,0 +1,61 @@
+import type { SendMailOptions } from 'nodemailer';
+import type { EmailSender } from '../channels/senders';
+
+// An email as the service sends it, whoever sends it: a step's message (the engine's email
+// channel) and the message editor's test send build it here, so a test carries the same From,
+// Reply-To, Message-ID, List-Unsubscribe headers and DKIM signature as a real send.
+
+export interface EmailParts {
+  // The message's key: its Message-ID at the sender's domain.
+  messageKey: string;
+  from: string;
+  to: string;
+  replyTo: string | null;
+  rendered: { subject: string; html: string; text: string };
+  // The recipient's one-click unsubscribe link (RFC 8058).
+  unsubscribeLink: string;
+  dkim: EmailSender['dkim'];
+  // Nodemailer reads the Date header from here; the caller's clock keeps tests exact.
+  date: Date;
+}
+
+export interface BuiltEmail {
+  mail: SendMailOptions;
+  // What the messages row keeps of it (`content`, written before any server is called).
+  content: { from: string; to: string; subject: string; html: string; text: string; headers: Record<string, string> };
+}
+
+// The Message-ID of a message: its key at the sender's domain. The key is the same on every
+// attempt, so a server or a mailbox that sees the message twice sees one Message-ID.
+export function emailMessageId(messageKey: string, from: string): string {
+  const domain = /@([^@>\s]+)>?\s*$/.exec(from)?.[1] ?? 'localhost';
+  return `<${messageKey}@${domain}>`;
+}
+
+export function buildEmail(parts: EmailParts): BuiltEmail {
+  const { from, to, replyTo, rendered } = parts;
+  const messageId = emailMessageId(parts.messageKey, from);
+  const headers: Record<string, string> = {
+    'List-Unsubscribe': `<${parts.unsubscribeLink}>`,
+    'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+  };
+  const mail: SendMailOptions = {
+    from,
+    to,
+    replyTo: replyTo ?? undefined,
+    subject: rendered.subject,
+    html: rendered.html,
+    text: rendered.text,
+    messageId,
+    headers,
+    date: parts.date,
+    dkim: parts.dkim
+      ? {
+          ...parts.dkim,
+          headerFieldNames: 'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:List-Unsubscribe:List-Unsubscribe-Post',
+        }
+      : undefined,
+  };
+  const content = { from, to, subject: rendered.subject, html: rendered.html, text: rendered.text, headers: { ...headers, 'Message-ID': messageId, ...(replyTo ? { 'Reply-To': replyTo } : {}) } };
+  return { mail, content };
+}

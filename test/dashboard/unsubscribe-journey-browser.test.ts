@@ -1,0 +1,138 @@
+import { mkdtempSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createApp } from '../../src/app';
+import { caller, silentLogger } from '../support/app';
+import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
+import { channelSettings } from '../support/channels';
+import { buildUser, PASSWORD } from '../support/dashboard';
+import { testDb } from '../support/db';
+import { buildTenant } from '../support/factories';
+import { closeServer, listenOnLoopback } from '../support/listen';
+import { startSmtpServer } from '../support/smtp-server';
+import { engineAt } from '../services/engine/support';
+
+// The unsubscribe journey (issue 29, "Quality bar"): a sequence (email, wait, email) triggered
+// over REST; the first email received by a real SMTP server; its List-Unsubscribe link POSTed
+// with no cookie and the RFC 8058 body, as a mail client does; the engine's clock moved past the
+// wait; then, in the dashboard, the second email step "skipped: unsubscribed" in the run's
+// timeline and in the sequence's Analytics funnel. Axe, and screenshots at 1280x800 and 390x844.
+
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
+  this.timeout(120_000);
+  let browser: Browser;
+  let server: Server;
+  let base: string;
+  let context: BrowserContext;
+  let page: Page;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let settings: ReturnType<typeof channelSettings>;
+
+  before(async function () {
+    browser = await launchBrowser(this);
+    smtp = await startSmtpServer();
+    settings = channelSettings({ smtpUrl: smtp.url, emailFrom: 'Shop <shop@example.com>' });
+    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, channels: settings });
+    ({ server, base } = await listenOnLoopback(app));
+  });
+  after(async () => {
+    await browser?.close();
+    await closeServer(server);
+    await smtp?.close();
+  });
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: DESKTOP });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+  });
+  afterEach(async () => {
+    await context?.close();
+  });
+
+  async function look(name: string) {
+    for (const [suffix, viewport] of [['', DESKTOP], ['-phone', PHONE]] as const) {
+      await page.setViewportSize(viewport);
+      await expectAccessible(page, `${name}${suffix}`);
+      const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: window.innerWidth }));
+      expect(scrollWidth, `${name}${suffix}: document width`).to.be.at.most(innerWidth);
+      await shoot(page, `${name}${suffix}`);
+    }
+    await page.setViewportSize(DESKTOP);
+  }
+
+  it('unsubscribes through the first email\'s link, and shows the second email skipped in the timeline and the funnel', async () => {
+    const tenant = await buildTenant();
+    const { sequence } = await caller(tenant.key).sequences.create({
+      name: 'Nurture',
+      status: 'active',
+      steps: [
+        { id: 'hello', type: 'email', subject: 'Hello {{ contact.firstName }}', html: '<p>Hi</p><p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>' },
+        // A minute, not days: the Analytics panel counts by day up to the server's real today, and
+        // the engine's clock, moved by the test, dates what it counts.
+        { id: 'later', type: 'wait', duration: 'PT1M' },
+        { id: 'again', type: 'email', subject: 'Still there, {{ contact.firstName }}?', html: '<p>Again</p>' },
+      ],
+    });
+    const triggered = await fetch(`${base}/api/v1/sequences/${sequence.id}/trigger`, {
+      method: 'POST',
+      headers: { 'x-api-key': tenant.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ contact: { email: 'ada@example.com', firstName: 'Ada' } }),
+    });
+    expect(triggered.status, await triggered.clone().text()).to.equal(202);
+    const { runId } = (await triggered.json()) as { runId: string };
+    const { engine, advance } = engineAt(Date.now() + 1, { messages: { settings, outboxDir: mkdtempSync(path.join(tmpdir(), 'svc-outbox-')) } });
+    try {
+      advance(1_000);
+      await engine.runUntilIdle();
+      expect(smtp.received).to.have.length(1);
+      expect(smtp.received[0]!.parsed.subject).to.equal('Hello Ada');
+      const headers = smtp.received[0]!.raw.split(/\r?\n\r?\n/)[0]!.replace(/\r?\n(?=[ \t])/g, '');
+      const link = /^List-Unsubscribe: <([^>]+)>\r?$/m.exec(headers)?.[1];
+      expect(link, 'List-Unsubscribe header').to.be.a('string');
+
+      // As a mail client does it (RFC 8058): a POST with no cookie and the one-click body.
+      const unsubscribed = await fetch(`${base}${new URL(link!).pathname}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'List-Unsubscribe=One-Click',
+      });
+      expect(unsubscribed.status).to.equal(200);
+
+      advance(61_000);
+      await engine.runUntilIdle();
+      expect(smtp.received, 'the second email is not sent').to.have.length(1);
+    } finally {
+      await engine.stop(50);
+    }
+
+    const user = await buildUser(tenant.accountId);
+    await page.goto(`${base}/dashboard/runs/${runId}`);
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: /Run Completed/ }).waitFor();
+    expect(await page.locator('.event .step-id').allTextContents()).to.deep.equal(['hello', 'later', 'again']);
+    const again = page.locator('.event').filter({ has: page.locator('.step-id', { hasText: /^again$/ }) });
+    expect(await again.innerText()).to.match(/Skipped/i);
+    expect(await again.innerText()).to.match(/unsubscribed/);
+    // A skipped message never goes out: the timeline does not say it will.
+    expect(await again.innerText()).to.include('Never sent: nothing was rendered.').and.not.include('Not sent yet');
+    await look('unsubscribe-journey-timeline');
+
+    await page.goto(`${base}/dashboard/sequences/${sequence.id}`);
+    const panel = page.getByRole('region', { name: 'Analytics' });
+    const funnel = panel.getByRole('list', { name: 'Per step' });
+    await funnel.waitFor();
+    const items = await funnel.locator('li').evaluateAll((lis) => lis.map((li) => (li as HTMLElement).innerText.replace(/\s*\n\s*/g, ' / ').trim()));
+    const step = items.find((item) => item.startsWith('again'));
+    expect(step, items.join('\n')).to.match(/1 reached · 0 completed · 1 skipped · 0 failed · 0 waiting \/ Skipped: 1 unsubscribed/);
+    await funnel.scrollIntoViewIfNeeded();
+    await look('unsubscribe-journey-funnel');
+  });
+});
