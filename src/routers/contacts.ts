@@ -199,7 +199,7 @@ export const contactsRouter = router({
         tags: TAGS,
         summary: 'List a contact\'s messages',
         description:
-          'The email and WhatsApp messages the contact\'s runs sent (not the dashboard\'s test sends, which went to another address), newest first by `createdAt` ' +
+          'The email and WhatsApp messages the contact\'s runs sent (not test sends, which went to another address), newest first by `createdAt` ' +
           '(ties by `id`), with each one\'s status as the provider last reported it (docs/messages.md).',
         protect: true,
         errorResponses: { 404: 'Contact not found' },
