@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { caller, silentLogger } from '../support/app';
-import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
+import { browserSuite, DESKTOP, launchBrowser, lookAtBothWidths } from '../support/browser';
 import { buildUser, PASSWORD } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
@@ -22,8 +22,6 @@ import { startSmtpServer } from '../support/smtp-server';
 // axe and photographed at 1280x800 and 390x844.
 
 const TITLE = browserSuite('the message editor in the dashboard');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
 const HTML = ['<h1>Hello {{ contact.firstName }}</h1>', '<p>Your plan: </p>', '<p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>'].join('\n');
 
@@ -65,17 +63,6 @@ describe(TITLE, function () {
   afterEach(async () => {
     await context?.close();
   });
-
-  async function look(name: string) {
-    for (const [suffix, viewport] of [['', DESKTOP], ['-phone', PHONE]] as const) {
-      await page.setViewportSize(viewport);
-      await expectAccessible(page, `${name}${suffix}`);
-      const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: window.innerWidth }));
-      expect(scrollWidth, `${name}${suffix}: document width`).to.be.at.most(innerWidth);
-      await shoot(page, `${name}${suffix}`);
-    }
-    await page.setViewportSize(DESKTOP);
-  }
 
   const frame = () => page.frameLocator('iframe.preview-frame');
 
@@ -124,7 +111,7 @@ describe(TITLE, function () {
 
     await page.getByRole('radio', { name: /Phone/ }).check();
     expect(await page.locator('iframe.preview-frame').evaluate((el) => el.getBoundingClientRect().width)).to.equal(375);
-    await look('message-editor-preview');
+    await lookAtBothWidths(page, 'message-editor-preview');
 
     // Line 3 opens an if it never closes: the service's 400 names the line, the editor marks it.
     await html.fill(['<h1>Hello</h1>', '<p>Plan</p>', '{% if contact.firstName %}<p>Hi</p>'].join('\n'));
@@ -138,7 +125,7 @@ describe(TITLE, function () {
     // Chromium paints a frame below the fold only once it has been in view.
     await page.locator('iframe.preview-frame').scrollIntoViewIfNeeded();
     await html.scrollIntoViewIfNeeded();
-    await look('message-editor-error');
+    await lookAtBothWidths(page, 'message-editor-error');
 
     // Mended: the error goes, the preview follows.
     await html.fill(['<h1>Hello</h1>', '<p>Plan</p>', '{% if contact.firstName %}<p>Hi {{ contact.firstName }}</p>{% endif %}'].join('\n'));
@@ -160,6 +147,6 @@ describe(TITLE, function () {
     // A test, not a message of Ada's: her message list stays empty.
     expect((await caller(tenant.key).contacts.messages({ id: ada.id })).messages).to.deep.equal([]);
     await page.getByRole('button', { name: 'Send a test' }).scrollIntoViewIfNeeded();
-    await look('message-editor-send-test');
+    await lookAtBothWidths(page, 'message-editor-send-test');
   });
 });

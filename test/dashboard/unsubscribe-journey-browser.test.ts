@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { caller, silentLogger } from '../support/app';
-import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
+import { browserSuite, DESKTOP, launchBrowser, lookAtBothWidths } from '../support/browser';
 import { channelSettings } from '../support/channels';
 import { buildUser, PASSWORD } from '../support/dashboard';
 import { testDb } from '../support/db';
@@ -21,8 +21,6 @@ import { engineAt } from '../services/engine/support';
 // wait; then, in the dashboard, the second email step "skipped: unsubscribed" in the run's
 // timeline and in the sequence's Analytics funnel. Axe, and screenshots at 1280x800 and 390x844.
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
 describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
   this.timeout(120_000);
@@ -54,17 +52,6 @@ describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
   afterEach(async () => {
     await context?.close();
   });
-
-  async function look(name: string) {
-    for (const [suffix, viewport] of [['', DESKTOP], ['-phone', PHONE]] as const) {
-      await page.setViewportSize(viewport);
-      await expectAccessible(page, `${name}${suffix}`);
-      const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: window.innerWidth }));
-      expect(scrollWidth, `${name}${suffix}: document width`).to.be.at.most(innerWidth);
-      await shoot(page, `${name}${suffix}`);
-    }
-    await page.setViewportSize(DESKTOP);
-  }
 
   it('unsubscribes through the first email\'s link, and shows the second email skipped in the timeline and the funnel', async () => {
     const tenant = await buildTenant();
@@ -123,7 +110,7 @@ describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
     expect(await again.innerText()).to.match(/unsubscribed/);
     // A skipped message never goes out: the timeline does not say it will.
     expect(await again.innerText()).to.include('Never sent: nothing was rendered.').and.not.include('Not sent yet');
-    await look('unsubscribe-journey-timeline');
+    await lookAtBothWidths(page, 'unsubscribe-journey-timeline');
 
     await page.goto(`${base}/dashboard/sequences/${sequence.id}`);
     const panel = page.getByRole('region', { name: 'Analytics' });
@@ -133,6 +120,6 @@ describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
     const step = items.find((item) => item.startsWith('again'));
     expect(step, items.join('\n')).to.match(/1 reached · 0 completed · 1 skipped · 0 failed · 0 waiting \/ Skipped: 1 unsubscribed/);
     await funnel.scrollIntoViewIfNeeded();
-    await look('unsubscribe-journey-funnel');
+    await lookAtBothWidths(page, 'unsubscribe-journey-funnel');
   });
 });

@@ -40,3 +40,21 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
   const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), what).to.deep.equal([]);
 }
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+// A view checked as the issues ask of every page: axe, no page wider than the screen, and a
+// screenshot, at 1280x800 and at 390x844 (name-phone.png); the page is left at desktop width.
+export async function lookAtBothWidths(page: Page, name: string): Promise<void> {
+  for (const [suffix, viewport] of [['', DESKTOP], ['-phone', PHONE]] as const) {
+    await page.setViewportSize(viewport);
+    // A frame laid out again at the new width paints a moment later.
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    await expectAccessible(page, `${name}${suffix}`);
+    const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: window.innerWidth }));
+    expect(scrollWidth, `${name}${suffix}: document width`).to.be.at.most(innerWidth);
+    await shoot(page, `${name}${suffix}`);
+  }
+  await page.setViewportSize(DESKTOP);
+}
