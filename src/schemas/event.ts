@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { contactSchema, subscriptionStatusSchema } from './contact';
-import { eventMessageSchema } from './message';
+import { eventMessageSchema, MESSAGE_CHANNELS } from './message';
+import { suppressionSchema } from './suppression';
 import { executionSchema, runSchema, runStatusSchema } from './sequence';
 
 // The events the service records (docs/webhooks.md "The events feed"): the payload of each type, defined once.
@@ -21,6 +22,13 @@ export const EVENT_TYPES = [
   'message.delivered',
   'message.read',
   'message.failed',
+  'message.bounced',
+  'message.complained',
+  'message.received',
+  'contact.suppressed',
+  'contact.unsuppressed',
+  'channel.paused',
+  'channel.resumed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -117,6 +125,51 @@ export const eventDataSchemas = {
   'message.delivered': z.object({ message: eventMessageSchema.describe('The message after the change.') }).meta({ id: 'MessageDeliveredData' }),
   'message.read': z.object({ message: eventMessageSchema.describe('The message after the change.') }).meta({ id: 'MessageReadData' }),
   'message.failed': z.object({ message: eventMessageSchema.describe('The message after the change; `error` says why.') }).meta({ id: 'MessageFailedData' }),
+  'message.bounced': z
+    .object({ message: eventMessageSchema.describe('The message after the change; `error` holds the receiving server\'s answer.') })
+    .meta({ id: 'MessageBouncedData' }),
+  'message.complained': z.object({ message: eventMessageSchema.describe('The message after the change.') }).meta({ id: 'MessageComplainedData' }),
+  'message.received': z
+    .object({
+      contactId: z.string().describe('UUID of the contact whose phone sent it.'),
+      channel: z.literal('whatsapp'),
+      from: z.string().describe('The sender\'s number, E.164 with its +.').meta({ example: '+4915112855001' }),
+      providerMessageId: z.string().describe('WhatsApp\'s id of the inbound message (`wamid.…`).'),
+      type: z.string().describe('WhatsApp\'s message type: text, button, interactive, image, …').meta({ example: 'text' }),
+      text: z.string().nullable().describe('The text, or the button\'s or list reply\'s title; null for media.').meta({ example: 'Thanks!' }),
+      payload: z.string().nullable().describe('A quick-reply button\'s payload, or an interactive reply\'s id.').meta({ example: null }),
+      receivedAt: z.string().describe('When WhatsApp says it was sent, ISO 8601 UTC.'),
+    })
+    .meta({ id: 'MessageReceivedData' }),
+  'contact.suppressed': z
+    .object({
+      contact: z.object({ id: z.string().describe('UUID of the contact.'), email: z.string() }).describe('The contact that has the address.'),
+      suppression: suppressionSchema,
+    })
+    .meta({ id: 'ContactSuppressedData' }),
+  'contact.unsuppressed': z
+    .object({
+      contact: z.object({ id: z.string().describe('UUID of the contact.'), email: z.string() }).describe('The contact that has the address.'),
+      suppression: suppressionSchema.describe('The suppression that was removed.'),
+    })
+    .meta({ id: 'ContactUnsuppressedData' }),
+  'channel.paused': z
+    .object({
+      channel: z.enum(MESSAGE_CHANNELS),
+      code: z.string().describe('What the sender side refused, as a short key (`smtp_auth_failed`, `whatsapp_token_expired`, `whatsapp_template_error`, …).').meta({ example: 'smtp_auth_failed' }),
+      reason: z.string().describe('The failure in our words, with its code (never the remote server\'s banner).').meta({ example: 'the relay refused our login (535 5.7.8)' }),
+      sequenceId: z.string().nullable().describe('Set when only one step\'s template is paused: its sequence.'),
+      stepId: z.string().nullable().describe('Set when only one step\'s template is paused: that step.'),
+    })
+    .meta({ id: 'ChannelPausedData' }),
+  'channel.resumed': z
+    .object({
+      channel: z.enum(MESSAGE_CHANNELS),
+      by: z.enum(['settings', 'step', 'probe']).describe('settings: the channel\'s settings were saved; step: the paused step was saved; probe: a login without a message succeeded.'),
+      sequenceId: z.string().nullable(),
+      stepId: z.string().nullable(),
+    })
+    .meta({ id: 'ChannelResumedData' }),
 } as const satisfies Record<EventType, z.ZodType>;
 
 export type EventData<T extends EventType> = z.infer<(typeof eventDataSchemas)[T]>;
@@ -135,7 +188,14 @@ const DESCRIPTIONS: Record<EventType, string> = {
   'message.sent': 'A message of a step was taken by its provider (an SMTP server\'s 2xx, Graph\'s message id), or WhatsApp reported it sent.',
   'message.delivered': 'The provider reported the message delivered (WhatsApp). Never after `message.read`.',
   'message.read': 'The provider reported the message read (WhatsApp).',
-  'message.failed': 'The message failed for good: a final answer when sending (`bounced: 550 …`, a Graph 4xx), or a failure the provider reported after sending. Never after `message.read`.',
+  'message.failed': 'The message failed for good: a final answer when sending (`rejected: 554 5.7.1 …`, a Graph 4xx), or a failure the provider reported after sending. Never after `message.read`.',
+  'message.bounced': 'The receiving server refused the address for good (a hard bounce: at once, or reported later by a DSN or a provider); the address is suppressed.',
+  'message.complained': 'The recipient reported the message as spam (an ARF report or a provider\'s complaint event); the address is suppressed and the contact unsubscribed from the channel.',
+  'message.received': 'A contact sent a WhatsApp message to the account\'s number (opt-out keywords excepted: those unsubscribe instead).',
+  'contact.suppressed': 'An address of the contact was added to the account\'s suppression list; one event per contact that has it.',
+  'contact.unsuppressed': 'An address of the contact was removed from the suppression list.',
+  'channel.paused': 'The account\'s channel (or one step\'s template) stopped sending: the sender side failed (a refused login, an expired token, a template error). Its messages wait; no contact is touched.',
+  'channel.resumed': 'A paused channel (or step) sends again.',
 };
 
 function eventSchemaFor<T extends EventType>(type: T) {
@@ -171,6 +231,13 @@ export const eventSchema = z
     eventSchemaFor('message.delivered'),
     eventSchemaFor('message.read'),
     eventSchemaFor('message.failed'),
+    eventSchemaFor('message.bounced'),
+    eventSchemaFor('message.complained'),
+    eventSchemaFor('message.received'),
+    eventSchemaFor('contact.suppressed'),
+    eventSchemaFor('contact.unsuppressed'),
+    eventSchemaFor('channel.paused'),
+    eventSchemaFor('channel.resumed'),
   ])
   .meta({ id: 'Event' });
 export type EventDto = z.infer<typeof eventSchema>;

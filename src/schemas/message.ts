@@ -7,11 +7,25 @@ import { cursorSchema, limitSchema, nextCursorSchema } from './list';
 export const MESSAGE_CHANNELS = ['email', 'whatsapp'] as const;
 export type MessageChannel = (typeof MESSAGE_CHANNELS)[number];
 
-export const MESSAGE_STATUSES = ['queued', 'sending', 'sent', 'captured', 'delivered', 'read', 'failed', 'skipped', 'cancelled'] as const;
+export const MESSAGE_STATUSES = [
+  'queued',
+  'sending',
+  'sent',
+  'captured',
+  'unconfirmed',
+  'delivered',
+  'read',
+  'failed',
+  'bounced',
+  'complained',
+  'skipped',
+  'cancelled',
+] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 // Why a step sent nothing (the message's `error` holds it).
-export const SKIP_REASONS = ['unsubscribed', 'no_phone', 'invalid_phone', 'no_email'] as const;
+// `suppressed`: the address is on the account's suppression list (docs/channels.md "Deliverability").
+export const SKIP_REASONS = ['unsubscribed', 'no_phone', 'invalid_phone', 'no_email', 'suppressed'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
 // What a provider reports about a message it accepted (the WhatsApp status webhook).
@@ -23,15 +37,21 @@ export type ProviderStatus = (typeof PROVIDER_STATUSES)[number];
 // `delivered` and `read`: a failure reported after `sent` or `delivered` applies, one reported
 // after `read` does not (the person read it), and a late `delivered` never undoes a `failed`
 // or a `read`. `skipped` and `cancelled` end a message that was never handed to a provider;
-// `captured` (written to the data folder, no provider) ranks as `sent`.
+// `captured` (written to the data folder, no provider) ranks as `sent`, and so does
+// `unconfirmed` (the relay's answer to the final dot never came, twice: it may have the message,
+// so a later report of it still applies). `bounced` ranks as `failed` (a hard bounce, at once or
+// reported later); `complained` ranks above `read` (a recipient reports a message they opened).
 export const MESSAGE_STATUS_RANK: Record<MessageStatus, number> = {
   queued: 0,
   sending: 1,
   sent: 2,
   captured: 2,
+  unconfirmed: 2,
   delivered: 3,
   failed: 4,
+  bounced: 4,
   read: 5,
+  complained: 6,
   skipped: 9,
   cancelled: 9,
 };

@@ -10,15 +10,18 @@ export interface MessageTransition {
   reached: MessageStatus[];
 }
 
-const EVENT_OF: Partial<Record<MessageStatus, 'message.sent' | 'message.delivered' | 'message.read' | 'message.failed'>> = {
+type MessageEventType = 'message.sent' | 'message.delivered' | 'message.read' | 'message.failed' | 'message.bounced' | 'message.complained';
+const EVENT_OF: Partial<Record<MessageStatus, MessageEventType>> = {
   sent: 'message.sent',
   delivered: 'message.delivered',
   read: 'message.read',
   failed: 'message.failed',
+  bounced: 'message.bounced',
+  complained: 'message.complained',
 };
 
 // One event per status a message reached that has one, in the order it reached them, each with
-// the message as it is after the write. captured, skipped and cancelled have none: nothing
+// the message as it is after the write. captured, unconfirmed, skipped and cancelled have none: nothing
 // reached anyone (a skipped step has its run.step_completed).
 export function messageEvents(transitions: readonly MessageTransition[]): Map<string, NewEventOf[]> {
   const byAccount = new Map<string, NewEventOf[]>();

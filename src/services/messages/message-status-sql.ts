@@ -16,5 +16,6 @@ export function movableTo(target: MessageStatus): string {
   return `${STATUS_RANK_SQL} < ${MESSAGE_STATUS_RANK[target]}`;
 }
 
-// A message the provider has (or had): sent, captured, delivered, failed or read.
-export const HANDED_OVER_SQL = `${STATUS_RANK_SQL} BETWEEN 2 AND 5`;
+// A message the provider has (or had): sent, captured, unconfirmed, delivered, failed, bounced,
+// read or complained.
+export const HANDED_OVER_SQL = `${STATUS_RANK_SQL} BETWEEN 2 AND 6`;

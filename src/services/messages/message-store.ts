@@ -221,6 +221,7 @@ const TIME_COLUMN: Partial<Record<MessageStatus, string>> = {
   captured: 'sent_at',
   delivered: 'delivered_at',
   failed: 'failed_at',
+  bounced: 'failed_at',
   read: 'read_at',
 };
 
@@ -276,6 +277,7 @@ function reachedStatuses(from: MessageStatus, to: MessageStatus, asked: readonly
     (status) =>
       status === to ||
       (status !== 'failed' &&
+        status !== 'bounced' &&
         MESSAGE_STATUS_RANK[status] > MESSAGE_STATUS_RANK[from] &&
         MESSAGE_STATUS_RANK[status] < MESSAGE_STATUS_RANK[to] &&
         to !== 'skipped' &&
