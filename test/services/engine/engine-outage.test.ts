@@ -36,7 +36,9 @@ describe('sequence engine while the database is down', () => {
       expect((await run.timeline()).status).to.equal('pending');
 
       clock.fire();
-      await until(async () => (await run.timeline()).status === 'completed');
+      // The run completes inside the pass; the loop logs "resumed" after that pass returns.
+      const resumed = () => log.records().some((r) => r.msg === 'sequence engine resumed');
+      await until(async () => (await run.timeline()).status === 'completed' && resumed());
       expect(log.records().filter((r) => r.msg === 'sequence engine resumed').map((r) => r.failedPasses)).to.deep.equal([8]);
     } finally {
       await engine.stop(100);
