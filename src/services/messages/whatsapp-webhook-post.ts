@@ -14,9 +14,10 @@ import { applyWhatsAppStatuses, arrayAt, objectAt, sameSecret, statusUpdatesOf, 
 // Each account may have its own Meta app (its own app secret); the others share the server's
 // WHATSAPP_APP_SECRET. A post names business numbers (value.metadata.phone_number_id), and the
 // accounts are found from those (whatsapp_channels), never from anything else the body says.
-// The signature is checked with the secret of each account a named number belongs to, and
-// with the server's: a post counts for the accounts whose secret (their own, else the server's)
-// signed it, and for nobody else.
+// The signature is checked with the secret of each account a named number belongs to (its own,
+// else the server's), and a number of no account with the server's: a post whose signature does
+// not fit every number it names is a 401. It then counts for the accounts whose secret signed
+// it, and for nobody else.
 // - statuses: applied to messages of those accounts only (an account's own secret never
 //   reaches another account's messages);
 // - inbound messages: for the one account the number belongs to among them; a number no such
@@ -81,8 +82,14 @@ export async function receiveWhatsAppPost(db: Database, raw: Buffer, signature: 
   }
   if (signed.size === 0) return { kind: 'invalid_signature' };
   if (!parsed) return { kind: 'malformed_json' };
-
   const trusted = (accountId: string, ownSecret: boolean) => (ownSecret ? signed.has(accountId) : signed.has(SERVER));
+  // Every number the post names must be one whose secret signed it: an account's own secret
+  // for its number, the server's for the others' and for numbers of no account.
+  const vouched = (phoneNumberId: string | null) => {
+    const owners = rows.filter((row) => row.phone_number_id === phoneNumberId);
+    return owners.length === 0 ? signed.has(SERVER) : owners.some((row) => trusted(row.account_id, Boolean(row.app_secret_secret)));
+  };
+  if (!changes.every((change) => vouched(change.phoneNumberId))) return { kind: 'invalid_signature' };
   const statuses = await applyWhatsAppStatuses(db, statusUpdatesOf(payload, options.now), {
     now: options.now,
     metrics: options.metrics,

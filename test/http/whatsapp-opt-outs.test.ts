@@ -1,0 +1,268 @@
+import { expect } from 'chai';
+import type { Server } from 'node:http';
+import request from 'supertest';
+import { createApp } from '../../src/app';
+import { select } from '../../src/db/sql/statements';
+import { withTransaction } from '../../src/db/sql/transaction';
+import { createMetrics, type Metrics } from '../../src/metrics/metrics';
+import { markSent } from '../../src/services/messages/message-store';
+import { UNDELIVERABLE_IN_A_ROW } from '../../src/services/messages/whatsapp-recipient-failures';
+import { silentLogger } from '../support/app';
+import { channelSettings } from '../support/channels';
+import { testDb } from '../support/db';
+import { buildContact, buildTenant } from '../support/factories';
+import { closeServer, listenOnLoopback } from '../support/listen';
+import { messageFixture } from '../support/messages';
+import { parseExposition, valueOf } from '../support/prometheus-text';
+import { inboundWebhookPayload, startGraphStandIn, statusWebhookPayload, type GraphStandIn, type InboundReport } from '../support/whatsapp-graph';
+import { allEvents } from '../services/events/support';
+
+// WhatsApp opt-outs and sender health (docs/channels.md "WhatsApp opt-outs and sender health"):
+// the Graph stand-in posts inbound messages and statuses, signed as Meta signs them, to the
+// service's /webhooks/whatsapp on loopback.
+
+const APP_SECRET = 'meta-app-secret-0123456789abcdef';
+const VERIFY_TOKEN = 'verify-token-abcdef';
+const METRICS_TOKEN = 'metrics-token-0123456789';
+const OTHER_NUMBER_ID = '100000000000002';
+const FROM = '4915112345678';
+
+const undeliverable = [{ code: 131026, title: 'Message undeliverable', message: 'Message undeliverable', error_data: { details: 'Message Undeliverable.' } }];
+const stopped = [{ code: 131050, title: 'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business' }];
+
+async function contactRow(id: string) {
+  const [row] = await select<{ whatsapp_subscription_status: string; email_subscription_status: string }>(
+    testDb(),
+    'SELECT whatsapp_subscription_status, email_subscription_status FROM contacts WHERE id = ?',
+    [id],
+  );
+  return row!;
+}
+
+async function suppressionsOf(accountId: string) {
+  return select<{ channel: string; address: string; reason: string; source: string | null }>(
+    testDb(),
+    'SELECT channel, address, reason, source FROM suppressions WHERE account_id = ? ORDER BY address',
+    [accountId],
+  );
+}
+
+describe('WhatsApp opt-outs and sender health (/webhooks/whatsapp)', () => {
+  let graph: GraphStandIn;
+  let server: Server;
+  let base: string;
+  let metrics: Metrics;
+  const settings = channelSettings();
+
+  beforeEach(async () => {
+    graph = await startGraphStandIn({ otherPhoneNumberIds: [OTHER_NUMBER_ID] });
+    metrics = createMetrics(testDb());
+    const app = createApp({
+      db: testDb(),
+      config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000, whatsappWebhook: { appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN }, metricsToken: METRICS_TOKEN },
+      logger: silentLogger,
+      channels: { ...settings, whatsappApiUrl: graph.apiUrl },
+      metrics,
+    });
+    ({ server, base } = await listenOnLoopback(app));
+  });
+  afterEach(async () => {
+    await closeServer(server);
+    await graph.close();
+  });
+
+  const webhook = () => `${base}/webhooks/whatsapp`;
+  const inbound = (messages: InboundReport[], secret = APP_SECRET, phoneNumberId = graph.phoneNumberId) =>
+    graph.postWebhook(webhook(), inboundWebhookPayload(messages, phoneNumberId), secret);
+  const scrape = async () => parseExposition((await request(server).get('/metrics').set('authorization', `Bearer ${METRICS_TOKEN}`)).text);
+
+  // An account whose business number is the stand-in's (WHATSAPP_APP_SECRET checks its posts).
+  async function account(extra: { appSecret?: string; optOutKeywords?: string[]; phoneNumberId?: string } = {}) {
+    const tenant = await buildTenant();
+    const put = await request(server)
+      .put('/api/v1/channels/whatsapp')
+      .set('x-api-key', tenant.key)
+      .send({ accessToken: graph.accessToken, ...extra, phoneNumberId: extra.phoneNumberId ?? graph.phoneNumberId });
+    expect(put.status, JSON.stringify(put.body)).to.equal(200);
+    return tenant;
+  }
+
+  describe('inbound opt-outs', () => {
+    it('unsubscribes the contact and suppresses the number on a "STOP" text, with the one-click unsubscribe\'s events', async () => {
+      const { accountId } = await account();
+      const contact = await buildContact(accountId, { phone: '+49 151 1234 5678' });
+      const res = await inbound([{ type: 'text', from: FROM, id: 'wamid.STOP1', body: 'STOP' }]);
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({ received: 0, applied: 0, unknown: 0, messages: { received: 1, optedOut: 1, recorded: 0, unknown: 0 } });
+      expect(await contactRow(contact.id)).to.deep.equal({ whatsapp_subscription_status: 'unsubscribed', email_subscription_status: 'subscribed' });
+      expect(await suppressionsOf(accountId)).to.deep.equal([{ channel: 'whatsapp', address: '+4915112345678', reason: 'opt_out', source: 'provider:whatsapp:wamid.STOP1' }]);
+      const events = (await allEvents(accountId)).filter((e) => e.type !== 'contact.created');
+      expect(events.map((e) => e.type)).to.deep.equal(['contact.updated', 'contact.subscription_changed', 'contact.suppressed']);
+      expect(events[0]!.data).to.deep.include({ changedFields: ['whatsappSubscriptionStatus'], source: 'whatsapp_opt_out' });
+      expect(events[1]!.data).to.deep.include({ channel: 'whatsapp', from: 'subscribed', to: 'unsubscribed', source: 'whatsapp_opt_out' });
+      expect((events[2]!.data as { contact: { id: string } }).contact.id).to.equal(contact.id);
+
+      // Meta sends the post again: nothing more changes.
+      const again = await inbound([{ type: 'text', from: FROM, id: 'wamid.STOP1', body: 'STOP' }]);
+      expect(again.status).to.equal(200);
+      expect((await allEvents(accountId)).filter((e) => e.type !== 'contact.created')).to.have.length(3);
+      expect(valueOf(await scrape(), 'whatsapp_inbound_messages_total', { outcome: 'opt_out' })).to.equal(2);
+      expect(valueOf(await scrape(), 'whatsapp_opt_outs_total', { source: 'keyword' })).to.equal(2);
+    });
+
+    it('matches " stop ", "Arrêt !" and "baja" whatever the case, accents and spaces, for every contact storing the number in any form', async () => {
+      const { accountId } = await account();
+      const plus = await buildContact(accountId, { phone: '+49 151 1234 5678' });
+      const zeros = await buildContact(accountId, { phone: '0049-151-1234-5678' });
+      const bare = await buildContact(accountId, { phone: '4915112345678' });
+      const french = await buildContact(accountId, { phone: '+33 6 12 34 56 78' });
+      const spanish = await buildContact(accountId, { phone: '+34 612 345 678' });
+      const other = await buildContact(accountId, { phone: '+49 151 9999 0000' });
+      const res = await inbound([
+        { type: 'text', from: FROM, body: ' stop ' },
+        { type: 'text', from: '33612345678', body: 'Arrêt !' },
+        { type: 'text', from: '34612345678', body: 'baja' },
+      ]);
+      expect(res.body.messages).to.deep.equal({ received: 3, optedOut: 3, recorded: 0, unknown: 0 });
+      for (const contact of [plus, zeros, bare, french, spanish]) expect((await contactRow(contact.id)).whatsapp_subscription_status, contact.phone!).to.equal('unsubscribed');
+      expect((await contactRow(other.id)).whatsapp_subscription_status).to.equal('subscribed');
+      expect((await suppressionsOf(accountId)).map((s) => [s.address, s.reason])).to.deep.equal([
+        ['+33612345678', 'opt_out'],
+        ['+34612345678', 'opt_out'],
+        ['+4915112345678', 'opt_out'],
+      ]);
+    });
+
+    it('takes a "Stop promotions" quick reply as an opt-out once its payload is one of the account\'s keywords, and an interactive reply by its id', async () => {
+      const tenant = await account();
+      const contact = await buildContact(tenant.accountId, { phone: '+49 151 1234 5678' });
+      const button: InboundReport = { type: 'button', from: FROM, payload: 'STOP_PROMOTIONS', text: 'Stop promotions' };
+      // With the defaults, the button is a message like any other.
+      expect((await inbound([button])).body.messages).to.deep.include({ optedOut: 0, recorded: 1 });
+      expect((await contactRow(contact.id)).whatsapp_subscription_status).to.equal('subscribed');
+
+      const put = await request(server)
+        .put('/api/v1/channels/whatsapp')
+        .set('x-api-key', tenant.key)
+        .send({ phoneNumberId: graph.phoneNumberId, optOutKeywords: ['STOP', 'STOP_PROMOTIONS', 'optout-list'] });
+      expect(put.body.channel.optOutKeywords).to.deep.equal(['STOP', 'STOP_PROMOTIONS', 'optout-list']);
+      expect((await inbound([button])).body.messages).to.deep.include({ optedOut: 1, recorded: 0 });
+      expect((await contactRow(contact.id)).whatsapp_subscription_status).to.equal('unsubscribed');
+
+      const second = await buildContact(tenant.accountId, { phone: '+49 151 0000 1111' });
+      const reply = await inbound([{ type: 'interactive', from: '4915100001111', reply: 'list_reply', replyId: 'optout-list', title: 'No more offers' }]);
+      expect(reply.body.messages).to.deep.include({ optedOut: 1 });
+      expect((await contactRow(second.id)).whatsapp_subscription_status).to.equal('unsubscribed');
+      // The account's list replaced the defaults: BAJA is a message now.
+      expect((await inbound([{ type: 'text', from: FROM, body: 'BAJA' }])).body.messages).to.deep.include({ optedOut: 0, recorded: 1 });
+    });
+
+    it('suppresses a number that no contact has when it sends STOP, and counts it', async () => {
+      const { accountId } = await account();
+      const res = await inbound([{ type: 'text', from: '447700900123', body: 'Stop' }]);
+      expect(res.body.messages).to.deep.equal({ received: 1, optedOut: 1, recorded: 0, unknown: 0 });
+      expect((await suppressionsOf(accountId)).map((s) => [s.address, s.reason])).to.deep.equal([['+447700900123', 'opt_out']]);
+      // A contact created later with that number is never sent to (the step reads the list).
+    });
+  });
+
+  describe('other inbound messages', () => {
+    it('records message.received for the contact found by phone, with the text, the type and the time', async () => {
+      const { accountId } = await account();
+      const contact = await buildContact(accountId, { phone: '004915112345678' });
+      const res = await inbound([
+        { type: 'text', from: FROM, id: 'wamid.HELLO', body: 'Stop sending me the blue one?', timestamp: 1795430400 },
+        { type: 'image', from: FROM, id: 'wamid.IMG', caption: 'this one' },
+      ]);
+      expect(res.body.messages).to.deep.equal({ received: 2, optedOut: 0, recorded: 2, unknown: 0 });
+      const received = (await allEvents(accountId)).filter((e) => e.type === 'message.received');
+      expect(received.map((e) => e.data)).to.deep.equal([
+        {
+          contactId: contact.id,
+          channel: 'whatsapp',
+          from: '+4915112345678',
+          providerMessageId: 'wamid.HELLO',
+          type: 'text',
+          text: 'Stop sending me the blue one?',
+          payload: null,
+          receivedAt: '2026-11-23T10:40:00.000Z',
+        },
+        { ...(received[1]!.data as object), contactId: contact.id, providerMessageId: 'wamid.IMG', type: 'image', text: 'this one', payload: null },
+      ]);
+      expect((await contactRow(contact.id)).whatsapp_subscription_status).to.equal('subscribed');
+      expect(await suppressionsOf(accountId)).to.deep.equal([]);
+      expect(valueOf(await scrape(), 'whatsapp_inbound_messages_total', { outcome: 'received' })).to.equal(2);
+    });
+
+    it('counts and drops a message from a number no contact has, and one for a number ID of no account', async () => {
+      const { accountId } = await account();
+      await buildContact(accountId, { phone: '+49 151 1234 5678' });
+      const unknownNumber = await inbound([{ type: 'text', from: '447700900123', body: 'Hello?' }]);
+      expect(unknownNumber.body.messages).to.deep.equal({ received: 1, optedOut: 0, recorded: 0, unknown: 1 });
+      const noAccount = await inbound([{ type: 'text', from: FROM, body: 'STOP' }], APP_SECRET, '999999999999999');
+      expect(noAccount.status).to.equal(200);
+      expect(noAccount.body.messages).to.deep.equal({ received: 1, optedOut: 0, recorded: 0, unknown: 1 });
+      expect((await allEvents(accountId)).filter((e) => e.type !== 'contact.created')).to.deep.equal([]);
+      expect(await suppressionsOf(accountId)).to.deep.equal([]);
+      const scraped = await scrape();
+      expect(valueOf(scraped, 'whatsapp_inbound_messages_total', { outcome: 'unknown_number' })).to.equal(1);
+      expect(valueOf(scraped, 'whatsapp_inbound_messages_total', { outcome: 'unknown_account' })).to.equal(1);
+    });
+  });
+
+  describe('statuses about the recipient', () => {
+    async function sentMessages(count: number) {
+      const fixture = await messageFixture({ phone: '+49 151 1234 5678' });
+      const ids: string[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const message = await fixture.queue();
+        await withTransaction(testDb(), (transaction) => markSent(testDb(), [{ id: message.id, providerMessageId: `wamid.R${i}` }], { now: new Date() }, transaction));
+        ids.push(message.id);
+      }
+      return { ...fixture, ids };
+    }
+    const status = (reports: Parameters<typeof statusWebhookPayload>[0]) => graph.postWebhook(webhook(), statusWebhookPayload(reports, graph.phoneNumberId), APP_SECRET);
+
+    it('opts the contact out on a failed status with 131050, and suppresses the number with its message as the source', async () => {
+      const { accountId, contact, ids } = await sentMessages(1);
+      const res = await status([{ id: 'wamid.R0', status: 'failed', errors: stopped }]);
+      expect(res.body).to.deep.equal({ received: 1, applied: 1, unknown: 0 });
+      expect((await contactRow(contact.id)).whatsapp_subscription_status).to.equal('unsubscribed');
+      expect(await suppressionsOf(accountId)).to.deep.equal([{ channel: 'whatsapp', address: '+4915112345678', reason: 'opt_out', source: `message:${ids[0]}` }]);
+      const types = (await allEvents(accountId)).map((e) => e.type).filter((t) => t !== 'contact.created' && !t.startsWith('run.'));
+      expect(types).to.deep.equal(['message.sent', 'message.failed', 'contact.updated', 'contact.subscription_changed', 'contact.suppressed']);
+      expect(valueOf(await scrape(), 'whatsapp_opt_outs_total', { source: 'status' })).to.equal(1);
+    });
+
+    it(`suppresses the number as invalid after ${UNDELIVERABLE_IN_A_ROW} times 131026 in a row, and not when a delivered comes between`, async () => {
+      const { accountId, contact, ids } = await sentMessages(7);
+      const fail = (i: number) => status([{ id: `wamid.R${i}`, status: 'failed', errors: undeliverable }]);
+      await fail(0);
+      await fail(1);
+      await status([{ id: 'wamid.R2', status: 'delivered' }]);
+      await fail(3);
+      await fail(4);
+      expect(await suppressionsOf(accountId)).to.deep.equal([]);
+      const [counter] = await select<{ consecutive: number }>(testDb(), 'SELECT consecutive FROM whatsapp_recipient_failures WHERE account_id = ?', [accountId]);
+      expect(Number(counter!.consecutive)).to.equal(2);
+      // The same failure posted again counts once (the message was failed already).
+      await fail(4);
+      expect(await suppressionsOf(accountId)).to.deep.equal([]);
+      await fail(5);
+      expect(await suppressionsOf(accountId)).to.deep.equal([{ channel: 'whatsapp', address: '+4915112345678', reason: 'invalid', source: `message:${ids[5]}` }]);
+      // Invalid is not an opt-out: the contact's status stays.
+      expect((await contactRow(contact.id)).whatsapp_subscription_status).to.equal('subscribed');
+      expect(valueOf(await scrape(), 'whatsapp_numbers_invalid_total', {})).to.equal(1);
+    });
+
+    it('passes over a status naming another account\'s message when the post is signed with an account\'s own secret', async () => {
+      const { ids } = await sentMessages(1);
+      await account({ appSecret: 'tenant-own-secret-42', phoneNumberId: OTHER_NUMBER_ID });
+      const forged = await graph.postWebhook(webhook(), statusWebhookPayload([{ id: 'wamid.R0', status: 'failed', errors: stopped }], OTHER_NUMBER_ID), 'tenant-own-secret-42');
+      expect(forged.status).to.equal(200);
+      expect(forged.body).to.deep.equal({ received: 1, applied: 0, unknown: 1 });
+      const [row] = await select<{ status: string }>(testDb(), 'SELECT status FROM messages WHERE id = ?', [ids[0]]);
+      expect(row!.status).to.equal('sent');
+    });
+  });
+});
