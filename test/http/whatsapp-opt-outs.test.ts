@@ -16,6 +16,8 @@ import { messageFixture } from '../support/messages';
 import { parseExposition, valueOf } from '../support/prometheus-text';
 import { inboundWebhookPayload, startGraphStandIn, statusWebhookPayload, type GraphStandIn, type InboundReport } from '../support/whatsapp-graph';
 import { allEvents } from '../services/events/support';
+import { engineAt, enrolledRun } from '../services/engine/support';
+import { putWhatsAppChannel } from '../../src/services/channels/whatsapp-channel';
 
 // WhatsApp opt-outs and sender health (docs/channels.md "WhatsApp opt-outs and sender health"):
 // the Graph stand-in posts inbound messages and statuses, signed as Meta signs them, to the
@@ -263,6 +265,159 @@ describe('WhatsApp opt-outs and sender health (/webhooks/whatsapp)', () => {
       expect(forged.body).to.deep.equal({ received: 1, applied: 0, unknown: 1 });
       const [row] = await select<{ status: string }>(testDb(), 'SELECT status FROM messages WHERE id = ?', [ids[0]]);
       expect(row!.status).to.equal('sent');
+    });
+  });
+
+  it('skips a later WhatsApp step for the contact that sent STOP (unsubscribed), and Graph is not called', async () => {
+    const template = { name: 'welcome', language: { code: 'en_US' } };
+    const run = await enrolledRun([{ id: 'chat', type: 'whatsapp', template }, { id: 'after', type: 'tag', add: ['after'] }], {}, { phone: '+49 151 1234 5678' });
+    const channels = { ...settings, whatsappApiUrl: graph.apiUrl };
+    await putWhatsAppChannel(testDb(), { accountId: run.accountId, phoneNumberId: graph.phoneNumberId, accessToken: graph.accessToken }, channels);
+    expect((await inbound([{ type: 'text', from: FROM, body: 'Stop' }])).status).to.equal(200);
+    const { engine } = engineAt(Date.now() + 1, { messages: { settings: channels, outboxDir: '/nonexistent-outbox' } });
+    await engine.runUntilIdle();
+    const detail = await run.timeline();
+    expect(detail.status).to.equal('completed');
+    const chat = detail.executions.find((execution: { stepId: string }) => execution.stepId === 'chat');
+    expect(chat!.message).to.include({ channel: 'whatsapp', status: 'skipped', error: 'unsubscribed' });
+    expect(graph.requests.filter((r) => r.path.endsWith('/messages'))).to.deep.equal([]);
+  });
+
+  describe('per-account app secret and verify token', () => {
+    it('checks a post naming an account\'s number with that account\'s own secret: another account\'s, or the server\'s, is a 401 that writes nothing', async () => {
+      const own = await account({ appSecret: 'account-a-secret-0001' });
+      const contact = await buildContact(own.accountId, { phone: '+49 151 1234 5678' });
+      await account({ appSecret: 'account-b-secret-0002', phoneNumberId: OTHER_NUMBER_ID });
+      for (const secret of ['account-b-secret-0002', APP_SECRET]) {
+        const res = await inbound([{ type: 'text', from: FROM, body: 'STOP' }], secret);
+        expect([res.status, (res.body as { code: string }).code], secret).to.deep.equal([401, 'invalid_signature']);
+      }
+      expect((await contactRow(contact.id)).whatsapp_subscription_status).to.equal('subscribed');
+      expect(await suppressionsOf(own.accountId)).to.deep.equal([]);
+      const signed = await inbound([{ type: 'text', from: FROM, body: 'STOP' }], 'account-a-secret-0001');
+      expect(signed.status).to.equal(200);
+      expect((await contactRow(contact.id)).whatsapp_subscription_status).to.equal('unsubscribed');
+      // The other account's number has its own secret too: the server's does not sign for it.
+      const other = await inbound([{ type: 'text', from: FROM, body: 'hello' }], APP_SECRET, OTHER_NUMBER_ID);
+      expect(other.status).to.equal(401);
+    });
+
+    it('keeps the server\'s secret for accounts that set none, and answers 404 when no secret fits anywhere', async () => {
+      const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger, channels: settings });
+      const { server: bare, base: bareBase } = await listenOnLoopback(app);
+      try {
+        const { accountId } = await account({ appSecret: 'account-a-secret-0001' });
+        const contact = await buildContact(accountId, { phone: '+49 151 1234 5678' });
+        // No WHATSAPP_APP_SECRET: a number of no account has no secret to check with.
+        const none = await graph.postWebhook(`${bareBase}/webhooks/whatsapp`, inboundWebhookPayload([{ type: 'text', from: FROM, body: 'STOP' }], '999999999999999'), APP_SECRET);
+        expect(none.status).to.equal(404);
+        // The account's own secret works without it.
+        const ok = await graph.postWebhook(`${bareBase}/webhooks/whatsapp`, inboundWebhookPayload([{ type: 'text', from: FROM, body: 'STOP' }], graph.phoneNumberId), 'account-a-secret-0001');
+        expect(ok.status).to.equal(200);
+        expect((await contactRow(contact.id)).whatsapp_subscription_status).to.equal('unsubscribed');
+      } finally {
+        await closeServer(bare);
+      }
+    });
+
+    it('drops the inbound messages of a number ID two accounts claim under one secret, and applies neither', async () => {
+      const first = await account();
+      const second = await account();
+      const a = await buildContact(first.accountId, { phone: '+49 151 1234 5678' });
+      const b = await buildContact(second.accountId, { phone: '+49 151 1234 5678' });
+      const res = await inbound([{ type: 'text', from: FROM, body: 'STOP' }]);
+      expect(res.body.messages).to.deep.equal({ received: 1, optedOut: 0, recorded: 0, unknown: 1 });
+      for (const contact of [a, b]) expect((await contactRow(contact.id)).whatsapp_subscription_status).to.equal('subscribed');
+    });
+
+    it('answers Meta\'s handshake for an account\'s own verify token as for the server\'s, and 403 for another', async () => {
+      const tenant = await buildTenant();
+      await request(server)
+        .put('/api/v1/channels/whatsapp')
+        .set('x-api-key', tenant.key)
+        .send({ phoneNumberId: graph.phoneNumberId, accessToken: graph.accessToken, verifyToken: 'tenant-verify-token-77' });
+      const handshake = (token: string) => request(server).get('/webhooks/whatsapp').query({ 'hub.mode': 'subscribe', 'hub.verify_token': token, 'hub.challenge': '1158201444' });
+      for (const token of ['tenant-verify-token-77', VERIFY_TOKEN]) {
+        const res = await handshake(token);
+        expect([res.status, res.text], token).to.deep.equal([200, '1158201444']);
+      }
+      expect((await handshake('tenant-verify-token-78')).status).to.equal(403);
+      // Without WHATSAPP_VERIFY_TOKEN the account's token still answers; a wrong one is a 403.
+      const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger, channels: settings });
+      const own = await request(app).get('/webhooks/whatsapp').query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'tenant-verify-token-77', 'hub.challenge': '42' });
+      expect([own.status, own.text]).to.deep.equal([200, '42']);
+      const wrong = await request(app).get('/webhooks/whatsapp').query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'nope-nope-nope', 'hub.challenge': '42' });
+      expect(wrong.status).to.equal(403);
+    });
+  });
+
+  describe('PUT /channels/whatsapp: keywords, app secret, verify token', () => {
+    const put = (key: string, body: Record<string, unknown>) => request(server).put('/api/v1/channels/whatsapp').set('x-api-key', key).send(body);
+    const rowOf = async (accountId: string) =>
+      (await select<Record<string, unknown>>(testDb(), 'SELECT app_secret_secret, verify_token_hash, opt_out_keywords FROM whatsapp_channels WHERE account_id = ?', [accountId]))[0];
+
+    it('stores the secret encrypted and the token hashed, answers only whether they are set, and null puts the defaults back', async () => {
+      const { key, accountId } = await buildTenant();
+      const res = await put(key, {
+        phoneNumberId: graph.phoneNumberId,
+        accessToken: graph.accessToken,
+        appSecret: 'account-a-secret-0001',
+        verifyToken: 'tenant-verify-token-77',
+        optOutKeywords: [' Stop ', 'STOP', 'Désabonner'],
+      });
+      expect(res.status).to.equal(200);
+      expect(res.body.channel).to.deep.include({ appSecret: { configured: true }, verifyToken: { configured: true }, optOutKeywords: ['STOP', 'Désabonner'] });
+      expect(JSON.stringify(res.body)).not.to.contain('account-a-secret');
+      expect(JSON.stringify(res.body)).not.to.contain('tenant-verify');
+      const row = await rowOf(accountId);
+      expect(String(row!.app_secret_secret)).to.match(/^v1\./);
+      expect(JSON.stringify(row)).not.to.contain('account-a-secret');
+      expect(String(row!.verify_token_hash)).to.match(/^[0-9a-f]{64}$/);
+      // Left out: kept.
+      const kept = await put(key, { phoneNumberId: graph.phoneNumberId });
+      expect(kept.body.channel).to.deep.include({ appSecret: { configured: true }, verifyToken: { configured: true }, optOutKeywords: ['STOP', 'Désabonner'] });
+      // Null: back to the server's.
+      const cleared = await put(key, { phoneNumberId: graph.phoneNumberId, appSecret: null, verifyToken: null, optOutKeywords: null });
+      expect(cleared.body.channel).to.deep.include({
+        appSecret: { configured: false },
+        verifyToken: { configured: false },
+        optOutKeywords: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'],
+      });
+      expect(await rowOf(accountId)).to.deep.equal({ app_secret_secret: null, verify_token_hash: null, opt_out_keywords: null });
+    });
+
+    const refusals: Array<[string, Record<string, unknown>, string]> = [
+      ['an empty keyword list', { optOutKeywords: [] }, 'optOutKeywords'],
+      ['a keyword of punctuation only', { optOutKeywords: ['STOP', '!!!'] }, 'optOutKeywords.1'],
+      ['a keyword over 64 characters', { optOutKeywords: ['x'.repeat(65)] }, 'optOutKeywords.0'],
+      ['more than 50 keywords', { optOutKeywords: Array.from({ length: 51 }, (_, i) => `stop${i}`) }, 'optOutKeywords'],
+      ['keywords that are not a list', { optOutKeywords: 'STOP' }, 'optOutKeywords'],
+      ['a short app secret', { appSecret: 'short' }, 'appSecret'],
+      ['an app secret with spaces', { appSecret: 'two words long enough' }, 'appSecret'],
+      ['a verify token with spaces', { verifyToken: 'verify token here' }, 'verifyToken'],
+      ['a verify token that is not text', { verifyToken: 12345678 }, 'verifyToken'],
+    ];
+    for (const [what, body, field] of refusals) {
+      it(`answers 400 naming ${field} for ${what}, and writes nothing`, async () => {
+        const { key, accountId } = await buildTenant();
+        await put(key, { phoneNumberId: graph.phoneNumberId, accessToken: graph.accessToken });
+        const before = await rowOf(accountId);
+        const res = await put(key, { phoneNumberId: graph.phoneNumberId, ...body });
+        expect(res.status).to.equal(400);
+        expect(res.body.code).to.equal('validation_failed');
+        expect(res.body.details.map((d: { path: string }) => d.path)).to.include(field);
+        expect(await rowOf(accountId)).to.deep.equal(before);
+      });
+    }
+
+    it('answers 409 secrets_key_missing for an app secret or verify token without a secrets key, and writes nothing', async () => {
+      const { key, accountId } = await buildTenant();
+      const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000 }, logger: silentLogger, channels: channelSettings({ secrets: null }) });
+      for (const body of [{ appSecret: 'account-a-secret-0001' }, { verifyToken: 'tenant-verify-token-77' }]) {
+        const res = await request(app).put('/api/v1/channels/whatsapp').set('x-api-key', key).send({ phoneNumberId: '1065', ...body });
+        expect([res.status, res.body.code]).to.deep.equal([409, 'secrets_key_missing']);
+      }
+      expect(await rowOf(accountId)).to.equal(undefined);
     });
   });
 });
