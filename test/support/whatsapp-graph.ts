@@ -46,7 +46,7 @@ export interface GraphStandIn {
   // Sockets open now (a hanging request's is closed by the client's bound).
   openSockets(): number;
   // What Meta does with the app's webhook: POSTs the payload to url, signed with appSecret.
-  postWebhook(url: string, payload: unknown, appSecret: string): Promise<{ status: number; body: unknown }>;
+  postWebhook(url: string, payload: unknown, appSecret: string): Promise<WebhookAnswer>;
   close(): Promise<void>;
 }
 
@@ -218,8 +218,12 @@ export function metaSignature(rawBody: string | Buffer, appSecret: string): stri
   return `sha256=${createHmac('sha256', appSecret).update(rawBody).digest('hex')}`;
 }
 
+// The service's answer: its status, and its JSON body (read as supertest's is).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface WebhookAnswer { status: number; body: any }
+
 // Meta's webhook delivery: the raw JSON body, signed, within a bound.
-export async function postWebhook(url: string, payload: unknown, appSecret: string): Promise<{ status: number; body: unknown }> {
+export async function postWebhook(url: string, payload: unknown, appSecret: string): Promise<WebhookAnswer> {
   const raw = typeof payload === 'string' ? payload : JSON.stringify(payload);
   const res = await fetch(url, {
     method: 'POST',
@@ -228,7 +232,7 @@ export async function postWebhook(url: string, payload: unknown, appSecret: stri
     signal: AbortSignal.timeout(10_000),
   });
   const text = await res.text();
-  let body: unknown = text;
+  let body: WebhookAnswer['body'] = text;
   try {
     body = JSON.parse(text);
   } catch {

@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute, insertIgnoringConflicts, select } from '../../db/sql/statements';
+import { execute, select } from '../../db/sql/statements';
 import type { NewEventOf } from '../../schemas/event';
 import { contactsByPhoneDigits, unsubscribeFromWhatsApp } from '../contacts/whatsapp-contacts';
 import { recordEvents } from '../events/record-events';
@@ -127,8 +127,8 @@ export async function optOutWhatsAppNumbers(
   return added.length;
 }
 
-// +1 per 131026 to each number's row (created at 0 first), in one UPDATE per distinct count;
-// then those that reached UNDELIVERABLE_IN_A_ROW are suppressed (`invalid`).
+// +1 per 131026 to each number's row; then those that reached UNDELIVERABLE_IN_A_ROW are
+// suppressed (`invalid`).
 async function countUndeliverable(
   db: Database,
   accountId: string,
@@ -140,23 +140,18 @@ async function countUndeliverable(
   const perNumber = new Map<string, WhatsAppRecipientFailure[]>();
   for (const failure of failures) perNumber.set(e164(failure.to), [...(perNumber.get(e164(failure.to)) ?? []), failure]);
   const addresses = [...perNumber.keys()].sort();
-  await insertIgnoringConflicts(
+  // One statement: a new row starts at the count, an existing one adds it (in the database,
+  // so that concurrent posts about one number add up).
+  const increment =
+    db.dialect === 'sqlite'
+      ? ' ON CONFLICT (account_id, address) DO UPDATE SET consecutive = whatsapp_recipient_failures.consecutive + excluded.consecutive, updated_at = excluded.updated_at'
+      : ' ON DUPLICATE KEY UPDATE consecutive = consecutive + VALUES(consecutive), updated_at = VALUES(updated_at)';
+  await execute(
     db,
-    'whatsapp_recipient_failures',
-    ['account_id', 'address', 'consecutive', 'updated_at'],
-    addresses.map((address) => [accountId, address, 0, options.now]),
+    `INSERT INTO whatsapp_recipient_failures (account_id, address, consecutive, updated_at) VALUES ${addresses.map(() => '(?, ?, ?, ?)').join(', ')}${increment}`,
+    addresses.flatMap((address) => [accountId, address, perNumber.get(address)!.length, options.now]),
     transaction,
   );
-  const byCount = new Map<number, string[]>();
-  for (const address of addresses) byCount.set(perNumber.get(address)!.length, [...(byCount.get(perNumber.get(address)!.length) ?? []), address]);
-  for (const [count, list] of byCount) {
-    await execute(
-      db,
-      'UPDATE whatsapp_recipient_failures SET consecutive = consecutive + ?, updated_at = ? WHERE account_id = ? AND address IN (?)',
-      [count, options.now, accountId, list],
-      transaction,
-    );
-  }
   const reached = await select<{ address: string }>(
     db,
     'SELECT address FROM whatsapp_recipient_failures WHERE account_id = ? AND address IN (?) AND consecutive >= ?',
