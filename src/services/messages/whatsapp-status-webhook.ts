@@ -139,28 +139,46 @@ export async function applyWhatsAppStatuses(
 }
 
 // The updates whose message belongs to an account the signature speaks for, or that name no
-// message at all (counted unknown as before): one read of the messages by provider id and key,
-// with whether their account has its own app secret.
+// message at all (counted unknown as before): the messages read by provider id and by key (an
+// index range each, as applyProviderStatuses reads them), then which of their accounts have
+// their own app secret.
 async function trustedUpdates(db: Database, updates: readonly ProviderStatusUpdate[], trusted: TrustedAccount, transaction: Transaction) {
   const ids = [...new Set(updates.map((update) => update.providerMessageId))];
   const keys = [...new Set(updates.flatMap((update) => (update.messageKey ? [update.messageKey] : [])))];
-  const rows = await select<{ provider_message_id: string | null; message_key: string; account_id: string; own: number | string | boolean }>(
+  const byId = await select<{ provider_message_id: string; account_id: string }>(
     db,
-    `SELECT m.provider_message_id, m.message_key, m.account_id, CASE WHEN c.app_secret_secret IS NULL THEN 0 ELSE 1 END AS own
-     FROM messages m LEFT JOIN whatsapp_channels c ON c.account_id = m.account_id
-     WHERE m.channel = 'whatsapp' AND (m.provider_message_id IN (?) OR m.message_key IN (?))`,
-    [ids, keys.length > 0 ? keys : ['']],
+    "SELECT provider_message_id, account_id FROM messages WHERE channel = 'whatsapp' AND provider_message_id IN (?)",
+    [ids],
     transaction,
   );
-  const allowed = (row: (typeof rows)[number]) => trusted(row.account_id, Number(row.own) === 1);
-  const byId = new Map(rows.filter((row) => row.provider_message_id !== null).map((row) => [row.provider_message_id, allowed(row)]));
-  const byKey = new Map(rows.map((row) => [row.message_key, allowed(row)]));
-  return updates.filter((update) => byId.get(update.providerMessageId) ?? (update.messageKey ? byKey.get(update.messageKey) : undefined) ?? true);
+  const byKey =
+    keys.length === 0
+      ? []
+      : await select<{ message_key: string; account_id: string }>(db, "SELECT message_key, account_id FROM messages WHERE message_key IN (?) AND channel = 'whatsapp'", [keys], transaction);
+  const accounts = [...new Set([...byId, ...byKey].map((row) => row.account_id))];
+  const own = new Set(
+    accounts.length === 0
+      ? []
+      : (
+          await select<{ account_id: string }>(db, 'SELECT account_id FROM whatsapp_channels WHERE account_id IN (?) AND app_secret_secret IS NOT NULL', [accounts], transaction)
+        ).map((row) => row.account_id),
+  );
+  const allowed = (accountId: string) => trusted(accountId, own.has(accountId));
+  const idAccount = new Map(byId.map((row) => [row.provider_message_id, row.account_id]));
+  const keyAccount = new Map(byKey.map((row) => [row.message_key, row.account_id]));
+  return updates.filter((update) => {
+    const accountId = idAccount.get(update.providerMessageId) ?? (update.messageKey ? keyAccount.get(update.messageKey) : undefined);
+    return accountId === undefined || allowed(accountId);
+  });
 }
 
 // What the statuses say about the recipients: 131050 opts the number out, 131026 counts
 // towards `invalid`, a delivered or read starts the count again (whatsapp-recipient-failures.ts).
-// A number's failures from before its latest delivered or read message are passed over.
+// A number's failures from before its latest delivered or read message are passed over. In the
+// statuses' transaction, so that a status applied is never without its effect on the contact
+// (Meta's retry would find nothing left to apply). The contacts are locked after the messages
+// here, unlike the engine's order: the rare deadlock with an engine recording the same message
+// is rolled back and run again whole by withTransaction.
 async function recordRecipientOutcomes(
   db: Database,
   transitions: readonly MessageTransition[],
