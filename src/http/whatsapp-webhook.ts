@@ -7,7 +7,8 @@ import { receiveWhatsAppPost, verifyTokenMatches } from '../services/messages/wh
 import { BODY_LIMIT } from './json-body';
 import { sendError } from './send-error';
 
-// /webhooks/whatsapp: Meta's status webhook (docs/messages.md "The status webhook"). Outside
+// /webhooks/whatsapp: Meta's webhook (docs/messages.md "The status webhook" and "Inbound
+// messages"): the statuses of the messages sent, and what contacts send back. Outside
 // /api/v1 and without an API key: Meta proves itself by the verify token (the GET handshake)
 // and by signing each POST's raw body with the app's secret. The body is read here as bytes, as
 // signed; the JSON parser of /api/v1 never sees it.

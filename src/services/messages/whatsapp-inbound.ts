@@ -94,7 +94,7 @@ export async function receiveWhatsAppMessages(
       { now: options.now, events },
       transaction,
     );
-    stops.forEach(() => count('opt_out'));
+    if (stops.length > 0) counts.set('opt_out', stops.length);
     const contacts = await contactsByPhoneDigits(db, accountId, others.map((message) => message.from), transaction);
     const received: NewEventOf[] = [];
     for (const message of others) {

@@ -118,14 +118,14 @@ export type TrustedAccount = (accountId: string, ownSecret: boolean) => boolean;
 export async function applyWhatsAppStatuses(
   db: Database,
   updates: readonly ProviderStatusUpdate[],
-  options: { now: Date; metrics?: MessageMetrics; inbound?: WhatsAppInboundMetrics; trusted?: TrustedAccount },
+  options: { now: Date; metrics?: MessageMetrics; inbound?: WhatsAppInboundMetrics; trusted: TrustedAccount },
 ): Promise<{ received: number; applied: number; unknown: number }> {
   let applied = 0;
   let unknown = 0;
   for (let start = 0; start < updates.length; start += CHUNK) {
     const chunk = updates.slice(start, start + CHUNK);
     const result = await withTransaction(db, async (transaction) => {
-      const allowed = options.trusted ? await trustedUpdates(db, chunk, options.trusted, transaction) : chunk;
+      const allowed = await trustedUpdates(db, chunk, options.trusted, transaction);
       const events = new Map<string, NewEventOf[]>();
       const outcome = await applyProviderStatuses(db, allowed, { now: options.now, metrics: options.metrics, events }, transaction);
       await recordRecipientOutcomes(db, outcome.transitions, { now: options.now, metrics: options.inbound, events }, transaction);
