@@ -9,7 +9,7 @@ import { markSent } from '../../src/services/messages/message-store';
 import { UNDELIVERABLE_IN_A_ROW } from '../../src/services/messages/whatsapp-recipient-failures';
 import { silentLogger } from '../support/app';
 import { channelSettings } from '../support/channels';
-import { testDb } from '../support/db';
+import { captureQueries, testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
 import { closeServer, listenOnLoopback } from '../support/listen';
 import { messageFixture } from '../support/messages';
@@ -166,6 +166,22 @@ describe('WhatsApp opt-outs and sender health (/webhooks/whatsapp)', () => {
       expect((await suppressionsOf(accountId)).map((s) => [s.address, s.reason])).to.deep.equal([['+447700900123', 'opt_out']]);
       // A contact created later with that number is never sent to (the step reads the list).
     });
+  });
+
+  it('takes a post of 200 messages (100 opt-outs, 100 others) in a handful of statements', async function () {
+    this.timeout(60_000);
+    const { accountId } = await account();
+    const numbers = Array.from({ length: 200 }, (_, i) => `4915100${String(i).padStart(4, '0')}`);
+    for (const number of numbers) await buildContact(accountId, { phone: `+${number}` });
+    const messages: InboundReport[] = numbers.map((from, i) => (i % 2 === 0 ? { type: 'text', from, body: 'STOP' } : { type: 'text', from, body: `Hello ${i}` }));
+    const { result, queries } = await captureQueries(() => inbound(messages));
+    expect(result.body.messages).to.deep.equal({ received: 200, optedOut: 100, recorded: 100, unknown: 0 });
+    // Whatever the number of messages: the account's lookup, the contacts' locks and one UPDATE,
+    // their mirrors, the list's insert and read, the contacts' lookup, the events.
+    expect(queries.length, queries.join('\n')).to.be.at.most(20);
+    const [{ n }] = await select<{ n: number | string }>(testDb(), "SELECT COUNT(*) AS n FROM contacts WHERE account_id = ? AND whatsapp_subscription_status = 'unsubscribed'", [accountId]);
+    expect(Number(n)).to.equal(100);
+    expect(await suppressionsOf(accountId)).to.have.length(100);
   });
 
   describe('other inbound messages', () => {
