@@ -118,7 +118,7 @@ export function createApp({
 
   // Meta's status webhook: signed by the app's secret, never by an API key; it reads its body
   // itself, as bytes (the signature is over them).
-  app.use('/webhooks/whatsapp', whatsappWebhook({ db, settings: config.whatsappWebhook ?? {}, metrics: metrics?.messages }));
+  app.use('/webhooks/whatsapp', whatsappWebhook({ db, settings: config.whatsappWebhook ?? {}, channels, metrics: metrics?.messages, inbound: metrics?.whatsapp }));
 
   const keyed = [
     resolveApiKey(db),

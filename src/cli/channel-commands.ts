@@ -9,8 +9,9 @@ import type { CliSettings } from './cli-settings';
 
 // The admin command line's sender commands: GET and PUT /channels/* by account
 // (docs/channels.md). As with PUT, a flag left out keeps the stored value and `none` clears it.
-// Secrets on a command line are seen by `ps` and kept in shell history: the DKIM key and the
-// WhatsApp token are read from files, the SMTP URL too when it carries a password.
+// Secrets on a command line are seen by `ps` and kept in shell history: the DKIM key, the
+// WhatsApp token, app secret and verify token are read from files, the SMTP URL too when it
+// carries a password.
 
 const uuid = z.uuid('must be a UUID');
 const orNone = (value: string | undefined) => (value === undefined ? undefined : value === 'none' ? null : value);
@@ -30,7 +31,7 @@ function parsed<S extends z.ZodType>(schema: S, input: unknown, flags: Record<st
   if (result.success) return result.data;
   const [issue] = result.error.issues;
   const field = issue!.path.map(String).join('.');
-  throw new ValidationError(`--${flags[field] ?? field}: ${issue!.message}`);
+  throw new ValidationError(`--${flags[field] ?? flags[String(issue!.path[0])] ?? field}: ${issue!.message}`);
 }
 
 type Run<S extends z.ZodType> = (db: Database, flags: z.infer<S>, settings: CliSettings) => Promise<unknown>;
@@ -89,18 +90,41 @@ export const CHANNEL_COMMANDS = {
     run: (db, f, settings) => getWhatsAppChannel(db, { accountId: f.account }, settings.channels()),
   }),
   'channel:whatsapp:set': channelCommand({
-    usage: '--account ID --phone-number-id ID [--access-token-file FILE] [--max-per-second N|none]',
-    flags: z.object({ account: uuid, 'phone-number-id': z.string().max(64), 'access-token-file': z.string().optional(), 'max-per-second': rate }),
+    usage:
+      '--account ID --phone-number-id ID [--access-token-file FILE] [--max-per-second N|none] [--app-secret-file FILE|none] ' +
+      '[--verify-token-file FILE|none] [--opt-out-keywords WORD,WORD,...|none]',
+    flags: z.object({
+      account: uuid,
+      'phone-number-id': z.string().max(64),
+      'access-token-file': z.string().optional(),
+      'max-per-second': rate,
+      'app-secret-file': z.string().optional(),
+      'verify-token-file': z.string().optional(),
+      'opt-out-keywords': z.string().max(4000).optional(),
+    }),
     run: async (db, f, settings) => {
       const tokenFile = f['access-token-file'];
+      const secretFile = orNone(f['app-secret-file']);
+      const verifyFile = orNone(f['verify-token-file']);
+      const keywords = orNone(f['opt-out-keywords']);
       const input = parsed(
         whatsappChannelInputSchema,
         {
           phoneNumberId: f['phone-number-id'],
           accessToken: tokenFile === undefined ? undefined : readFile('access-token-file', tokenFile),
           maxPerSecond: f['max-per-second'] === undefined ? undefined : f['max-per-second'] === 'none' ? null : Number(f['max-per-second']),
+          appSecret: typeof secretFile === 'string' ? readFile('app-secret-file', secretFile) : secretFile,
+          verifyToken: typeof verifyFile === 'string' ? readFile('verify-token-file', verifyFile) : verifyFile,
+          optOutKeywords: typeof keywords === 'string' ? keywords.split(',') : keywords,
         },
-        { phoneNumberId: 'phone-number-id', accessToken: 'access-token-file', maxPerSecond: 'max-per-second' },
+        {
+          phoneNumberId: 'phone-number-id',
+          accessToken: 'access-token-file',
+          maxPerSecond: 'max-per-second',
+          appSecret: 'app-secret-file',
+          verifyToken: 'verify-token-file',
+          optOutKeywords: 'opt-out-keywords',
+        },
       );
       return putWhatsAppChannel(db, { accountId: f.account, ...input }, settings.channels());
     },

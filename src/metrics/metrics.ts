@@ -4,6 +4,7 @@ import { transactionCounts } from '../db/sql/transaction';
 import { MESSAGE_CHANNELS } from '../schemas/message';
 import { RUN_STATUSES } from '../schemas/statuses';
 import { runStatusCounts } from '../services/run-status/run-status-counts';
+import { WHATSAPP_INBOUND_OUTCOMES, WHATSAPP_OPT_OUT_SOURCES, type WhatsAppInboundMetrics } from '../services/messages/whatsapp-inbound-metrics';
 
 // What GET /metrics reports (docs/operations.md "Metrics"). One registry per app, never prom-client's
 // global one: tests build many apps in one process, and each must count only its own requests.
@@ -19,6 +20,8 @@ export interface Metrics {
   // Messages (src/services/messages/message-metrics.ts): each status a message reaches, counted
   // when it commits (the store, the status webhook); the provider's latency (the sender).
   messages: { total: Counter<'channel' | 'outcome'>; providerLatency: Histogram<'channel' | 'outcome'> };
+  // WhatsApp's inbound messages and opt-outs (src/services/messages/whatsapp-inbound-metrics.ts).
+  whatsapp: WhatsAppInboundMetrics;
 }
 
 // The label values known in advance start at 0, so that a rate() over them exists before the
@@ -161,6 +164,26 @@ export function createMetrics(db: Database): Metrics {
     registers,
   });
 
+  const inbound = new Counter({
+    name: 'whatsapp_inbound_messages_total',
+    help: 'Inbound WhatsApp messages of signed posts, by outcome: received (message.received), opt_out, unknown_number or unknown_account (dropped)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  for (const outcome of WHATSAPP_INBOUND_OUTCOMES) inbound.inc({ outcome }, 0);
+  const optOuts = new Counter({
+    name: 'whatsapp_opt_outs_total',
+    help: 'WhatsApp opt-outs taken, by source: keyword (an opt-out text or button), status (131050 on the status webhook), send (131050 answered to a send)',
+    labelNames: ['source'] as const,
+    registers,
+  });
+  for (const source of WHATSAPP_OPT_OUT_SOURCES) optOuts.inc({ source }, 0);
+  const invalidNumbers = new Counter({
+    name: 'whatsapp_numbers_invalid_total',
+    help: 'WhatsApp numbers suppressed as invalid after repeated 131026 (undeliverable) with nothing delivered between',
+    registers,
+  });
+
   return {
     registry,
     requestDuration,
@@ -168,5 +191,6 @@ export function createMetrics(db: Database): Metrics {
     unavailable,
     engine: { steps, lagSeconds, unprocessable, deadLettered },
     messages: { total: messagesTotal, providerLatency },
+    whatsapp: { inbound, optOuts, invalidNumbers },
   };
 }

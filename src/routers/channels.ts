@@ -56,7 +56,9 @@ export const channelsRouter = router({
         path: '/channels/whatsapp',
         tags: TAGS,
         summary: 'Get the WhatsApp sender',
-        description: 'The account\'s WhatsApp Cloud API number and whether a token is stored (its last 4 characters only). Nothing set: `configured: false`.',
+        description:
+          'The account\'s WhatsApp Cloud API number and whether a token is stored (its last 4 characters only), whether it set its own ' +
+          'webhook app secret and verify token (never shown), and the opt-out keywords in force. Nothing set: `configured: false`.',
         protect: true,
       },
     })
@@ -73,7 +75,9 @@ export const channelsRouter = router({
         summary: 'Set the WhatsApp sender',
         description:
           'The business number\'s phone number ID and an access token (required the first time; left out later, the stored one is kept). ' +
-          '`maxPerSecond` above the server\'s WHATSAPP_MAX_PER_SECOND is a 400. The token is stored encrypted and never answered.',
+          '`maxPerSecond` above the server\'s WHATSAPP_MAX_PER_SECOND is a 400. `appSecret` and `verifyToken` (the account\'s own Meta app, ' +
+          'for /webhooks/whatsapp) and `optOutKeywords` are optional; null puts the server\'s default back. The token and the app secret ' +
+          'are stored encrypted, the verify token as a keyed hash; none is ever answered.',
         protect: true,
         errorResponses: { 409: SECRETS_KEY_MISSING },
       },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { smtpUrlProblem } from './smtp-url';
+import { MAX_OPT_OUT_KEYWORD_LENGTH, MAX_OPT_OUT_KEYWORDS, optOutKey } from './opt-out-keywords';
 
 // The senders' settings (docs/channels.md): GET and PUT /channels/email and /channels/whatsapp.
 // Secrets (the SMTP URL, which carries the relay's password; the DKIM private key; the WhatsApp
@@ -109,6 +110,50 @@ export const whatsappChannelInputSchema = z.object({
     .describe('A system user\'s permanent access token with whatsapp_business_messaging (write-only). Required the first time; left out: the stored one is kept.')
     .meta({ example: 'EAAGm0PX4ZCpsBA...' }),
   maxPerSecond: maxPerSecond('WHATSAPP_MAX_PER_SECOND').nullable().optional(),
+  appSecret: z
+    .string()
+    .trim()
+    .min(8, 'must be at least 8 characters')
+    .max(256)
+    .regex(/^\S+$/, 'must not contain spaces')
+    .nullable()
+    .optional()
+    .describe(
+      'The secret of the Meta app whose webhook posts for this number (App settings > Basic), write-only: the status and message ' +
+        'webhook checks the posts naming this number with it. Null: the server\'s WHATSAPP_APP_SECRET.',
+    )
+    .meta({ example: '3f9a0c1b2d4e5f60718293a4b5c6d7e8' }),
+  verifyToken: z
+    .string()
+    .trim()
+    .min(8, 'must be at least 8 characters')
+    .max(256)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .nullable()
+    .optional()
+    .describe(
+      'The verify token entered in the Meta app\'s webhook settings, write-only (kept as a keyed hash): the subscription handshake ' +
+        'answers for it as for WHATSAPP_VERIFY_TOKEN. Null: only the server\'s WHATSAPP_VERIFY_TOKEN.',
+    )
+    .meta({ example: 'shop-example-verify-4b1c' }),
+  optOutKeywords: z
+    .array(
+      z
+        .string()
+        .trim()
+        .min(1)
+        .max(MAX_OPT_OUT_KEYWORD_LENGTH)
+        .refine((keyword) => optOutKey(keyword).length > 0, 'must contain a letter or a digit'),
+    )
+    .min(1, 'must name at least one keyword (null: the defaults)')
+    .max(MAX_OPT_OUT_KEYWORDS)
+    .nullable()
+    .optional()
+    .describe(
+      'What opts a contact out when it is the whole message (case, accents, spaces and punctuation around it ignored), or a quick-reply ' +
+        'button\'s payload or text, or an interactive reply\'s id or title. Null: the defaults (STOP, UNSUBSCRIBE, ARRET, BAJA, PARAR, STOPP).',
+    )
+    .meta({ example: ['STOP', 'UNSUBSCRIBE', 'STOP_PROMOTIONS'] }),
 });
 export type WhatsAppChannelInput = z.infer<typeof whatsappChannelInputSchema>;
 
@@ -120,6 +165,16 @@ export const whatsappChannelSchema = z
       .object({ configured: z.boolean(), last4: z.string().nullable().describe('The token\'s last 4 characters, to tell tokens apart.').meta({ example: 'x9Qz' }) })
       .describe('The token itself is never shown.'),
     maxPerSecond: z.number().int().describe('The rate in force: the account\'s, capped by WHATSAPP_MAX_PER_SECOND; else WHATSAPP_MAX_PER_SECOND.').meta({ example: 20 }),
+    appSecret: z
+      .object({ configured: z.boolean().describe('Whether the account set its own; false: the server\'s WHATSAPP_APP_SECRET checks its posts.') })
+      .describe('The Meta app secret itself is never shown.'),
+    verifyToken: z
+      .object({ configured: z.boolean().describe('Whether the account set its own (the server\'s WHATSAPP_VERIFY_TOKEN is always accepted too).') })
+      .describe('The verify token itself is never shown.'),
+    optOutKeywords: z
+      .array(z.string())
+      .describe('The opt-out keywords in force: the account\'s, else the defaults.')
+      .meta({ example: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'] }),
   })
   .meta({ id: 'WhatsAppChannel' });
 export type WhatsAppChannelDto = z.infer<typeof whatsappChannelSchema>;

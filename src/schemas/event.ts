@@ -47,14 +47,18 @@ export const CONTACT_FIELDS = [
 ] as const;
 
 // Where a contact change came from, when not from an API or dashboard write: `unsubscribe`, a
-// recipient's one-click unsubscribe link (docs/channels.md). Absent for every other write, as
-// before it existed.
-export const CONTACT_CHANGE_SOURCES = ['unsubscribe'] as const;
+// recipient's one-click unsubscribe link (docs/channels.md); `whatsapp_opt_out`, a WhatsApp
+// opt-out (a keyword or button the contact sent, or Meta's 131050). Absent for every other
+// write, as before they existed.
+export const CONTACT_CHANGE_SOURCES = ['unsubscribe', 'whatsapp_opt_out'] as const;
 export type ContactChangeSource = (typeof CONTACT_CHANGE_SOURCES)[number];
 const changeSourceSchema = z
   .enum(CONTACT_CHANGE_SOURCES)
   .optional()
-  .describe('Set when the change did not come from an API call: `unsubscribe` is a recipient\'s one-click unsubscribe link.');
+  .describe(
+    'Set when the change did not come from an API call: `unsubscribe` is a recipient\'s one-click unsubscribe link; `whatsapp_opt_out` a WhatsApp ' +
+      'opt-out (an opt-out keyword or button the contact sent, or Meta\'s 131050: the user stopped marketing messages).',
+  );
 
 export const eventRunSchema = runSchema
   .extend({

@@ -47,7 +47,27 @@ describe('admin command line: channels', () => {
 
     const wa = await cli('channel:whatsapp:set', '--account', account.id, '--phone-number-id', '106540352242922', '--access-token-file', tokenFile);
     expect(wa.code, wa.stderr).to.equal(0);
-    expect(wa.json()).to.deep.equal({ configured: true, phoneNumberId: '106540352242922', accessToken: { configured: true, last4: '4321' }, maxPerSecond: 80 });
+    expect(wa.json()).to.deep.equal({
+      configured: true,
+      phoneNumberId: '106540352242922',
+      accessToken: { configured: true, last4: '4321' },
+      maxPerSecond: 80,
+      appSecret: { configured: false },
+      verifyToken: { configured: false },
+      optOutKeywords: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'],
+    });
+    const secretFile = path.join(dir, 'app-secret');
+    fs.writeFileSync(secretFile, 'cli-app-secret-0042\n');
+    const verifyFile = path.join(dir, 'verify-token');
+    fs.writeFileSync(verifyFile, 'cli-verify-token-0042\n');
+    const own = await cli(
+      'channel:whatsapp:set', '--account', account.id, '--phone-number-id', '106540352242922',
+      '--app-secret-file', secretFile, '--verify-token-file', verifyFile, '--opt-out-keywords', 'STOP,STOP_PROMOTIONS',
+    );
+    expect(own.code, own.stderr).to.equal(0);
+    expect(own.json()).to.deep.include({ appSecret: { configured: true }, verifyToken: { configured: true }, optOutKeywords: ['STOP', 'STOP_PROMOTIONS'] });
+    const back = await cli('channel:whatsapp:set', '--account', account.id, '--phone-number-id', '106540352242922', '--app-secret-file', 'none', '--opt-out-keywords', 'none');
+    expect(back.json()).to.deep.include({ appSecret: { configured: false }, verifyToken: { configured: true }, optOutKeywords: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'] });
 
     expect(fs.statSync(path.join(dir, 'secrets.key')).mode & 0o777).to.equal(0o600);
     const db = openDatabase(databaseUrl);
@@ -55,6 +75,8 @@ describe('admin command line: channels', () => {
       const rows = JSON.stringify([...(await select(db, 'SELECT * FROM email_channels', [])), ...(await select(db, 'SELECT * FROM whatsapp_channels', []))]);
       expect(rows).not.to.contain('cli-pass-77');
       expect(rows).not.to.contain('EAAGclitokenvalue');
+      expect(rows).not.to.contain('cli-app-secret');
+      expect(rows).not.to.contain('cli-verify-token');
     } finally {
       await db.close();
     }
@@ -69,6 +91,8 @@ describe('admin command line: channels', () => {
       [['channel:email:set', '--account', account.id, '--from', 'a@shop.example', '--smtp-url-file', badUrl], '--smtp-url-file'],
       [['channel:email:set', '--account', account.id, '--from', 'a@shop.example', '--max-per-second', '101'], 'maxPerSecond'],
       [['channel:whatsapp:set', '--account', account.id, '--phone-number-id', '1065'], 'accessToken'],
+      [['channel:whatsapp:set', '--account', account.id, '--phone-number-id', '1065', '--opt-out-keywords', 'STOP,!!!'], '--opt-out-keywords'],
+      [['channel:whatsapp:set', '--account', account.id, '--phone-number-id', '1065', '--app-secret-file', badUrl + '-missing'], '--app-secret-file'],
     ] as const) {
       const result = await cli(...argv);
       expect(result.code, argv.join(' ')).to.equal(2);

@@ -66,6 +66,20 @@ describe(TITLE, function () {
       await whatsapp.getByLabel('Access token').fill('EAAGbrowsertoken0000x7Kq');
       await whatsapp.getByRole('button', { name: 'Save WhatsApp sender' }).click();
       await whatsapp.getByText('Set up: token ending in x7Kq.').waitFor();
+      expect(await whatsapp.getByLabel('Opt-out keywords').inputValue()).to.equal('STOP, UNSUBSCRIBE, ARRET, BAJA, PARAR, STOPP');
+      await whatsapp.getByLabel('Opt-out keywords').fill('STOP, !!!');
+      await whatsapp.getByRole('button', { name: 'Save WhatsApp sender' }).click();
+      await whatsapp.getByText('must contain a letter or a digit').waitFor();
+      await whatsapp.getByLabel('Opt-out keywords').fill('STOP, STOP_PROMOTIONS');
+      await whatsapp.getByLabel('Webhook app secret').fill('browser-app-secret-9');
+      await whatsapp.getByRole('button', { name: 'Save WhatsApp sender' }).click();
+      await whatsapp.getByText('WhatsApp sender saved.').waitFor();
+      expect(await whatsapp.getByLabel('Webhook app secret').inputValue()).to.equal('');
+      expect(await whatsapp.getByLabel('Webhook app secret').getAttribute('placeholder')).to.equal('Stored: leave empty to keep');
+      const [wa] = await select<Record<string, unknown>>(testDb(), 'SELECT opt_out_keywords, app_secret_secret FROM whatsapp_channels', []);
+      expect(JSON.parse(String(wa!.opt_out_keywords))).to.deep.equal(['STOP', 'STOP_PROMOTIONS']);
+      expect(String(wa!.app_secret_secret)).to.match(/^v1\./);
+      expect(await page.content()).not.to.contain('browser-app-secret-9');
       await expectAccessible(page, `channels page (${label})`);
       await shoot(page, `channels-${label}`);
 

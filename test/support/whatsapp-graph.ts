@@ -8,7 +8,9 @@ import type { AddressInfo, Socket } from 'node:net';
 // records every request, and can be told to hang (never answer), to answer 429 with code
 // 130429, a 5xx, or a given 4xx.
 //
-// Also the other way: a status webhook payload as Meta posts it, signed as Meta signs it.
+// Also the other way: a status webhook payload as Meta posts it, signed as Meta signs it, and
+// inbound messages (texts, quick-reply buttons, interactive replies) posted to the service's
+// webhook with a valid X-Hub-Signature-256 (postWebhook).
 
 export const GRAPH_VERSION = 'v21.0';
 
@@ -43,6 +45,8 @@ export interface GraphStandIn {
   refuse(status: number, code: number, message: string, subcode?: number): void;
   // Sockets open now (a hanging request's is closed by the client's bound).
   openSockets(): number;
+  // What Meta does with the app's webhook: POSTs the payload to url, signed with appSecret.
+  postWebhook(url: string, payload: unknown, appSecret: string): Promise<WebhookAnswer>;
   close(): Promise<void>;
 }
 
@@ -158,6 +162,7 @@ export async function startGraphStandIn(options: { phoneNumberId?: string; acces
     serverError: (status = 500) => void (behaviour = { kind: 'error', status, code: 131000, message: 'Something went wrong' }),
     refuse: (status, code, message, subcode) => void (behaviour = { kind: 'error', status, code, message, subcode }),
     openSockets: () => sockets.size,
+    postWebhook,
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -211,4 +216,73 @@ export function statusWebhookPayload(statuses: readonly StatusReport[], phoneNum
 // X-Hub-Signature-256 as Meta sends it: HMAC-SHA256 of the raw body with the app secret.
 export function metaSignature(rawBody: string | Buffer, appSecret: string): string {
   return `sha256=${createHmac('sha256', appSecret).update(rawBody).digest('hex')}`;
+}
+
+// The service's answer: its status, and its JSON body (read as supertest's is).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface WebhookAnswer { status: number; body: any }
+
+// Meta's webhook delivery: the raw JSON body, signed, within a bound.
+export async function postWebhook(url: string, payload: unknown, appSecret: string): Promise<WebhookAnswer> {
+  const raw = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': metaSignature(raw, appSecret) },
+    body: raw,
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await res.text();
+  let body: WebhookAnswer['body'] = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Kept as text.
+  }
+  return { status: res.status, body };
+}
+
+export type InboundReport =
+  | { type: 'text'; from: string; id?: string; body: string; timestamp?: number }
+  | { type: 'button'; from: string; id?: string; payload: string; text: string; timestamp?: number }
+  | { type: 'interactive'; from: string; id?: string; reply: 'button_reply' | 'list_reply'; replyId: string; title: string; timestamp?: number }
+  | { type: 'image'; from: string; id?: string; caption?: string; timestamp?: number };
+
+let inboundCounter = 0;
+
+// Inbound messages as Meta posts them: one entry, one change naming the business number
+// (metadata.phone_number_id), the senders' profiles in contacts[] and the messages.
+export function inboundWebhookPayload(messages: readonly InboundReport[], phoneNumberId = '109876543210987'): Record<string, unknown> {
+  const message = (m: InboundReport) => {
+    inboundCounter += 1;
+    const base = { from: m.from, id: m.id ?? `wamid.IN${String(inboundCounter).padStart(6, '0')}`, timestamp: String(m.timestamp ?? Math.floor(Date.now() / 1000)), type: m.type };
+    switch (m.type) {
+      case 'text':
+        return { ...base, text: { body: m.body } };
+      case 'button':
+        return { ...base, context: { from: '15550783881', id: 'wamid.TEMPLATE0001' }, button: { payload: m.payload, text: m.text } };
+      case 'interactive':
+        return { ...base, interactive: { type: m.reply, [m.reply]: { id: m.replyId, title: m.title } } };
+      case 'image':
+        return { ...base, image: { id: '1479537139650973', mime_type: 'image/jpeg', sha256: 'abc', ...(m.caption && { caption: m.caption }) } };
+    }
+  };
+  return {
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: '102290129340398',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId },
+              contacts: [...new Set(messages.map((m) => m.from))].map((from) => ({ profile: { name: 'Kerry Fisher' }, wa_id: from })),
+              messages: messages.map(message),
+            },
+          },
+        ],
+      },
+    ],
+  };
 }

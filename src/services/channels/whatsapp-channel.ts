@@ -1,9 +1,11 @@
 import type { Database } from '../../db/database';
 import { execute, select, upsertRows } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
+import { parseJson } from '../../db/sql/rows';
 import { ValidationError } from '../../errors/app-errors';
 import type { WhatsAppChannelDto, WhatsAppChannelInput } from '../../schemas/channel';
-import { sealChannelSecret } from './channel-secrets';
+import { DEFAULT_OPT_OUT_KEYWORDS, optOutKey } from '../../schemas/opt-out-keywords';
+import { sealChannelSecret, verifyTokenHash } from './channel-secrets';
 import type { ChannelSettings } from './channel-settings';
 import { assertWithinCap } from './email-channel';
 import { cappedRate } from './rates';
@@ -16,13 +18,25 @@ export interface WhatsAppChannelRow {
   access_token_secret: string;
   access_token_last4: string;
   max_per_second: number | null;
+  app_secret_secret: string | null;
+  verify_token_hash: string | null;
+  // A JSON array; null: the defaults.
+  opt_out_keywords: unknown;
+}
+
+export const WHATSAPP_CHANNEL_COLUMNS =
+  'account_id, phone_number_id, access_token_secret, access_token_last4, max_per_second, app_secret_secret, verify_token_hash, opt_out_keywords';
+
+// The account's opt-out keywords as stored; null: the defaults.
+export function storedOptOutKeywords(row: Pick<WhatsAppChannelRow, 'opt_out_keywords'> | undefined): string[] | null {
+  return row?.opt_out_keywords === null || row?.opt_out_keywords === undefined ? null : parseJson<string[]>(row.opt_out_keywords);
 }
 
 export async function whatsappChannelRows(db: Database, accountIds: readonly string[]): Promise<Map<string, WhatsAppChannelRow>> {
   if (accountIds.length === 0) return new Map();
   const rows = await select<WhatsAppChannelRow>(
     db,
-    'SELECT account_id, phone_number_id, access_token_secret, access_token_last4, max_per_second FROM whatsapp_channels WHERE account_id IN (?)',
+    `SELECT ${WHATSAPP_CHANNEL_COLUMNS} FROM whatsapp_channels WHERE account_id IN (?)`,
     [accountIds],
   );
   return new Map(rows.map((row) => [row.account_id, row]));
@@ -34,6 +48,9 @@ export function toWhatsAppChannelDto(row: WhatsAppChannelRow | undefined, settin
     phoneNumberId: row?.phone_number_id ?? null,
     accessToken: { configured: Boolean(row), last4: row?.access_token_last4 ?? null },
     maxPerSecond: cappedRate(row?.max_per_second ?? null, settings.whatsappMaxPerSecond),
+    appSecret: { configured: Boolean(row?.app_secret_secret) },
+    verifyToken: { configured: Boolean(row?.verify_token_hash) },
+    optOutKeywords: storedOptOutKeywords(row) ?? [...DEFAULT_OPT_OUT_KEYWORDS],
   };
 }
 
@@ -51,14 +68,15 @@ export async function putWhatsAppChannel(
 ): Promise<WhatsAppChannelDto> {
   assertWithinCap('maxPerSecond', input.maxPerSecond, settings.whatsappMaxPerSecond, 'WHATSAPP_MAX_PER_SECOND');
   const now = new Date();
-  const rate = input.maxPerSecond === undefined ? [] : [['max_per_second', input.maxPerSecond] as const];
+  // The optional settings the input names (null clears one): only those are written.
+  const optional = optionalColumns(input, settings);
   if (input.accessToken === undefined) {
     // Only a change to a stored token's settings: the row must be there already.
     const updated = await withTransaction(db, (transaction) =>
       execute(
         db,
-        `UPDATE whatsapp_channels SET phone_number_id = ?, ${rate.map(([column]) => `${column} = ?, `).join('')}updated_at = ? WHERE account_id = ?`,
-        [input.phoneNumberId, ...rate.map(([, value]) => value), now, input.accountId],
+        `UPDATE whatsapp_channels SET phone_number_id = ?, ${optional.map(([column]) => `${column} = ?, `).join('')}updated_at = ? WHERE account_id = ?`,
+        [input.phoneNumberId, ...optional.map(([, value]) => value), now, input.accountId],
         transaction,
       ),
     );
@@ -67,17 +85,36 @@ export async function putWhatsAppChannel(
   }
   const token = input.accessToken;
   const sealed = sealChannelSecret(settings, input.accountId, 'whatsapp_channels.access_token_secret', token);
-  const changed = ['phone_number_id', 'access_token_secret', 'access_token_last4', ...rate.map(([column]) => column), 'updated_at'];
+  const given = new Map(optional);
+  const changed = ['phone_number_id', 'access_token_secret', 'access_token_last4', ...optional.map(([column]) => column), 'updated_at'];
   await withTransaction(db, (transaction) =>
     upsertRows(
       db,
       'whatsapp_channels',
-      ['account_id', 'phone_number_id', 'access_token_secret', 'access_token_last4', 'max_per_second', 'created_at', 'updated_at'],
-      [[input.accountId, input.phoneNumberId, sealed, token.slice(-4), input.maxPerSecond ?? null, now, now]],
+      ['account_id', 'phone_number_id', 'access_token_secret', 'access_token_last4', ...OPTIONAL, 'created_at', 'updated_at'],
+      [[input.accountId, input.phoneNumberId, sealed, token.slice(-4), ...OPTIONAL.map((column) => given.get(column) ?? null), now, now]],
       ['account_id'],
       changed,
       transaction,
     ),
   );
   return getWhatsAppChannel(db, input, settings);
+}
+
+const OPTIONAL = ['max_per_second', 'app_secret_secret', 'verify_token_hash', 'opt_out_keywords'] as const;
+
+// Each optional field the input names, as its column's value. The app secret is sealed as the
+// token is; the verify token kept as its keyed hash; the keywords trimmed, each once.
+function optionalColumns(input: { accountId: string } & WhatsAppChannelInput, settings: ChannelSettings): Array<[(typeof OPTIONAL)[number], unknown]> {
+  const columns: Array<[(typeof OPTIONAL)[number], unknown]> = [];
+  if (input.maxPerSecond !== undefined) columns.push(['max_per_second', input.maxPerSecond]);
+  if (input.appSecret !== undefined) {
+    columns.push(['app_secret_secret', input.appSecret === null ? null : sealChannelSecret(settings, input.accountId, 'whatsapp_channels.app_secret_secret', input.appSecret)]);
+  }
+  if (input.verifyToken !== undefined) columns.push(['verify_token_hash', input.verifyToken === null ? null : verifyTokenHash(settings, input.verifyToken)]);
+  if (input.optOutKeywords !== undefined) {
+    const unique = input.optOutKeywords === null ? null : [...new Map(input.optOutKeywords.map((keyword) => [optOutKey(keyword), keyword])).values()];
+    columns.push(['opt_out_keywords', unique === null ? null : JSON.stringify(unique)]);
+  }
+  return columns;
 }

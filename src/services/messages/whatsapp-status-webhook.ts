@@ -1,9 +1,23 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
+import { select } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
+import type { NewEventOf } from '../../schemas/event';
 import { PROVIDER_STATUSES, type ProviderStatus } from '../../schemas/message';
+import { recordEvents } from '../events/record-events';
+import type { MessageTransition } from './message-events';
 import type { MessageMetrics } from './message-metrics';
 import { applyProviderStatuses, type ProviderStatusUpdate } from './provider-statuses';
+import type { WhatsAppInboundMetrics } from './whatsapp-inbound-metrics';
+import {
+  failureCodeOf,
+  OPTED_OUT_CODE,
+  recordWhatsAppRecipientFailures,
+  resetWhatsAppRecipientFailures,
+  UNDELIVERABLE_CODE,
+  type WhatsAppRecipientFailure,
+} from './whatsapp-recipient-failures';
 
 // WhatsApp's status webhook (docs/messages.md "The status webhook"): Meta POSTs what became of
 // the messages a business number sent (sent, delivered, read, failed), signed with the app's
@@ -30,9 +44,9 @@ const KNOWN: ReadonlySet<string> = new Set(PROVIDER_STATUSES);
 const EARLIEST = Date.UTC(2020, 0, 1);
 const AHEAD_MS = 86_400_000;
 
-// The statuses of a payload: entry[].changes[].value.statuses[]. Anything else Meta sends on the
-// same subscription (incoming messages, template updates) and statuses this service does not
-// keep (`deleted`, `warning`) are passed over.
+// The statuses of a payload: entry[].changes[].value.statuses[]. Incoming messages are read by
+// whatsapp-inbound.ts; anything else Meta sends on the same subscription (template updates) and
+// statuses this service does not keep (`deleted`, `warning`) are passed over.
 export function statusUpdatesOf(payload: unknown, now: Date): ProviderStatusUpdate[] {
   const updates: ProviderStatusUpdate[] = [];
   for (const entry of arrayAt(payload, 'entry')) {
@@ -47,14 +61,19 @@ export function statusUpdatesOf(payload: unknown, now: Date): ProviderStatusUpda
   return updates;
 }
 
+// Meta's Unix seconds as a time, when believable; else now.
+export function metaTime(timestamp: unknown, now: Date): Date {
+  const seconds = Number(timestamp);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : NaN;
+  return ms >= EARLIEST && ms <= now.getTime() + AHEAD_MS ? new Date(ms) : now;
+}
+
 function statusUpdate(raw: unknown, now: Date): ProviderStatusUpdate | null {
   if (!raw || typeof raw !== 'object') return null;
   const status = raw as Record<string, unknown>;
   if (typeof status.id !== 'string' || status.id.length === 0 || status.id.length > 191) return null;
   if (typeof status.status !== 'string' || !KNOWN.has(status.status)) return null;
-  const seconds = Number(status.timestamp);
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : NaN;
-  const at = ms >= EARLIEST && ms <= now.getTime() + AHEAD_MS ? new Date(ms) : now;
+  const at = metaTime(status.timestamp, now);
   const key = status.biz_opaque_callback_data;
   return {
     channel: 'whatsapp',
@@ -76,12 +95,12 @@ function errorOf(errors: unknown): string {
   return `${code}: ${text}${typeof details === 'string' ? ` (${details})` : ''}`.slice(0, 1000);
 }
 
-function arrayAt(value: unknown, key: string): unknown[] {
+export function arrayAt(value: unknown, key: string): unknown[] {
   const found = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
   return Array.isArray(found) ? found : [];
 }
 
-function objectAt(value: unknown, key: string): unknown {
+export function objectAt(value: unknown, key: string): unknown {
   return value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
 }
 
@@ -90,18 +109,105 @@ function objectAt(value: unknown, key: string): unknown {
 // retries the post, and the chunks already applied change nothing then.
 const CHUNK = 500;
 
+// Which messages' accounts the post's signature speaks for (whatsapp-webhook-post.ts): an
+// account with its own app secret only for a post signed with it; the others only for one
+// signed with WHATSAPP_APP_SECRET. A status naming another account's message is passed over
+// (counted unknown): a tenant's own secret never reaches another tenant's messages.
+export type TrustedAccount = (accountId: string, ownSecret: boolean) => boolean;
+
 export async function applyWhatsAppStatuses(
   db: Database,
   updates: readonly ProviderStatusUpdate[],
-  options: { now: Date; metrics?: MessageMetrics },
+  options: { now: Date; metrics?: MessageMetrics; inbound?: WhatsAppInboundMetrics; trusted: TrustedAccount },
 ): Promise<{ received: number; applied: number; unknown: number }> {
   let applied = 0;
   let unknown = 0;
   for (let start = 0; start < updates.length; start += CHUNK) {
     const chunk = updates.slice(start, start + CHUNK);
-    const result = await withTransaction(db, (transaction) => applyProviderStatuses(db, chunk, options, transaction));
+    const result = await withTransaction(db, async (transaction) => {
+      const allowed = await trustedUpdates(db, chunk, options.trusted, transaction);
+      const events = new Map<string, NewEventOf[]>();
+      const outcome = await applyProviderStatuses(db, allowed, { now: options.now, metrics: options.metrics, events }, transaction);
+      await recordRecipientOutcomes(db, outcome.transitions, { now: options.now, metrics: options.inbound, events }, transaction);
+      for (const accountId of [...events.keys()].sort()) await recordEvents(db, accountId, events.get(accountId)!, transaction);
+      return { ...outcome, unknown: outcome.unknown + chunk.length - allowed.length };
+    });
     applied += result.transitions.length;
     unknown += result.unknown;
   }
   return { received: updates.length, applied, unknown };
+}
+
+// The updates whose message belongs to an account the signature speaks for, or that name no
+// message at all (counted unknown as before): the messages read by provider id and by key (an
+// index range each, as applyProviderStatuses reads them), then which of their accounts have
+// their own app secret.
+async function trustedUpdates(db: Database, updates: readonly ProviderStatusUpdate[], trusted: TrustedAccount, transaction: Transaction) {
+  const ids = [...new Set(updates.map((update) => update.providerMessageId))];
+  const keys = [...new Set(updates.flatMap((update) => (update.messageKey ? [update.messageKey] : [])))];
+  const byId = await select<{ provider_message_id: string; account_id: string }>(
+    db,
+    "SELECT provider_message_id, account_id FROM messages WHERE channel = 'whatsapp' AND provider_message_id IN (?)",
+    [ids],
+    transaction,
+  );
+  const byKey =
+    keys.length === 0
+      ? []
+      : await select<{ message_key: string; account_id: string }>(db, "SELECT message_key, account_id FROM messages WHERE message_key IN (?) AND channel = 'whatsapp'", [keys], transaction);
+  const accounts = [...new Set([...byId, ...byKey].map((row) => row.account_id))];
+  const own = new Set(
+    accounts.length === 0
+      ? []
+      : (
+          await select<{ account_id: string }>(db, 'SELECT account_id FROM whatsapp_channels WHERE account_id IN (?) AND app_secret_secret IS NOT NULL', [accounts], transaction)
+        ).map((row) => row.account_id),
+  );
+  const allowed = (accountId: string) => trusted(accountId, own.has(accountId));
+  const idAccount = new Map(byId.map((row) => [row.provider_message_id, row.account_id]));
+  const keyAccount = new Map(byKey.map((row) => [row.message_key, row.account_id]));
+  return updates.filter((update) => {
+    const accountId = idAccount.get(update.providerMessageId) ?? (update.messageKey ? keyAccount.get(update.messageKey) : undefined);
+    return accountId === undefined || allowed(accountId);
+  });
+}
+
+// What the statuses say about the recipients: 131050 opts the number out, 131026 counts
+// towards `invalid`, a delivered or read starts the count again (whatsapp-recipient-failures.ts).
+// A number's failures from before its latest delivered or read message are passed over. In the
+// statuses' transaction, so that a status applied is never without its effect on the contact
+// (Meta's retry would find nothing left to apply). The contacts are locked after the messages
+// here, unlike the engine's order: the rare deadlock with an engine recording the same message
+// is rolled back and run again whole by withTransaction.
+async function recordRecipientOutcomes(
+  db: Database,
+  transitions: readonly MessageTransition[],
+  options: { now: Date; metrics?: WhatsAppInboundMetrics; events: Map<string, NewEventOf[]> },
+  transaction: Transaction,
+): Promise<void> {
+  const lastReached = new Map<string, number>();
+  const reached: Array<{ accountId: string; to: string }> = [];
+  for (const { after } of transitions) {
+    if (after.channel !== 'whatsapp' || (after.status !== 'delivered' && after.status !== 'read')) continue;
+    const key = `${after.account_id} ${after.to_address}`;
+    const at = timeOf(after.read_at ?? after.delivered_at);
+    lastReached.set(key, Math.max(lastReached.get(key) ?? 0, at));
+    reached.push({ accountId: after.account_id, to: after.to_address });
+  }
+  await resetWhatsAppRecipientFailures(db, reached, options, transaction);
+  const failures: WhatsAppRecipientFailure[] = [];
+  for (const { after } of transitions) {
+    if (after.channel !== 'whatsapp' || after.status !== 'failed' || !after.to_address) continue;
+    const code = failureCodeOf(after.error);
+    if (code !== OPTED_OUT_CODE && code !== UNDELIVERABLE_CODE) continue;
+    const reset = lastReached.get(`${after.account_id} ${after.to_address}`);
+    if (code === UNDELIVERABLE_CODE && reset !== undefined && reset >= timeOf(after.failed_at)) continue;
+    failures.push({ accountId: after.account_id, to: after.to_address, contactId: after.contact_id, code, source: `message:${after.id}` });
+  }
+  await recordWhatsAppRecipientFailures(db, failures, { ...options, via: 'status' }, transaction);
+}
+
+function timeOf(value: unknown): number {
+  const time = value instanceof Date ? value.getTime() : new Date(String(value)).getTime();
+  return Number.isFinite(time) ? time : 0;
 }

@@ -141,18 +141,35 @@ function WhatsAppPanel({ channel }: { channel: WhatsAppChannel }) {
   const [phoneNumberId, setPhoneNumberId] = useState(channel.phoneNumberId ?? '');
   const [accessToken, setAccessToken] = useState('');
   const [rate, setRate] = useState(String(channel.maxPerSecond));
+  const [appSecret, setAppSecret] = useState('');
+  const [verifyToken, setVerifyToken] = useState('');
+  const [keywords, setKeywords] = useState(channel.optOutKeywords.join(', '));
   const save = useMutation(
     trpc.dashboard.channels.setWhatsApp.mutationOptions({
       onSuccess: (saved) => {
         queryClient.setQueryData(trpc.dashboard.channels.whatsapp.queryKey(), saved);
         setAccessToken('');
+        setAppSecret('');
+        setVerifyToken('');
+        setKeywords(saved.optOutKeywords.join(', '));
       },
     }),
   );
   const errors = fieldErrors(save.error);
+  // A keyword's own error (optOutKeywords.N) shows at the one field.
+  const keywordError = errors.optOutKeywords ?? Object.entries(errors).find(([path]) => path.startsWith('optOutKeywords.'))?.[1];
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    save.mutate({ phoneNumberId: phoneNumberId.trim(), ...(accessToken.trim() !== '' && { accessToken: accessToken.trim() }), maxPerSecond: rateOf(rate) });
+    const list = keywords.split(',').map((keyword) => keyword.trim()).filter((keyword) => keyword !== '');
+    save.mutate({
+      phoneNumberId: phoneNumberId.trim(),
+      ...(accessToken.trim() !== '' && { accessToken: accessToken.trim() }),
+      maxPerSecond: rateOf(rate),
+      ...(appSecret.trim() !== '' && { appSecret: appSecret.trim() }),
+      ...(verifyToken.trim() !== '' && { verifyToken: verifyToken.trim() }),
+      // Emptied: the defaults again.
+      optOutKeywords: list.length > 0 ? list : null,
+    });
   };
   return (
     <section className="panel" aria-labelledby="whatsapp-heading">
@@ -183,6 +200,34 @@ function WhatsAppPanel({ channel }: { channel: WhatsAppChannel }) {
           autoComplete="off"
         />
         <Field label="Messages per second" type="number" min={1} value={rate} onChange={(e) => setRate(e.target.value)} error={errors.maxPerSecond} />
+        <Field
+          label="Opt-out keywords"
+          hint="Comma-separated. A message that is one of them (case and accents ignored), or a button with one as its payload, unsubscribes the contact. Empty: STOP, UNSUBSCRIBE, ARRET, BAJA, PARAR, STOPP."
+          value={keywords}
+          onChange={(e) => setKeywords(e.target.value)}
+          error={keywordError}
+          autoComplete="off"
+        />
+        <Field
+          label="Webhook app secret"
+          hint="Only when this number belongs to a Meta app of its own: App settings › Basic › App secret. Empty: the server's."
+          type="password"
+          value={appSecret}
+          placeholder={channel.appSecret.configured ? 'Stored: leave empty to keep' : ''}
+          onChange={(e) => setAppSecret(e.target.value)}
+          error={errors.appSecret}
+          autoComplete="off"
+        />
+        <Field
+          label="Webhook verify token"
+          hint="The verify token typed in that app's webhook settings."
+          type="password"
+          value={verifyToken}
+          placeholder={channel.verifyToken.configured ? 'Stored: leave empty to keep' : ''}
+          onChange={(e) => setVerifyToken(e.target.value)}
+          error={errors.verifyToken}
+          autoComplete="off"
+        />
         <div className="actions start">
           <button type="submit" disabled={save.isPending}>Save WhatsApp sender</button>
         </div>
