@@ -19,6 +19,8 @@ export interface Metrics {
   // Messages (src/services/messages/message-metrics.ts): each status a message reaches, counted
   // when it commits (the store, the status webhook); the provider's latency (the sender).
   messages: { total: Counter<'channel' | 'outcome'>; providerLatency: Histogram<'channel' | 'outcome'> };
+  // Late bounces, complaints and deliveries (src/services/bounces/feedback-metrics.ts).
+  bounces: { feedback: Counter<'source' | 'kind' | 'outcome'> };
 }
 
 // The label values known in advance start at 0, so that a rate() over them exists before the
@@ -161,6 +163,13 @@ export function createMetrics(db: Database): Metrics {
     registers,
   });
 
+  const feedback = new Counter({
+    name: 'email_feedback_total',
+    help: 'What came back about sent emails (the bounce listener, the SES and SendGrid webhooks), by source, kind (hard_bounce, soft_bounce, rejected, complaint, delivered, dropped, unsubscribe; forged, unreadable) and outcome (matched, unknown, dropped, refused)',
+    labelNames: ['source', 'kind', 'outcome'] as const,
+    registers,
+  });
+
   return {
     registry,
     requestDuration,
@@ -168,5 +177,6 @@ export function createMetrics(db: Database): Metrics {
     unavailable,
     engine: { steps, lagSeconds, unprocessable, deadLettered },
     messages: { total: messagesTotal, providerLatency },
+    bounces: { feedback },
   };
 }
