@@ -30,7 +30,7 @@ const NOTIFICATION_FIELDS = ['Message', 'MessageId', 'Subject', 'Timestamp', 'To
 const SUBSCRIPTION_FIELDS = ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
 
 // Signed as SNS signs (its documentation's string to sign), independently of the service's code.
-function snsMessage(privateKey: string, fields: Record<string, string>, version: '1' | '2' = '1') {
+function snsMessage(privateKey: string, fields: Record<string, string>, version: '1' | '2' = '1'): Record<string, string> {
   const order = fields.Type === 'Notification' ? NOTIFICATION_FIELDS : SUBSCRIPTION_FIELDS;
   const text = order.filter((name) => fields[name] !== undefined).map((name) => `${name}\n${fields[name]}\n`).join('');
   const signer = createSign(version === '1' ? 'RSA-SHA1' : 'RSA-SHA256');
