@@ -178,7 +178,7 @@ describe('email provider webhooks', function () {
       const sent = await sentEmail(cleanups, settings);
       const server = app();
       const good = sesNotification(sns.key, sesBounce(sesMail(sent.messageIdHeader, sent.to)));
-      const altered = { ...good, Message: good.Message.replace('Permanent', 'Permanent ') };
+      const altered: Record<string, string> = { ...good, Message: good.Message!.replace('Permanent', 'Permanent ') };
       const otherKey = makeCertificate().key;
       for (const body of [
         altered,
