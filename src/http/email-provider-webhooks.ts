@@ -88,6 +88,8 @@ export function emailProviderWebhooks(deps: EmailWebhookDeps): Router {
       if (!body) return sendError(req, res, { status: 400, code: 'malformed_json', message: 'Malformed JSON body' });
       const message = snsMessageOf(body.payload);
       if (!message) return sendError(req, res, invalid('Type', 'An SNS message has Type, MessageId, TopicArn, Message, Timestamp, SignatureVersion, Signature and SigningCertURL'));
+      // Before the signature: a topic not listed costs no certificate fetch.
+      if (!topics.has(message.TopicArn)) return sendError(req, res, { status: 403, code: 'forbidden', message: 'This topic is not one of SES_SNS_TOPIC_ARNS' });
       let verdict: 'valid' | 'invalid';
       try {
         verdict = await verifySnsMessage(message, certificates);
@@ -97,7 +99,6 @@ export function emailProviderWebhooks(deps: EmailWebhookDeps): Router {
         return sendError(req, res, { status: 503, code: 'service_unavailable', message: 'The signing certificate could not be fetched; try again' });
       }
       if (verdict !== 'valid') return sendError(req, res, badSignature('The SNS Signature (SignatureVersion 1 or 2, SigningCertURL on sns.<region>.amazonaws.com)'));
-      if (!topics.has(message.TopicArn)) return sendError(req, res, { status: 403, code: 'forbidden', message: 'This topic is not one of SES_SNS_TOPIC_ARNS' });
 
       if (message.Type === 'SubscriptionConfirmation') {
         if (!isSnsUrl(message.SubscribeURL)) return sendError(req, res, invalid('SubscribeURL', 'SubscribeURL must be https on sns.<region>.amazonaws.com'));

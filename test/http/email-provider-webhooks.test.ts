@@ -186,6 +186,8 @@ describe('email provider webhooks', function () {
         sesNotification(otherKey, sesBounce(sesMail(sent.messageIdHeader, sent.to))),
         sesNotification(sns.key, sesBounce(sesMail(sent.messageIdHeader, sent.to)), '1', { SigningCertURL: 'https://sns.us-east-1.amazonaws.com.evil.example/cert.pem' }),
         sesNotification(sns.key, sesBounce(sesMail(sent.messageIdHeader, sent.to)), '1', { SigningCertURL: 'http://sns.us-east-1.amazonaws.com/cert.pem' }),
+        // An S3 bucket named sns would be served here.
+        sesNotification(sns.key, sesBounce(sesMail(sent.messageIdHeader, sent.to)), '1', { SigningCertURL: 'https://sns.s3.amazonaws.com/cert.pem' }),
         { ...good, SignatureVersion: '3' },
       ]) {
         const response = await postSes(server, body);
@@ -196,11 +198,12 @@ describe('email provider webhooks', function () {
       expect(await messageRow(sent.messageId)).to.include({ status: 'sent' });
     });
 
-    it('answers 403 for a topic that is not configured, however well signed', async () => {
+    it('answers 403 for a topic that is not configured, however well signed, and fetches no certificate for it', async () => {
       const body = sesNotification(sns.key, sesBounce(sesMail('<x@example.com>', 'x@example.com')), '1', { TopicArn: 'arn:aws:sns:us-east-1:999999999999:someone-elses' });
       const response = await postSes(app(), body);
       expect(response.status).to.equal(403);
       expect(response.body).to.include({ code: 'forbidden' });
+      expect(fetched).to.deep.equal([]);
     });
 
     it('confirms a subscription by fetching its SubscribeURL, only on an SNS host', async () => {

@@ -25,7 +25,9 @@ export interface SnsMessage {
 
 const NOTIFICATION_FIELDS = ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type'] as const;
 const SUBSCRIPTION_FIELDS = ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'] as const;
-const SNS_HOST = /^sns\.[a-z0-9-]+\.amazonaws\.com$/;
+// A region's name (us-east-1, eu-west-2, us-gov-west-1), not any label: `sns.s3.amazonaws.com`
+// would be an S3 bucket named sns, which anyone could have made.
+const SNS_HOST = /^sns\.[a-z]{2}(-[a-z]+)+-\d{1,2}\.amazonaws\.com$/;
 
 // The SNS host check, for SigningCertURL and SubscribeURL alike.
 export function isSnsUrl(value: unknown): value is string {
