@@ -152,7 +152,7 @@ describe(browserSuite('the sequence page\'s Analytics panel: the funnel and the 
     const today = new Date().toISOString().slice(0, 10);
     const row = panel.getByRole('row', { name: new RegExp(`^${today}`) });
     const cells = await row.locator('th, td').allInnerTexts();
-    expect(cells.map((cell) => cell.replace(/\s*\n\s*/g, ' / '))).to.deep.equal([today, '6', '2', '2 / 1 exit rule, 1 unenrolled', '1', '1', '1', '0']);
+    expect(cells.map((cell) => cell.replace(/\s*\n\s*/g, ' / '))).to.deep.equal([today, '6', '2', '2 / 1 exit rule, 1 unenrolled', '1', '1', '1', '0', '0', '0']);
 
     for (const [size, label] of [
       [DESKTOP, 'desktop'],
