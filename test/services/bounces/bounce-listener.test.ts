@@ -4,7 +4,8 @@ import { startBounceListener, type BounceListener } from '../../../src/services/
 import { signMessageToken } from '../../../src/services/bounces/message-token';
 import { newRowId } from '../../../src/services/ids';
 import { randomBytes } from 'node:crypto';
-import { testDb } from '../../support/db';
+import { testDb, withFailingStatements } from '../../support/db';
+import { refused } from '../../support/outage';
 import { arf, BOUNCE_DOMAIN, bounceSettings, dsn, sendReport, sentEmail, UNSUBSCRIBE_MAILBOX } from './support';
 
 // The inbound SMTP listener, fed by nodemailer as a receiving MTA or a feedback loop would, for
@@ -141,6 +142,17 @@ describe('bounce listener', function () {
       Buffer.from(`Content-Type: message/delivery-status\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!!not base64${'='.repeat(100)}\r\n`),
     ];
     for (const raw of garbage) expect((await sendReport(listener.port, sent.envelopeFrom, raw)).response).to.match(/^250 /);
+    expect((await messageRow(sent.messageId)).status).to.equal('sent');
+    await sendReport(listener.port, sent.envelopeFrom, dsn({ to: sent.envelopeFrom }));
+    expect((await messageRow(sent.messageId)).status).to.equal('bounced');
+  });
+
+  it('answers 451 while the database is down, so that the sender tries again; the report sent again is recorded', async () => {
+    const sent = await sentEmail(cleanups, settings);
+    const error = await withFailingStatements({ scope: 'all', failure: refused }, () =>
+      sendReport(listener.port, sent.envelopeFrom, dsn({ to: sent.envelopeFrom })).catch((e: { responseCode?: number }) => e),
+    );
+    expect(error).to.include({ responseCode: 451 });
     expect((await messageRow(sent.messageId)).status).to.equal('sent');
     await sendReport(listener.port, sent.envelopeFrom, dsn({ to: sent.envelopeFrom }));
     expect((await messageRow(sent.messageId)).status).to.equal('bounced');
