@@ -25,6 +25,7 @@ import { MemorySlidingLog, type SlidingLog } from './http/rate-limit/sliding-win
 import { restApi } from './http/rest-api';
 import { trpcApi } from './http/trpc-api';
 import { whatsappWebhook } from './http/whatsapp-webhook';
+import { emailProviderWebhooks, type EmailWebhookDeps } from './http/email-provider-webhooks';
 import { LogThrottle } from './logging/log-throttle';
 import type { Logger } from './logging/logger';
 import type { Metrics } from './metrics/metrics';
@@ -40,7 +41,7 @@ export interface AppDeps {
   db: Database;
   config: Pick<Config, 'rateLimitPerMinute'> &
     Partial<
-      Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl' | 'publicOrigin' | 'trustProxy' | 'unsubscribeLimitPerMinute' | 'whatsappWebhook'>
+      Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl' | 'publicOrigin' | 'trustProxy' | 'unsubscribeLimitPerMinute' | 'whatsappWebhook' | 'emailWebhooks'>
     >;
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
@@ -62,6 +63,9 @@ export interface AppDeps {
   // The message editor's test sends: the relays' pool (the server's, closed at shutdown; else
   // one of the app's own), DATA_DIR/outbox, the clock and the limit per account and minute.
   testSends?: { transports?: SmtpTransports; outboxDir?: string; now?: () => Date; perMinute?: number };
+  // The SES webhook's outside calls (the SNS signing certificate, the subscription's
+  // confirmation) and the clock, given by tests; absent: bounded HTTPS GETs.
+  emailProviders?: Pick<EmailWebhookDeps, 'fetchCertificate' | 'confirmSubscription' | 'now'>;
 }
 
 export function createApp({
@@ -76,6 +80,7 @@ export function createApp({
   webhooks,
   channels,
   testSends,
+  emailProviders,
 }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -119,6 +124,24 @@ export function createApp({
   // Meta's status webhook: signed by the app's secret, never by an API key; it reads its body
   // itself, as bytes (the signature is over them).
   app.use('/webhooks/whatsapp', whatsappWebhook({ db, settings: config.whatsappWebhook ?? {}, channels, metrics: metrics?.messages, inbound: metrics?.whatsapp }));
+  // SES (through SNS) and SendGrid's bounce, complaint and delivery events: signed by the
+  // provider, never by an API key (docs/channels.md "Provider webhooks (SES, SendGrid)").
+  app.use(
+    '/webhooks/email',
+    emailProviderWebhooks({
+      db,
+      settings: {
+        sesTopicArns: config.emailWebhooks?.sesTopicArns ?? [],
+        sendgridPublicKey: config.emailWebhooks?.sendgridPublicKey,
+        bounceKey: channels?.secrets?.bounce ?? null,
+        bounceDomain: channels?.bounceDomain,
+      },
+      logger,
+      metrics: metrics?.bounces,
+      messageMetrics: metrics?.messages,
+      ...emailProviders,
+    }),
+  );
 
   const keyed = [
     resolveApiKey(db),

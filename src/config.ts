@@ -3,6 +3,10 @@ import { z } from 'zod';
 import { smtpUrlProblem } from './schemas/smtp-url';
 import { parseSecretsKey, SECRETS_KEY_FORMAT } from './services/secrets/secrets-key';
 import { isMailbox } from './schemas/text';
+import { sendgridPublicKey } from './services/bounces/sendgrid-signature';
+
+const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}$/;
 
 // The only place that reads process.env: everything else receives a Config.
 
@@ -124,6 +128,38 @@ const envSchema = z.object({
   // which signs each POST, and the token its subscription handshake must present.
   WHATSAPP_APP_SECRET: z.string().trim().min(8, 'must be at least 8 characters').optional(),
   WHATSAPP_VERIFY_TOKEN: z.string().trim().min(8, 'must be at least 8 characters').max(256).optional(),
+  // Late bounces and complaints (docs/channels.md "The bounce domain and the listener"): the
+  // envelope sender's domain, the inbound SMTP listener (off unless a port is given), and the
+  // unsubscribe mailbox of List-Unsubscribe's mailto:.
+  BOUNCE_DOMAIN: z.string().trim().toLowerCase().regex(DOMAIN_NAME, 'must be a domain name, e.g. bounces.shop.example').optional(),
+  BOUNCE_SMTP_PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, 'must be a port number')
+    .transform(Number)
+    .pipe(z.number().max(65535, 'must be a port number'))
+    .optional(),
+  BOUNCE_SMTP_HOST: z.string().trim().min(1).default('127.0.0.1'),
+  UNSUBSCRIBE_MAILBOX: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .refine(
+      (value) => /^[a-z0-9._-]{1,19}@[^@\s]+$/.test(value) && DOMAIN_NAME.test(value.split('@')[1]!),
+      'must be an address whose local part is 1 to 19 letters, digits, . _ or - (a token is added after a +), e.g. unsubscribe@bounces.shop.example',
+    )
+    .optional(),
+  // Provider event webhooks (docs/channels.md "Provider webhooks (SES, SendGrid)").
+  SES_SNS_TOPIC_ARNS: z
+    .string()
+    .trim()
+    .transform((value) => value.split(',').map((arn) => arn.trim()).filter((arn) => arn.length > 0))
+    .refine((arns) => arns.length > 0 && arns.every((arn) => SNS_TOPIC_ARN.test(arn)), 'must be SNS topic ARNs separated by commas: arn:aws:sns:<region>:<account>:<topic>')
+    .optional(),
+  SENDGRID_WEBHOOK_PUBLIC_KEY: z
+    .string()
+    .trim()
+    .refine((value) => sendgridPublicKey(value) !== null, 'must be the Event Webhook\'s verification key: an ECDSA P-256 public key, base64 (as SendGrid shows it) or PEM')
+    .optional(),
 });
 
 export type LogLevel = z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -181,6 +217,10 @@ export interface Config {
   webhookStepMaxPerSecond: number;
   // /webhooks/whatsapp answers 404 for what is not set.
   whatsappWebhook: { appSecret?: string; verifyToken?: string };
+  // BOUNCE_DOMAIN, BOUNCE_SMTP_PORT (the listener: absent, off), BOUNCE_SMTP_HOST, UNSUBSCRIBE_MAILBOX.
+  bounces: { domain?: string; smtpPort?: number; smtpHost: string; unsubscribeMailbox?: string };
+  // /webhooks/email/ses and /webhooks/email/sendgrid answer 404 unless set.
+  emailWebhooks: { sesTopicArns: string[]; sendgridPublicKey?: string };
 }
 
 export const DEFAULT_DATA_DIR = 'data';
@@ -208,6 +248,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration: ${problems.join('; ')}`);
   }
   const values = parsed.data;
+  if (values.BOUNCE_SMTP_PORT !== undefined && !values.BOUNCE_DOMAIN && !values.UNSUBSCRIBE_MAILBOX) {
+    throw new Error('Invalid configuration: BOUNCE_SMTP_PORT: the listener takes mail for BOUNCE_DOMAIN and UNSUBSCRIBE_MAILBOX only: set one of them');
+  }
   const databaseUrl = values.DATABASE_URL ?? databaseUrlIn(values.DATA_DIR ?? DEFAULT_DATA_DIR);
   return {
     databaseUrl,
@@ -252,5 +295,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookStepConcurrency: values.WEBHOOK_STEP_CONCURRENCY,
     webhookStepMaxPerSecond: values.WEBHOOK_STEP_MAX_PER_SECOND,
     whatsappWebhook: { appSecret: values.WHATSAPP_APP_SECRET, verifyToken: values.WHATSAPP_VERIFY_TOKEN },
+    bounces: {
+      domain: values.BOUNCE_DOMAIN,
+      smtpPort: values.BOUNCE_SMTP_PORT,
+      smtpHost: values.BOUNCE_SMTP_HOST,
+      unsubscribeMailbox: values.UNSUBSCRIBE_MAILBOX,
+    },
+    emailWebhooks: { sesTopicArns: values.SES_SNS_TOPIC_ARNS ?? [], sendgridPublicKey: values.SENDGRID_WEBHOOK_PUBLIC_KEY },
   };
 }

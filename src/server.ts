@@ -22,6 +22,8 @@ import { startWebhookDispatcher, webhookSettings } from './services/webhooks/sta
 import { startSequenceEngine } from './services/engine/start-engine';
 import { startMaintenance } from './services/maintenance/start-maintenance';
 import { localBaseUrl, whereServing } from './startup/where-serving';
+import { startConfiguredBounceListener } from './startup/bounce-listener';
+import { whereBouncesGo } from './startup/where-bounces-go';
 
 // The old generation may grow by at most half between full collections, where V8's own factor
 // goes up to 4 on a machine with room: under load the process then carries less garbage (RSS
@@ -89,6 +91,7 @@ async function main() {
   const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs, logThrottle) : undefined;
   // SEQUENCE_ENGINE=off: runs move only where a worker runs the engine.
   const engine = config.sequenceEngine ? startSequenceEngine(db, config, logger, channels, logThrottle, metrics?.engine, metrics?.messages, redis) : undefined;
+  const bounceListener = await startConfiguredBounceListener(config, db, channels, logger, metrics);
 
   const local = localBaseUrl(config.host, port);
   const publicBase = config.publicOrigin ? config.publicBaseUrl : local;
@@ -106,6 +109,8 @@ async function main() {
       `  Emails are NOT sent (no SMTP_URL): each is written as an .eml file to ${path.join(config.dataDir, 'outbox')}${path.sep} (status captured); set SMTP_URL to send (docs/channels.md)\n`,
     );
   }
+  // Where late bounces and complaints go (docs/channels.md "The bounce domain and the listener").
+  process.stdout.write(`${whereBouncesGo(config.bounces, bounceListener?.address ?? null).join('\n')}\n`);
   if (demo) printWelcome(local, demo, publicBase);
   if (needsFirstKey) printFirstSteps();
 
@@ -115,6 +120,8 @@ async function main() {
     // Only once no request can use them any more.
     release: async () => {
       metricsServer?.close();
+      // No new reports; a report being read finishes, or its sender tries again.
+      await bounceListener?.close();
       // Attempts in flight get 3 s to finish; the rest are released for another dispatcher.
       await dispatcher?.stop(3_000);
       await engine?.stop(3_000);

@@ -5,6 +5,8 @@ import { startProcess } from './startup/start-process';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 import { startSequenceEngine } from './services/engine/start-engine';
 import { startMaintenance } from './services/maintenance/start-maintenance';
+import { startConfiguredBounceListener } from './startup/bounce-listener';
+import { whereBouncesGo } from './startup/where-bounces-go';
 
 // `npm run worker`: the webhook dispatcher, the sequence engine and the maintenance tasks
 // (src/services/maintenance: run releases, run history), without the API: for
@@ -24,14 +26,16 @@ async function main() {
   const dispatcher = startWebhookDispatcher(db, webhookSettings(config), logger, config.webhookTimeoutMs);
   const engine = startSequenceEngine(db, config, logger, channels, logThrottle, undefined, undefined, redis);
   const maintenance = startMaintenance(db, config, logger);
-  logger.info({ msg: 'worker running', pid: process.pid, database: db.dialect });
+  // The bounce listener, when BOUNCE_SMTP_PORT is set (docs/channels.md).
+  const bounceListener = await startConfiguredBounceListener(config, db, channels, logger);
+  logger.info({ msg: 'worker running', pid: process.pid, database: db.dialect, bounces: whereBouncesGo(config.bounces, bounceListener?.address ?? null).map((line) => line.trim()) });
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
     const bound = Math.min(config.shutdownTimeoutMs, 10_000);
-    await Promise.all([dispatcher.stop(bound), engine.stop(bound), maintenance.stop()]);
+    await Promise.all([dispatcher.stop(bound), engine.stop(bound), maintenance.stop(), bounceListener?.close()]);
     await db.close();
     await redis?.close();
     logger.info('stopped');

@@ -22,6 +22,8 @@ export interface Metrics {
   messages: { total: Counter<'channel' | 'outcome'>; providerLatency: Histogram<'channel' | 'outcome'> };
   // WhatsApp's inbound messages and opt-outs (src/services/messages/whatsapp-inbound-metrics.ts).
   whatsapp: WhatsAppInboundMetrics;
+  // Late bounces, complaints and deliveries (src/services/bounces/feedback-metrics.ts).
+  bounces: { feedback: Counter<'source' | 'kind' | 'outcome'> };
 }
 
 // The label values known in advance start at 0, so that a rate() over them exists before the
@@ -183,6 +185,12 @@ export function createMetrics(db: Database): Metrics {
     help: 'WhatsApp numbers suppressed as invalid after repeated 131026 (undeliverable) with nothing delivered between',
     registers,
   });
+  const feedback = new Counter({
+    name: 'email_feedback_total',
+    help: 'What came back about sent emails (the bounce listener, the SES and SendGrid webhooks), by source, kind (hard_bounce, soft_bounce, rejected, complaint, delivered, dropped, unsubscribe; forged, unreadable) and outcome (matched, unknown, dropped, refused)',
+    labelNames: ['source', 'kind', 'outcome'] as const,
+    registers,
+  });
 
   return {
     registry,
@@ -192,5 +200,6 @@ export function createMetrics(db: Database): Metrics {
     engine: { steps, lagSeconds, unprocessable, deadLettered },
     messages: { total: messagesTotal, providerLatency },
     whatsapp: { inbound, optOuts, invalidNumbers },
+    bounces: { feedback },
   };
 }

@@ -41,7 +41,9 @@ export const dayStatsSchema = z.object({
       sent: count('Messages sent (or captured, without a provider).', 38),
       delivered: count('Messages delivered.', 36),
       read: count('Messages read.', 12),
-      failed: count('Messages failed.', 1),
+      failed: count('Messages failed (bounced ones are counted apart).', 1),
+      bounced: count('Messages bounced: refused for good by the receiving server, at once or by a later bounce report.', 1),
+      complained: count('Messages the recipient reported as spam (a feedback loop, SES, SendGrid).', 0),
     })
     .describe('The sequence\'s messages that reached each status that day: each status counted once per message, on the day it was reached.'),
 });

@@ -34,5 +34,7 @@ export function channelSettingsFrom(config: Config, secrets: SecretsKey | null):
     whatsappMaxPerSecond: config.channels.whatsappMaxPerSecond,
     whatsappApiUrl: config.channels.whatsappApiUrl,
     publicBaseUrl: config.publicBaseUrl,
+    bounceDomain: config.bounces.domain,
+    unsubscribeMailbox: config.bounces.unsubscribeMailbox,
   };
 }

@@ -143,7 +143,7 @@ describe(browserSuite('the sequence page\'s Analytics panel: the funnel and the 
       'one-minute wait / 3 reached · 2 completed · 0 skipped · 0 failed · 1 waiting',
       'done exit / 2 reached · 2 completed · 0 skipped · 0 failed · 0 waiting',
     ]);
-    await panel.getByText('In 30 days: 6 enrollments, 2 completions, 2 exits (1 exit rule, 1 unenrolled); messages: 1 sent, 1 delivered, 1 read, 0 failed.').waitFor();
+    await panel.getByText('In 30 days: 6 enrollments, 2 completions, 2 exits (1 exit rule, 1 unenrolled); messages: 1 sent, 1 delivered, 1 read, 0 failed, 0 bounced, 0 complained.').waitFor();
     // uPlot, loaded with the panel, draws both charts; the canvas is hidden from screen readers.
     await page.waitForFunction(() => document.querySelectorAll('.chart-canvas canvas').length === 2);
     expect(await panel.locator('.chart-canvas').first().getAttribute('aria-hidden')).to.equal('true');
@@ -152,7 +152,7 @@ describe(browserSuite('the sequence page\'s Analytics panel: the funnel and the 
     const today = new Date().toISOString().slice(0, 10);
     const row = panel.getByRole('row', { name: new RegExp(`^${today}`) });
     const cells = await row.locator('th, td').allInnerTexts();
-    expect(cells.map((cell) => cell.replace(/\s*\n\s*/g, ' / '))).to.deep.equal([today, '6', '2', '2 / 1 exit rule, 1 unenrolled', '1', '1', '1', '0']);
+    expect(cells.map((cell) => cell.replace(/\s*\n\s*/g, ' / '))).to.deep.equal([today, '6', '2', '2 / 1 exit rule, 1 unenrolled', '1', '1', '1', '0', '0', '0']);
 
     for (const [size, label] of [
       [DESKTOP, 'desktop'],

@@ -23,10 +23,10 @@ describe('dashboard.messages.sendTest', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function setUp(options: { answer?: (index: number) => SmtpAnswer; relay?: boolean; perMinute?: number } = {}) {
+  async function setUp(options: { answer?: (index: number) => SmtpAnswer; relay?: boolean; perMinute?: number; bounceDomain?: string } = {}) {
     const server = await startSmtpServer(options.answer);
     cleanups.push(() => server.close());
-    const settings = channelSettings();
+    const settings = channelSettings(options.bounceDomain ? { bounceDomain: options.bounceDomain } : {});
     const transports = new SmtpTransports({ connectionMs: 2_000, greetingMs: 2_000, socketMs: 2_000 });
     cleanups.push(() => transports.close());
     const outboxDir = mkdtempSync(path.join(tmpdir(), 'svc-test-sends-'));
@@ -63,6 +63,26 @@ describe('dashboard.messages.sendTest', () => {
       { replacements: [accountId], type: 'SELECT' as never },
     ) as unknown as Promise<Array<{ test: unknown; run_id: string | null; sequence_id: string | null; status: string; to_address: string; error: string | null }>>;
   }
+
+  it('sends a test with the VERP envelope sender of its own message and a Feedback-ID, still signed', async () => {
+    const { tenant, server, sendTest, channel } = await setUp({ bounceDomain: 'bounces.shop.example' });
+    const res = await sendTest();
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const mail = server.received[0]!;
+    expect(mail.envelope.from).to.match(/^bounce\+[a-z2-7]{44}@bounces\.shop\.example$/);
+    expect(mail.parsed.from?.text).to.equal('"News" <news@shop.example>');
+    expect(mail.parsed.headers.get('feedback-id')).to.equal(`test:test:${tenant.accountId}:shop.example`);
+    const [row] = await messageRows(tenant.accountId);
+    expect(row!.status).to.equal('sent');
+    const record = channel.dkim!.dnsRecord;
+    const verified = await dkimVerify(mail.raw, {
+      resolver: async (name: string, type: string) => {
+        if (name === record.name && type === 'TXT') return [[record.value]];
+        throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+      },
+    });
+    expect(verified.results[0]!.status.result).to.equal('pass');
+  });
 
   it('sends the step as edited, rendered for the contact, to the typed address with a real send\'s headers, signed', async () => {
     const { tenant, server, sendTest, channel } = await setUp();

@@ -79,6 +79,7 @@ describe('channel settings over REST', () => {
         smtpUrl: SMTP_URL,
         dkim: { domainName: 'shop.example', keySelector: 's1', privateKey },
         maxPerSecond: 10,
+        bounceDomain: null,
       });
     });
 

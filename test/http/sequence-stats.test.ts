@@ -37,7 +37,7 @@ describe('GET /sequences/{id}/stats', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect(stats.to).to.equal(today);
     expect(stats.days).to.have.length(30);
-    expect(stats.days[29]).to.deep.equal({ date: today, enrollments: 2, completions: 0, exits: {}, messages: { sent: 0, delivered: 0, read: 0, failed: 0 } });
+    expect(stats.days[29]).to.deep.equal({ date: today, enrollments: 2, completions: 0, exits: {}, messages: { sent: 0, delivered: 0, read: 0, failed: 0, bounced: 0, complained: 0 } });
     expect(stats.from).to.equal(stats.days[0].date);
     expect(stats.steps).to.deep.equal([
       { stepId: 'pause', type: 'wait', reached: 2, completed: 0, skipped: {}, failed: 0, waiting: 2 },

@@ -4,10 +4,13 @@ import { toDate } from '../../db/sql/rows';
 import type { MessageRow } from '../messages/message-rows';
 import { countMessageDays, type DayMetric } from './progress-counters';
 
-// A sequence's messages by the day they were sent, delivered, read or failed: each status
-// counts once per message, when its time is first written (a provider that repeats a status,
-// or reports it late, finds the time written and counts nothing). The day is the time written
-// (the provider's, for its reports). Test sends and messages of no sequence are not counted.
+// A sequence's messages by the day they were sent, delivered, read, failed, bounced or
+// complained: each status counts once per message, when its time is first written (a provider
+// that repeats a status, or reports it late, finds the time written and counts nothing). The day
+// is the time written (the provider's, for its reports). A failure time written on a message
+// that is `bounced` counts as bounced, not failed; `complained` has no time of its own and
+// counts when the message first reaches it (it is the last status a message can reach), on the
+// writer's day. Test sends and messages of no sequence are not counted.
 const TIME_METRICS: ReadonlyArray<[keyof MessageRow, DayMetric]> = [
   ['sent_at', 'sent'],
   ['delivered_at', 'delivered'],
@@ -15,7 +18,7 @@ const TIME_METRICS: ReadonlyArray<[keyof MessageRow, DayMetric]> = [
   ['failed_at', 'failed'],
 ];
 
-export function countMessageStatuses(db: Database, transaction: Transaction, before: readonly MessageRow[], after: readonly MessageRow[]): void {
+export function countMessageStatuses(db: Database, transaction: Transaction, before: readonly MessageRow[], after: readonly MessageRow[], now: Date = new Date()): void {
   const was = new Map(before.map((row) => [row.id, row]));
   const reached: Array<{ sequenceId: string; at: Date; metric: DayMetric }> = [];
   for (const row of after) {
@@ -23,8 +26,9 @@ export function countMessageStatuses(db: Database, transaction: Transaction, bef
     if (!old || !row.sequence_id || isTrue(row.test)) continue;
     for (const [column, metric] of TIME_METRICS) {
       if (isSet(old[column]) || !isSet(row[column])) continue;
-      reached.push({ sequenceId: row.sequence_id, at: toDate(row[column]), metric });
+      reached.push({ sequenceId: row.sequence_id, at: toDate(row[column]), metric: metric === 'failed' && row.status === 'bounced' ? 'bounced' : metric });
     }
+    if (row.status === 'complained' && old.status !== 'complained') reached.push({ sequenceId: row.sequence_id, at: now, metric: 'complained' });
   }
   if (reached.length > 0) countMessageDays(db, transaction, reached);
 }

@@ -29,7 +29,7 @@ import { reasonKey } from './reasons';
 export const WAITING_SHARDS = 8;
 
 export type StepOutcome = 'reached' | 'completed' | 'skipped' | 'failed';
-export type DayMetric = 'enrollments' | 'completions' | 'exits' | 'sent' | 'delivered' | 'read' | 'failed';
+export type DayMetric = 'enrollments' | 'completions' | 'exits' | 'sent' | 'delivered' | 'read' | 'failed' | 'bounced' | 'complained';
 export type EndStatus = 'completed' | 'cancelled' | 'failed';
 
 export interface RunProgress {

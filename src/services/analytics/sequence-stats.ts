@@ -27,7 +27,7 @@ export interface DayStats {
   enrollments: number;
   completions: number;
   exits: Record<string, number>;
-  messages: { sent: number; delivered: number; read: number; failed: number };
+  messages: { sent: number; delivered: number; read: number; failed: number; bounced: number; complained: number };
 }
 
 export interface SequenceStats {
@@ -91,7 +91,7 @@ export async function sequenceStats(db: Database, input: { accountId: string; se
   const days = new Map<string, DayStats>();
   for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += DAY_MS) {
     const date = utcDay(new Date(t));
-    days.set(date, { date, enrollments: 0, completions: 0, exits: {}, messages: { sent: 0, delivered: 0, read: 0, failed: 0 } });
+    days.set(date, { date, enrollments: 0, completions: 0, exits: {}, messages: { sent: 0, delivered: 0, read: 0, failed: 0, bounced: 0, complained: 0 } });
   }
   for (const row of dayRows) {
     const day = days.get(String(row.day));

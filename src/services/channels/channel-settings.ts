@@ -17,6 +17,10 @@ export interface ChannelSettings {
   whatsappApiUrl: string;
   // PUBLIC_BASE_URL, else the service's own address: where unsubscribe links point.
   publicBaseUrl: string;
+  // BOUNCE_DOMAIN: the envelope sender's (VERP) domain; absent: the envelope sender is the From.
+  bounceDomain?: string;
+  // UNSUBSCRIBE_MAILBOX: `List-Unsubscribe` gains `mailto:<local>+<token>@<domain>`.
+  unsubscribeMailbox?: string;
 }
 
 export const DEFAULT_CHANNEL_SETTINGS: ChannelSettings = {

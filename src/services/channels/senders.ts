@@ -17,6 +17,9 @@ export interface EmailSender {
   smtpUrl: string | null;
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;
   maxPerSecond: number;
+  // The domain of the envelope sender's VERP address (src/services/bounces/verp-address.ts):
+  // BOUNCE_DOMAIN for now; null: the envelope sender is the From, and late bounces cannot come back.
+  bounceDomain: string | null;
 }
 
 export interface WhatsAppSender {
@@ -43,6 +46,7 @@ function emailSender(accountId: string, row: EmailChannelRow | undefined, settin
     smtpUrl,
     dkim,
     maxPerSecond: cappedRate(row?.max_per_second ?? null, settings.emailMaxPerSecond),
+    bounceDomain: settings.bounceDomain ?? null,
   };
 }
 

@@ -256,7 +256,7 @@ export async function applyStatusChanges(
   for (const target of targets) await applyOneStatus(db, target, byStatus.get(target)!, options.now, transaction);
   const after = await select<MessageRow>(db, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id IN (?)`, [ids], transaction);
   // The analytics counters: each time first written (analytics/message-progress.ts).
-  countMessageStatuses(db, transaction, before, after);
+  countMessageStatuses(db, transaction, before, after, options.now);
 
   const beforeById = new Map(before.map((row) => [row.id, row]));
   const transitions: MessageTransition[] = [];

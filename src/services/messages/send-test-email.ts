@@ -8,6 +8,7 @@ import type { NewEventOf } from '../../schemas/event';
 import { newRowId } from '../ids';
 import { unsubscribeUrl } from '../unsubscribe/unsubscribe-links';
 import { buildEmail } from './build-email';
+import { messageAddresses } from '../bounces/bounce-addresses';
 import { captureEmail } from './email-capture';
 import { markCaptured, markFailed, markSending, markSent, queueMessages } from './message-store';
 import { previewMessage } from './preview-message';
@@ -68,18 +69,8 @@ export async function sendTestEmail(
 
   const now = deps.now();
   const messageKey = `test-${newRowId()}`;
-  const { mail, content } = buildEmail({
-    messageKey,
-    from: preview.from,
-    to: input.to,
-    replyTo: preview.headers['Reply-To'] ?? null,
-    rendered: { subject: preview.subject, html: preview.html, text: preview.text },
-    // The preview contact's own link, as in the body: following it unsubscribes that contact.
-    unsubscribeLink: unsubscribeUrl(settings, { accountId: input.accountId, contactId: input.contactId, channel: 'email' }),
-    dkim: sender.dkim,
-    date: now,
-  });
-  const id = await withTransaction(db, async (transaction) => {
+  // Queued first: the envelope sender and the unsubscribe mailbox name the message's row.
+  const { id, mail } = await withTransaction(db, async (transaction) => {
     const ids = await queueMessages(
       db,
       [{ accountId: input.accountId, contactId: input.contactId, channel: 'email', messageKey, to: input.to, subject: preview.subject, test: true }],
@@ -87,8 +78,20 @@ export async function sendTestEmail(
       transaction,
     );
     const messageId = ids.get(messageKey)!;
+    const { mail, content } = buildEmail({
+      messageKey,
+      from: preview.from!,
+      to: input.to,
+      replyTo: preview.headers['Reply-To'] ?? null,
+      rendered: { subject: preview.subject, html: preview.html, text: preview.text },
+      // The preview contact's own link, as in the body: following it unsubscribes that contact.
+      unsubscribeLink: unsubscribeUrl(settings, { accountId: input.accountId, contactId: input.contactId, channel: 'email' }),
+      dkim: sender.dkim,
+      date: now,
+      addresses: messageAddresses(settings, sender, { id: messageId, accountId: input.accountId, sequenceId: null, stepId: null, from: preview.from! }),
+    });
     await markSending(db, [{ id: messageId, content, to: input.to, subject: preview.subject }], { now }, transaction);
-    return messageId;
+    return { id: messageId, mail };
   });
   // Events are collected and dropped: a test is not a message of a sequence's.
   const quiet = () => ({ now: deps.now(), events: new Map<string, NewEventOf[]>() });

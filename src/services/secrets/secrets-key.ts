@@ -30,6 +30,8 @@ export interface SecretsKey {
   readonly id: string;
   // HMAC-SHA256 key of one-click unsubscribe links.
   readonly unsubscribe: Buffer;
+  // HMAC-SHA256 key of the bounce (VERP) and unsubscribe-mailbox addresses (src/services/bounces).
+  readonly bounce: Buffer;
 }
 
 function derive(key: Buffer, label: string): Buffer {
@@ -42,5 +44,6 @@ export function secretsKeyFrom(raw: Buffer): SecretsKey {
     encryption: Buffer.from(raw),
     id: createHash('sha256').update(derive(raw, 'svc secrets key id v1')).digest('base64url').slice(0, 8),
     unsubscribe: derive(raw, 'svc unsubscribe link v1'),
+    bounce: derive(raw, 'svc bounce address v1'),
   };
 }

@@ -1,3 +1,4 @@
+import { recordFeedback } from '../../../src/services/bounces/record-feedback';
 import { expect } from 'chai';
 import { select } from '../../../src/db/sql/statements';
 import { withTransaction } from '../../../src/db/sql/transaction';
@@ -162,7 +163,21 @@ describe('sequence stats: the counters the engine keeps', () => {
 
     const figures = await stats(fixture.key, fixture.sequence.id);
     const messages = figures.days.find((day) => day.date === utcDay(at))!.messages;
-    expect(messages).to.deep.equal({ sent: 1, delivered: 1, read: 1, failed: 0 });
+    expect(messages).to.deep.equal({ sent: 1, delivered: 1, read: 1, failed: 0, bounced: 0, complained: 0 });
+  });
+
+  it('counts a late bounce as bounced (not failed) and a complaint as complained, once each, on the day reported', async () => {
+    const fixture = await messageFixture();
+    const db = testDb();
+    const at = new Date();
+    const bounced = (await fixture.queue({ channel: 'email' })).id;
+    const complained = (await fixture.queue({ channel: 'email' })).id;
+    await withTransaction(db, (transaction) => markSent(db, [{ id: bounced, providerMessageId: null }, { id: complained, providerMessageId: null }], { now: at }, transaction));
+    for (let i = 0; i < 2; i += 1) {
+      await recordFeedback(db, [{ kind: 'hard_bounce', messageId: bounced, at, detail: '5.1.1' }, { kind: 'complaint', messageId: complained, at }], { now: at, source: 'dsn' });
+    }
+    const figures = await stats(fixture.key, fixture.sequence.id);
+    expect(figures.days.find((day) => day.date === utcDay(at))!.messages).to.deep.equal({ sent: 2, delivered: 0, read: 0, failed: 0, bounced: 1, complained: 1 });
   });
 
   it('answers for a sequence never run: its steps at zero and its days empty, read from a handful of counter rows', async () => {

@@ -130,7 +130,8 @@ function Series({ days }: { days: Day[] }) {
       <p>
         In {days.length} days: {n(total((d) => d.enrollments))} enrollments, {n(total((d) => d.completions))} completions, {n(total(exits))} exits
         {total(exits) > 0 && ` (${byReason(allExits)})`}; messages: {n(total((d) => d.messages.sent))} sent, {n(total((d) => d.messages.delivered))} delivered,{' '}
-        {n(total((d) => d.messages.read))} read, {n(total((d) => d.messages.failed))} failed.
+        {n(total((d) => d.messages.read))} read, {n(total((d) => d.messages.failed))} failed, {n(total((d) => d.messages.bounced))} bounced,{' '}
+        {n(total((d) => d.messages.complained))} complained.
       </p>
       <div className="charts">
         <Chart title="Runs per day" days={days} series={RUN_SERIES} rows={runRows} />
@@ -138,7 +139,7 @@ function Series({ days }: { days: Day[] }) {
       </div>
       <details className="figures">
         <summary>The figures per day, as a table</summary>
-        <Table caption="Runs and messages per day" columns={['Day', 'Enrollments', 'Completions', 'Exits', 'Sent', 'Delivered', 'Read', 'Failed']}>
+        <Table caption="Runs and messages per day" columns={['Day', 'Enrollments', 'Completions', 'Exits', 'Sent', 'Delivered', 'Read', 'Failed', 'Bounced', 'Complained']}>
           {[...days].reverse().map((day) => (
             <tr key={day.date}>
               <th scope="row">{day.date}</th>
@@ -152,6 +153,8 @@ function Series({ days }: { days: Day[] }) {
               <td>{n(day.messages.delivered)}</td>
               <td>{n(day.messages.read)}</td>
               <td>{n(day.messages.failed)}</td>
+              <td>{n(day.messages.bounced)}</td>
+              <td>{n(day.messages.complained)}</td>
             </tr>
           ))}
         </Table>

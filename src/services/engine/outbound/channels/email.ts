@@ -12,6 +12,7 @@ import { buildTemplateContext } from '../../../messages/render-context';
 import { renderEmail, TemplateRenderError } from '../../../messages/render-message';
 import { providerIdOf, smtpErrorVerdict, type SmtpTransports } from '../../../messages/smtp-transports';
 import { unsubscribeUrl } from '../../../unsubscribe/unsubscribe-links';
+import { messageAddresses } from '../../../bounces/bounce-addresses';
 import type { ClaimedSend } from '../outbox';
 import type { Channel, SendResult } from './channel';
 import { loadMessageTargets, type MessageTarget } from './message-targets';
@@ -132,6 +133,7 @@ export function emailChannel(options: EmailChannelOptions): Channel {
       unsubscribeLink: link,
       dkim: sender.dkim,
       date: options.now(),
+      addresses: messageAddresses(settings, sender, { id: target.messageId, accountId: send.accountId, sequenceId: body.sequenceId, stepId: step.id, from }),
     });
     return { mail, message, smtpUrl: sender.smtpUrl, sending: { id: target.messageId, to: contact.email, subject: rendered.subject, content } };
   }
