@@ -4,6 +4,8 @@ import { transactionCounts } from '../db/sql/transaction';
 import { MESSAGE_CHANNELS } from '../schemas/message';
 import { RUN_STATUSES } from '../schemas/statuses';
 import { runStatusCounts } from '../services/run-status/run-status-counts';
+import { SUPPRESSION_REASONS } from '../schemas/suppression';
+import { suppressionTally } from '../services/suppressions/suppression-tally';
 
 // What GET /metrics reports (docs/operations.md "Metrics"). One registry per app, never prom-client's
 // global one: tests build many apps in one process, and each must count only its own requests.
@@ -159,6 +161,19 @@ export function createMetrics(db: Database): Metrics {
     labelNames: ['channel', 'outcome'] as const,
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers,
+  });
+
+  // Kept by addSuppressions per database, whoever the writer (suppression-tally.ts); read when scraped.
+  new Counter({
+    name: 'suppressions_total',
+    help: 'Addresses added to accounts\' suppression lists by this process, by channel and reason, counted as each addition commits',
+    labelNames: ['channel', 'reason'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const tally = suppressionTally(db);
+      for (const channel of MESSAGE_CHANNELS) for (const reason of SUPPRESSION_REASONS) this.inc({ channel, reason }, tally.get(`${channel} ${reason}`) ?? 0);
+    },
   });
 
   return {
