@@ -22,6 +22,8 @@ const COLUMNS = ['Address', 'Channel', 'Reason', 'Source', 'Added', { label: 'Ac
 type Channel = 'email' | 'whatsapp';
 type Reason = 'hard_bounce' | 'complaint' | 'unsubscribe' | 'opt_out' | 'invalid' | 'manual';
 const CHANNEL_NAMES: Record<Channel, string> = { email: 'Email', whatsapp: 'WhatsApp' };
+// The same, inside a sentence.
+const CHANNEL_WORDS: Record<Channel, string> = { email: 'email', whatsapp: 'WhatsApp' };
 const REASON_NAMES: Record<Reason, string> = {
   hard_bounce: 'Hard bounce',
   complaint: 'Complaint',
@@ -104,7 +106,6 @@ export function SuppressionsPage() {
         <Field
           label="Address"
           type="search"
-          hint="An email, or a phone number with its country code."
           value={draft.address}
           error={errors.address}
           onChange={(e) => setDraft({ ...draft, address: e.target.value })}
@@ -143,7 +144,7 @@ export function SuppressionsPage() {
                   <td>
                     <When iso={suppression.createdAt} />
                   </td>
-                  <td className="row-actions">
+                  <td>
                     <button type="button" className="secondary" onClick={() => setRemoving(suppression)}>
                       Remove<span className="visually-hidden"> {suppression.address} ({CHANNEL_NAMES[suppression.channel]})</span>
                     </button>
@@ -187,7 +188,7 @@ function AddSuppressionDialog({ open, onClose, onAdded }: { open: boolean; onClo
     trpc.dashboard.suppressions.add.mutationOptions({
       onSuccess: ({ summary }) => {
         void queryClient.invalidateQueries({ queryKey: trpc.dashboard.suppressions.pathKey() });
-        const where = CHANNEL_NAMES[fields.channel];
+        const where = CHANNEL_WORDS[fields.channel];
         onAdded(summary.added > 0 ? `${fields.address.trim()} is suppressed on ${where}.` : `${fields.address.trim()} was on the list for ${where} already; it is unchanged.`);
         setFields(EMPTY);
         add.reset();
@@ -221,7 +222,7 @@ function RemoveDialog({ suppression, onClose, onRemoved }: { suppression: Suppre
       onSuccess: ({ suppression: removed }) => {
         void queryClient.invalidateQueries({ queryKey: trpc.dashboard.suppressions.pathKey() });
         remove.reset();
-        onRemoved(`${removed.address} is no longer suppressed on ${CHANNEL_NAMES[removed.channel]}.`);
+        onRemoved(`${removed.address} is no longer suppressed on ${CHANNEL_WORDS[removed.channel]}.`);
       },
     }),
   );
@@ -235,7 +236,7 @@ function RemoveDialog({ suppression, onClose, onRemoved }: { suppression: Suppre
       onClose={onClose}
     >
       {suppression &&
-        `The next ${CHANNEL_NAMES[suppression.channel]} message of a sequence to this address will be sent` +
+        `The next ${CHANNEL_WORDS[suppression.channel]} message of a sequence to this address will be sent` +
           (suppression.reason === 'manual' ? '.' : `: it was added for a ${REASON_NAMES[suppression.reason].toLowerCase()}, and sending again can harm this account's reputation.`)}
     </ConfirmDialog>
   );
