@@ -79,6 +79,20 @@ describe('POST /api/v1/suppressions', () => {
     expect(await rowsOf(accountId)).to.have.length(1);
   });
 
+  it('adds each address once when requests with the same addresses, in any order, arrive together', async () => {
+    const { key, accountId } = await buildTenant();
+    const addresses = Array.from({ length: 50 }, (_, i) => `same-${i}@example.com`);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, n) => {
+        const order = n % 2 === 0 ? addresses : [...addresses].reverse();
+        return api(key).post('/suppressions').send({ suppressions: order.map((address) => ({ channel: 'email', address })) });
+      }),
+    );
+    expect(answers.map((res) => res.status)).to.deep.equal(Array(8).fill(201));
+    expect(answers.reduce((sum, res) => sum + res.body.summary.added, 0)).to.equal(50);
+    expect(await rowsOf(accountId)).to.have.length(50);
+  });
+
   it('takes 1,000 items in one request', async () => {
     const { key, accountId } = await buildTenant();
     const suppressions = Array.from({ length: 1000 }, (_, i) => ({ channel: 'email', address: `bulk-${i}@example.com` }));
