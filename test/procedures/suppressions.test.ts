@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { select } from '../../src/db/sql/statements';
+import { createCaller, createCallerContext } from '../../src/routers/caller';
 import { caller, testApp } from '../support/app';
+import { channelSettings } from '../support/channels';
 import { testDb } from '../support/db';
-import { buildTenant } from '../support/factories';
+import { buildContact, buildTenant } from '../support/factories';
 import { badRequest, rejectedWith } from '../support/trpc';
 
 // suppressions.* through tRPC (createCaller, and /trpc over HTTP): the same procedures as REST,
@@ -56,5 +58,22 @@ describe('suppressions procedures', () => {
       .send({ suppressions: [{ channel: 'email', address: 'bad' }] });
     expect(bad.status).to.equal(400);
     expect(bad.body.error.data.details).to.deep.equal([{ path: 'suppressions.0.address', message: 'Invalid email address' }]);
+  });
+
+  it('says in a message step\'s preview that the contact\'s address is suppressed', async () => {
+    const { key, accountId } = await buildTenant();
+    const contact = await buildContact(accountId, { email: 'Ada@Example.com', phone: '+49 151 1285 5001' });
+    const { sequence } = await caller(key).sequences.create({
+      name: 'Preview',
+      steps: [
+        { id: 'mail', type: 'email', subject: 'Hi', html: '<p>Hi</p>' },
+        { id: 'chat', type: 'whatsapp', template: { name: 'hello', language: { code: 'en' } } },
+      ],
+    } as never);
+    const previewer = createCaller(createCallerContext({ db: testDb(), apiKey: key, channels: channelSettings() }));
+    const skipOf = async (stepId: string) => (await previewer.sequences.preview({ id: sequence.id, stepId, contactId: contact.id })).preview.skipReason;
+    expect([await skipOf('mail'), await skipOf('chat')]).to.deep.equal([null, null]);
+    await caller(key).suppressions.add({ suppressions: [{ channel: 'email', address: 'ada@example.com' }, { channel: 'whatsapp', address: '+4915112855001' }] });
+    expect([await skipOf('mail'), await skipOf('chat')]).to.deep.equal(['suppressed', 'suppressed']);
   });
 });
