@@ -59,14 +59,14 @@ export const suppressionListInputSchema = z.strictObject({
 
 export const suppressionListOutputSchema = z.object({ suppressions: z.array(suppressionSchema), nextCursor: nextCursorSchema });
 
-
 const addressInput = z
   .string()
   .min(1, 'address must not be empty')
   .max(320, 'address must be at most 320 characters')
   .describe('An email address (stored normalized as contacts\' are) or a phone number in international form (stored in E.164 with its +).');
 
-export const suppressionItemSchema = z.strictObject({
+// Unknown fields are ignored, as in every body of the API.
+export const suppressionItemSchema = z.object({
   channel: suppressionChannelSchema,
   address: addressInput.meta({ example: 'Ada@Example.com' }),
   reason: suppressionReasonSchema.optional().describe('Defaults to manual.'),
