@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { select } from '../../src/db/sql/statements';
 import { createMetrics } from '../../src/metrics/metrics';
+import { withTransaction } from '../../src/db/sql/transaction';
 import { addSuppressionList } from '../../src/services/suppressions/suppression-operations';
+import { addSuppressions } from '../../src/services/suppressions/suppression-store';
 import { api } from '../support/app';
 import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
@@ -70,6 +72,21 @@ describe('POST /api/v1/suppressions', () => {
     expect((await api(key).post('/suppressions').send(body)).body.summary).to.deep.equal({ total: 2, added: 0, existing: 2 });
     expect(await scrapedTotal('email', 'complaint')).to.equal(before.complaint + 1);
     expect(await scrapedTotal('whatsapp', 'opt_out')).to.equal(before.optOut + 1);
+  });
+
+  it('counts suppressions_total for any writer of the list once committed, and nothing for a transaction rolled back', async () => {
+    const { accountId } = await buildTenant();
+    const before = await scrapedTotal('email', 'hard_bounce');
+    const item = { channel: 'email' as const, address: 'writer@example.com', reason: 'hard_bounce' as const, source: 'message:m1' };
+    const rolledBack = withTransaction(testDb(), async (t) => {
+      await addSuppressions(testDb(), accountId, [item], { now: new Date() }, t);
+      throw new Error('the writer failed after adding');
+    });
+    await rolledBack.then(() => expect.fail('rolled back'), () => undefined);
+    expect(await scrapedTotal('email', 'hard_bounce')).to.equal(before);
+    expect(await rowsOf(accountId)).to.deep.equal([]);
+    await withTransaction(testDb(), (t) => addSuppressions(testDb(), accountId, [item], { now: new Date() }, t));
+    expect(await scrapedTotal('email', 'hard_bounce')).to.equal(before + 1);
   });
 
   it('counts an address given twice in one request once, the second as existing', async () => {
