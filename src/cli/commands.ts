@@ -14,6 +14,7 @@ import { createSequence, listSequences, setSequenceStatus } from '../services/se
 import type { CliSettings } from './cli-settings';
 import { CHANNEL_COMMANDS } from './channel-commands';
 import { WEBHOOK_COMMANDS } from './webhook-commands';
+import { SUPPRESSION_COMMANDS } from './suppression-commands';
 
 // The admin command line's commands (docs/decisions.md "Accounts, keys and sequences"): each one a
 // schema for its flags and a call to a service.
@@ -180,6 +181,7 @@ export const COMMANDS = {
   }),
   ...WEBHOOK_COMMANDS,
   ...CHANNEL_COMMANDS,
+  ...SUPPRESSION_COMMANDS,
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -5,6 +5,8 @@ import { MESSAGE_CHANNELS } from '../schemas/message';
 import { RUN_STATUSES } from '../schemas/statuses';
 import { runStatusCounts } from '../services/run-status/run-status-counts';
 import { WHATSAPP_INBOUND_OUTCOMES, WHATSAPP_OPT_OUT_SOURCES, type WhatsAppInboundMetrics } from '../services/messages/whatsapp-inbound-metrics';
+import { SUPPRESSION_REASONS } from '../schemas/suppression';
+import { suppressionTally } from '../services/suppressions/suppression-tally';
 
 // What GET /metrics reports (docs/operations.md "Metrics"). One registry per app, never prom-client's
 // global one: tests build many apps in one process, and each must count only its own requests.
@@ -190,6 +192,18 @@ export function createMetrics(db: Database): Metrics {
     help: 'What came back about sent emails (the bounce listener, the SES and SendGrid webhooks), by source, kind (hard_bounce, soft_bounce, rejected, complaint, delivered, dropped, unsubscribe; forged, unreadable) and outcome (matched, unknown, dropped, refused)',
     labelNames: ['source', 'kind', 'outcome'] as const,
     registers,
+  });
+  // Kept by addSuppressions per database, whoever the writer (suppression-tally.ts); read when scraped.
+  new Counter({
+    name: 'suppressions_total',
+    help: 'Addresses added to accounts\' suppression lists by this process, by channel and reason, counted as each addition commits',
+    labelNames: ['channel', 'reason'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const tally = suppressionTally(db);
+      for (const channel of MESSAGE_CHANNELS) for (const reason of SUPPRESSION_REASONS) this.inc({ channel, reason }, tally.get(`${channel} ${reason}`) ?? 0);
+    },
   });
 
   return {

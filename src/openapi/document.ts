@@ -154,6 +154,7 @@ const TAGS = [
   { name: 'Events', description: 'What changed in the account, in commit order: poll the feed with its cursor.' },
   { name: 'Channels', description: 'The account\'s own senders: its email relay, From and DKIM key, its WhatsApp number and token, their rates.' },
   { name: 'Webhooks', description: 'Endpoints that receive the account\'s events as signed POSTs (Standard Webhooks), with retries.' },
+  { name: 'Suppressions', description: 'Addresses the account never sends to on a channel (bounces, complaints, opt-outs, your own list), whoever the contact is.' },
 ];
 
 export interface DocumentOptions {

@@ -5,6 +5,7 @@ import { dashboardRouter } from './dashboard';
 import { eventsRouter } from './events';
 import { runsRouter } from './runs';
 import { sequencesRouter } from './sequences';
+import { suppressionsRouter } from './suppressions';
 import { webhooksRouter } from './webhooks';
 
 export const appRouter = router({
@@ -15,6 +16,7 @@ export const appRouter = router({
   events: eventsRouter,
   webhooks: webhooksRouter,
   channels: channelsRouter,
+  suppressions: suppressionsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -4,12 +4,12 @@ import { z } from 'zod';
 // a step would send to a contact now, rendered, and nothing sent or recorded. Output shapes only:
 // rendered texts are not bounded as the templates are.
 
-export const SKIP_REASONS = ['unsubscribed', 'no_phone', 'invalid_phone'] as const;
+export const SKIP_REASONS = ['unsubscribed', 'suppressed', 'no_phone', 'invalid_phone'] as const;
 
 const skipReason = z
   .enum(SKIP_REASONS)
   .nullable()
-  .describe('Why the step would be skipped for this contact if it ran now (its channel status, its phone); null: it would be sent.')
+  .describe('Why the step would be skipped for this contact if it ran now (its channel status, its address on the suppression list, its phone); null: it would be sent.')
   .meta({ example: null });
 
 export const emailPreviewSchema = z

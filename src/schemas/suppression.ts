@@ -31,7 +31,10 @@ export const suppressionSchema = z
     source: z
       .string()
       .nullable()
-      .describe('What suppressed it: `message:<id>` (a bounce or complaint of that message), `provider:<event>`, `user:<id>`, `api_key:<id>`.')
+      .describe(
+        'What suppressed it: `message:<id>` (a bounce or complaint of that message), `provider:<event>`, `user:<id>` (the dashboard), ' +
+          '`api_key:<id>` (the API), `cli` (the admin command line).',
+      )
       .meta({ example: 'message:01938a3e-5b2c-7d4e-9f10-2a3b4c5d6e7f' }),
     createdAt: z.string().describe('When it was added, ISO 8601 UTC.').meta({ example: '2026-12-01T09:30:00.000Z' }),
   })
@@ -43,10 +46,49 @@ export const MAX_SUPPRESSIONS_PER_REQUEST = 1000;
 export const suppressionListInputSchema = z.strictObject({
   channel: suppressionChannelSchema.optional(),
   reason: suppressionReasonSchema.optional(),
-  address: z.string().trim().min(1).max(320).optional().describe('Only this address (normalized as stored).'),
+  address: z
+    .string()
+    .trim()
+    .min(1, 'address must not be empty')
+    .max(320, 'address must be at most 320 characters')
+    .optional()
+    .describe('Only this address, normalized as stored first (`Ada@Example.com` finds `ada@example.com`, `+49 151 1285 5001` finds `+4915112855001`).'),
   limit: limitSchema,
   cursor: cursorSchema,
 });
 
 export const suppressionListOutputSchema = z.object({ suppressions: z.array(suppressionSchema), nextCursor: nextCursorSchema });
 
+const addressInput = z
+  .string()
+  .min(1, 'address must not be empty')
+  .max(320, 'address must be at most 320 characters')
+  .describe('An email address (stored normalized as contacts\' are) or a phone number in international form (stored in E.164 with its +).');
+
+// Unknown fields are ignored, as in every body of the API.
+export const suppressionItemSchema = z.object({
+  channel: suppressionChannelSchema,
+  address: addressInput.meta({ example: 'Ada@Example.com' }),
+  reason: suppressionReasonSchema.optional().describe('Defaults to manual.'),
+});
+
+export const suppressionAddInputSchema = z.object({
+  suppressions: z
+    .array(suppressionItemSchema)
+    .min(1, 'Give at least one suppression')
+    .max(MAX_SUPPRESSIONS_PER_REQUEST, `At most ${MAX_SUPPRESSIONS_PER_REQUEST.toLocaleString('en')} suppressions per request`),
+});
+
+export const suppressionAddOutputSchema = z.object({
+  summary: z.object({
+    total: z.number().int().describe('Items in the request.').meta({ example: 3 }),
+    added: z.number().int().describe('Addresses added to the list now.').meta({ example: 2 }),
+    existing: z.number().int().describe('Items whose address was on the list already (or earlier in the same request): left as they were.').meta({ example: 1 }),
+  }),
+});
+
+// GET and DELETE /suppressions/{channel}/{address}: the address percent-encoded in the path.
+export const suppressionKeySchema = z.object({
+  channel: suppressionChannelSchema,
+  address: addressInput.describe('The address, percent-encoded (`%40` for `@`, `%2B` for `+`); normalized as stored before the lookup.'),
+});

@@ -76,6 +76,10 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'PUT /channels/email': ['200'],
   'GET /channels/whatsapp': ['200'],
   'PUT /channels/whatsapp': ['200'],
+  'POST /suppressions': ['201'],
+  'GET /suppressions': ['200'],
+  'GET /suppressions/{channel}/{address}': ['200'],
+  'DELETE /suppressions/{channel}/{address}': ['204'],
 };
 
 // Declared statuses no request can produce, and why; anything else declared must be exercised.
@@ -143,6 +147,14 @@ async function messageSequence(f: Fixture): Promise<string> {
     });
   expect(res.status, 'setting up a sequence with message steps').to.equal(201);
   return res.body.sequence.id as string;
+}
+
+// An address on the account's suppression list, added through the API.
+async function suppressed(f: Fixture): Promise<string> {
+  const address = fresh();
+  const res = await rest(f.key).post('/suppressions').send({ suppressions: [{ channel: 'email', address }] });
+  expect(res.status, 'setting up a suppression').to.equal(201);
+  return address;
 }
 
 // A tenant whose account may have no active run at all.
@@ -487,6 +499,24 @@ const CASES: Record<string, Case[]> = {
     { status: 200, when: 'the server holds a secrets key', send: (f) => rest(f.key, withChannels()).put('/channels/whatsapp').send({ phoneNumberId: '1065', accessToken: 'EAAGm0PX4ZCpsBA0123' }) },
     { status: 400, when: 'the first PUT has no token', send: (f) => rest(f.key).put('/channels/whatsapp').send({ phoneNumberId: '1065' }) },
     { status: 409, when: 'the server has no secrets key', send: (f) => rest(f.key).put('/channels/whatsapp').send({ phoneNumberId: '1065', accessToken: 'EAAGm0PX4ZCpsBA0123' }) },
+  ],
+  'POST /suppressions': [
+    { status: 201, when: 'the addresses are valid', send: (f) => rest(f.key).post('/suppressions').send({ suppressions: [{ channel: 'email', address: fresh() }, { channel: 'whatsapp', address: '+4915112855001', reason: 'opt_out' }] }) },
+    { status: 400, when: 'an address is not one of its channel', send: (f) => rest(f.key).post('/suppressions').send({ suppressions: [{ channel: 'whatsapp', address: '015112855001' }] }) },
+  ],
+  'GET /suppressions': [
+    { status: 200, when: 'the account has suppressions', send: async (f) => (await suppressed(f), rest(f.key).get('/suppressions?channel=email&limit=1')) },
+    { status: 400, when: 'the reason is unknown', send: (f) => rest(f.key).get('/suppressions?reason=bored') },
+  ],
+  'GET /suppressions/{channel}/{address}': [
+    { status: 200, when: 'the address is suppressed', send: async (f) => rest(f.key).get(`/suppressions/email/${encodeURIComponent(await suppressed(f))}`) },
+    { status: 400, when: 'the address is not an email address', send: (f) => rest(f.key).get('/suppressions/email/nope') },
+    { status: 404, when: 'the address is not suppressed', send: (f) => rest(f.key).get(`/suppressions/email/${encodeURIComponent(fresh())}`) },
+  ],
+  'DELETE /suppressions/{channel}/{address}': [
+    { status: 204, when: 'the address is suppressed', send: async (f) => rest(f.key).delete(`/suppressions/email/${encodeURIComponent(await suppressed(f))}`) },
+    { status: 400, when: 'the address is not an email address', send: (f) => rest(f.key).delete('/suppressions/email/nope') },
+    { status: 404, when: 'the address is not suppressed', send: (f) => rest(f.key).delete(`/suppressions/email/${encodeURIComponent(fresh())}`) },
   ],
   'GET /webhooks': [{ status: 200, when: 'the account has an endpoint', send: async (f) => (await webhookOf(f), rest(f.key).get('/webhooks')) }],
   'GET /webhooks/{id}': [

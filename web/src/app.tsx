@@ -19,6 +19,7 @@ import { trpc } from './trpc';
 const SequencesPage = lazy(() => import('./pages/sequences/sequences-list').then((module) => ({ default: module.SequencesPage })));
 const SequencePage = lazy(() => import('./pages/sequences/sequence-page').then((module) => ({ default: module.SequencePage })));
 const RunPage = lazy(() => import('./pages/runs/run-page').then((module) => ({ default: module.RunPage })));
+const SuppressionsPage = lazy(() => import('./pages/suppressions/suppressions-list').then((module) => ({ default: module.SuppressionsPage })));
 const MessagePage = lazy(() => import('./pages/messages/message-page').then((module) => ({ default: module.MessagePage })));
 
 // The message editor on a step of a sequence: "<sequence id>/messages/<step id>".
@@ -29,6 +30,7 @@ function MessageRoute({ id }: { id: string }) {
 
 const PAGES: Record<string, { title: string; Page: React.ComponentType }> = {
   '/contacts': { title: 'Contacts', Page: ContactsPage },
+  '/suppressions': { title: 'Suppressions', Page: SuppressionsPage },
   '/sequences': { title: 'Sequences', Page: SequencesPage },
   '/settings/developer/api-keys': { title: 'API keys', Page: ApiKeysPage },
   '/settings/developer/webhooks': { title: 'Webhooks', Page: WebhooksPage },

@@ -8,6 +8,7 @@ import { dashboardMessagesRouter } from './messages';
 import { dashboardRunsRouter } from './runs';
 import { dashboardWebhooksRouter } from './webhooks';
 import { dashboardSequencesRouter } from './sequences';
+import { dashboardSuppressionsRouter } from './suppressions';
 
 // The dashboard's procedures: session only, served on /trpc/dashboard.*, never in the OpenAPI
 // document (none has openapi meta).
@@ -21,4 +22,5 @@ export const dashboardRouter = router({
   sequences: dashboardSequencesRouter,
   runs: dashboardRunsRouter,
   messages: dashboardMessagesRouter,
+  suppressions: dashboardSuppressionsRouter,
 });

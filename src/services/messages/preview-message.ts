@@ -14,6 +14,7 @@ import { buildTemplateContext } from './render-context';
 import { renderEmail, renderWhatsApp, TemplateRenderError } from './render-message';
 import { isMessageStep, problemText, templateProblems, type MessageStep } from './templates';
 import { whatsappRecipient } from './whatsapp-recipient';
+import { findSuppression, normalizeSuppressionAddress } from '../suppressions/suppression-store';
 
 // A message step of the sequence's current version, rendered for one contact as the sender
 // would render it now: the same templates, variables, sender and headers. Nothing is sent and
@@ -67,14 +68,22 @@ export async function previewMessage(
         to: contact.email,
         ...renderEmail(step, context),
         headers,
-        skipReason: contact.emailSubscriptionStatus === 'unsubscribed' ? 'unsubscribed' : null,
+        skipReason:
+          contact.emailSubscriptionStatus === 'unsubscribed' ? 'unsubscribed' : (await suppressed(db, input.accountId, 'email', normalizeSuppressionAddress('email', contact.email))) ? 'suppressed' : null,
       };
     }
     const recipient = whatsappRecipient(contact.phone);
     return {
       channel: 'whatsapp',
       request: renderWhatsApp(step, context, { to: recipient.ok ? recipient.to : '', callbackData: PREVIEW_CALLBACK_DATA }),
-      skipReason: contact.whatsappSubscriptionStatus === 'unsubscribed' ? 'unsubscribed' : recipient.ok ? null : recipient.reason,
+      skipReason:
+        contact.whatsappSubscriptionStatus === 'unsubscribed'
+          ? 'unsubscribed'
+          : !recipient.ok
+            ? recipient.reason
+            : (await suppressed(db, input.accountId, 'whatsapp', `+${recipient.to}`))
+              ? 'suppressed'
+              : null,
     };
   } catch (error) {
     if (!(error instanceof TemplateRenderError)) throw error;
@@ -82,6 +91,11 @@ export async function previewMessage(
     const path = input.draft ? `step.${error.path}` : `steps.${index}.${error.path}`;
     throw new ValidationError(`Step "${step.id}": ${error.message}`, [{ path, message: `Step "${step.id}": ${error.message}` }]);
   }
+}
+
+// On the account's suppression list for the channel, as the sender checks when the message goes.
+async function suppressed(db: Database, accountId: string, channel: 'email' | 'whatsapp', address: string | null): Promise<boolean> {
+  return address !== null && (await findSuppression(db, accountId, { channel, address })) !== null;
 }
 
 // The step being edited, with the id it is previewed under; its templates must parse.

@@ -9,6 +9,7 @@ import type { SuppressionDto, SuppressionReason } from '../../schemas/suppressio
 import { recordEvents } from '../events/record-events';
 import { newRowId } from '../ids';
 import { whatsappRecipient } from '../messages/whatsapp-recipient';
+import { countAdded } from './suppression-tally';
 
 // The suppression list's data layer (docs/channels.md "Deliverability"). Every writer goes
 // through here: the API, the dashboard, the engine (hard bounces, invalid numbers), the
@@ -82,6 +83,8 @@ export async function addSuppressions(
   const added = stored.filter((row) => ids.get(keyOf(row.channel, row.address)) === row.id);
   const events = await suppressionEvents(db, accountId, 'contact.suppressed', added, list, transaction);
   await record(db, accountId, events, options.events, transaction);
+  // Counted once committed: a rolled-back (or retried) transaction added nothing.
+  if (added.length > 0) transaction.afterCommit(() => countAdded(db, added));
   return { added, existing: list.length - added.length };
 }
 

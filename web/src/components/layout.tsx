@@ -5,6 +5,7 @@ import { trpc } from '../trpc';
 
 const NAV = [
   { to: '/contacts', label: 'Contacts', section: 'Audience' },
+  { to: '/suppressions', label: 'Suppressions', section: 'Audience' },
   { to: '/sequences', label: 'Sequences', section: 'Automation' },
   { to: '/settings/developer/api-keys', label: 'API keys', section: 'Settings · Developer' },
   { to: '/settings/developer/webhooks', label: 'Webhooks', section: 'Settings · Developer' },

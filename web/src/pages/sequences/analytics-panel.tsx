@@ -27,6 +27,7 @@ const REASONS: Record<string, string> = {
   step_missing: 'step missing',
   contact_deleted: 'contact deleted',
   unsubscribed: 'unsubscribed',
+  suppressed: 'suppressed',
   no_email: 'no email',
   no_phone: 'no phone',
   invalid_phone: 'invalid phone',

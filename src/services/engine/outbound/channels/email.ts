@@ -13,6 +13,7 @@ import { renderEmail, TemplateRenderError } from '../../../messages/render-messa
 import { providerIdOf, smtpErrorVerdict, type SmtpTransports } from '../../../messages/smtp-transports';
 import { unsubscribeUrl } from '../../../unsubscribe/unsubscribe-links';
 import { messageAddresses } from '../../../bounces/bounce-addresses';
+import { normalizeSuppressionAddress, suppressedAddresses, suppressedKey } from '../../../suppressions/suppression-store';
 import type { ClaimedSend } from '../outbox';
 import type { Channel, SendResult } from './channel';
 import { loadMessageTargets, type MessageTarget } from './message-targets';
@@ -23,6 +24,8 @@ import { parseMessageBody } from './message-body';
 // contacts as they are now, their runs and sequences (the template's variables), and each
 // account's sender. Then, per message, in the issue's order:
 //   1. the contact unsubscribed from email: skipped `unsubscribed` (the run goes on);
+//   1b. its address on the account's suppression list (one lookup for the batch): skipped
+//      `suppressed`;
 //   2. no address: skipped `no_email`;
 //   3. rendered, and written `sending` with its content (the batch's messages in one short
 //      transaction) BEFORE any server is called: a crash after the call leaves the message
@@ -51,10 +54,11 @@ export function emailChannel(options: EmailChannelOptions): Channel {
     async load(db: Database, sends) {
       const targets = await loadMessageTargets(db, sends);
       const senders = await resolveEmailSenders(db, [...new Set(sends.map((send) => send.accountId))], settings);
+      const suppressed = await suppressedAddresses(db, 'email', suppressionPairs(sends, targets));
       // Each send decided and rendered first; then every message about to go out is written
       // `sending`, with its content, in one short transaction for the batch, BEFORE any server
       // is called (one per message cost more than the sending itself: bench:engine's email case).
-      const prepared = new Map(sends.map((send) => [send.id, prepare(send, targets, senders)]));
+      const prepared = new Map(sends.map((send) => [send.id, prepare(send, targets, senders, suppressed)]));
       const ready = [...prepared.values()].filter((p): p is ReadyEmail => 'mail' in p);
       if (ready.length > 0) {
         await withTransaction(db, (transaction) => markSending(db, ready.map((p) => p.sending), { now: options.now() }, transaction));
@@ -87,7 +91,7 @@ export function emailChannel(options: EmailChannelOptions): Channel {
 
   // What one claimed send comes to before any server is called: a result already (skipped,
   // failed, or sent before), or the rendered message ready to go.
-  function prepare(send: ClaimedSend, targets: Map<string, MessageTarget>, senders: Map<string, EmailSender>): SendResult | ReadyEmail {
+  function prepare(send: ClaimedSend, targets: Map<string, MessageTarget>, senders: Map<string, EmailSender>, suppressed: Set<string>): SendResult | ReadyEmail {
     const target = targets.get(send.idempotencyId);
     const body = parseMessageBody(send.body);
     if (!target || !body || body.step.type !== 'email') return failedResult(`the message ${send.idempotencyId} cannot be read`, true, target ? { id: target.messageId } : undefined);
@@ -99,8 +103,9 @@ export function emailChannel(options: EmailChannelOptions): Channel {
     // Ended without being sent (skipped, cancelled, failed): never sent now.
     if (target.status !== 'queued' && target.status !== 'sending') return failedResult(`the message is already ${target.status}`, true, message);
     const { contact } = target;
-    const skip = (reason: 'unsubscribed' | 'no_email'): SendResult => ({ ok: false, reason, detail: {}, final: false, abandoned: false, skipped: reason, message });
+    const skip = (reason: 'unsubscribed' | 'suppressed' | 'no_email'): SendResult => ({ ok: false, reason, detail: {}, final: false, abandoned: false, skipped: reason, message });
     if (contact.email_subscription_status === 'unsubscribed') return skip('unsubscribed');
+    if (suppressed.has(suppressedKey(send.accountId, suppressionAddress(contact.email)))) return skip('suppressed');
     if (!contact.email) return skip('no_email');
     const sender = senders.get(send.accountId)!;
     const step = body.step as StepOf<'email'>;
@@ -137,6 +142,18 @@ export function emailChannel(options: EmailChannelOptions): Channel {
     });
     return { mail, message, smtpUrl: sender.smtpUrl, sending: { id: target.messageId, to: contact.email, subject: rendered.subject, content } };
   }
+}
+
+// The contact's email as the suppression list keys it ('' for none: never on the list).
+function suppressionAddress(email: string | null): string {
+  return email ? (normalizeSuppressionAddress('email', email) ?? '') : '';
+}
+
+function suppressionPairs(sends: readonly ClaimedSend[], targets: Map<string, MessageTarget>) {
+  return sends.flatMap((send) => {
+    const address = suppressionAddress(targets.get(send.idempotencyId)?.contact.email ?? null);
+    return address ? [{ accountId: send.accountId, address }] : [];
+  });
 }
 
 interface ReadyEmail {

@@ -11,9 +11,11 @@ import { captureWhatsApp } from '../../../messages/whatsapp-capture';
 import { sendWhatsAppMessage } from '../../../messages/whatsapp-client';
 import { whatsappRecipient } from '../../../messages/whatsapp-recipient';
 import { unsubscribeUrl } from '../../../unsubscribe/unsubscribe-links';
+import { suppressedAddresses, suppressedKey } from '../../../suppressions/suppression-store';
 import type { Channel, SendResult } from './channel';
 import { parseMessageBody } from './message-body';
-import { loadMessageTargets } from './message-targets';
+import { loadMessageTargets, type MessageTarget } from './message-targets';
+import type { ClaimedSend } from '../outbox';
 
 // The WhatsApp step's channel (docs/sequences.md "Email and WhatsApp steps", docs/channels.md
 // "WhatsApp"). load() reads, for a batch of claimed sends and in a few statements whatever its
@@ -21,6 +23,8 @@ import { loadMessageTargets } from './message-targets';
 // template's variables), and each account's WhatsApp sender. Then, per message, in the issue's
 // order:
 //   1. the contact unsubscribed from WhatsApp: skipped `unsubscribed` (the run goes on);
+//   1b. its number (E.164 with +) on the account's suppression list (one lookup for the
+//      batch): skipped `suppressed`;
 //   2. no phone, or one that is not an international number: skipped `no_phone` /
 //      `invalid_phone`;
 //   3. rendered, biz_opaque_callback_data = the message key, and written `sending` with its
@@ -43,6 +47,14 @@ export interface WhatsAppChannelOptions {
   metrics?: MessageMetrics;
 }
 
+// The batch's numbers as the suppression list keys them (E.164 with its +).
+function suppressionPairs(sends: readonly ClaimedSend[], targets: Map<string, MessageTarget>) {
+  return sends.flatMap((send) => {
+    const recipient = whatsappRecipient(targets.get(send.idempotencyId)?.contact.phone);
+    return recipient.ok ? [{ accountId: send.accountId, address: `+${recipient.to}` }] : [];
+  });
+}
+
 export function whatsappChannel(options: WhatsAppChannelOptions): Channel {
   const { settings } = options;
   return {
@@ -50,6 +62,7 @@ export function whatsappChannel(options: WhatsAppChannelOptions): Channel {
     async load(db: Database, sends) {
       const targets = await loadMessageTargets(db, sends);
       const senders = await resolveWhatsAppSenders(db, [...new Set(sends.map((send) => send.accountId))], settings);
+      const suppressed = await suppressedAddresses(db, 'whatsapp', suppressionPairs(sends, targets));
       return async (send, signal): Promise<SendResult> => {
         const failed = (reason: string, final: boolean, message?: { id: string }, detail: Record<string, unknown> = {}): SendResult => ({
           ok: false,
@@ -70,9 +83,10 @@ export function whatsappChannel(options: WhatsAppChannelOptions): Channel {
         // Ended without being sent (skipped, cancelled, failed): never sent now.
         if (target.status !== 'queued' && target.status !== 'sending') return failed(`the message is already ${target.status}`, true, message);
         const { contact } = target;
-        const skip = (reason: 'unsubscribed' | 'no_phone' | 'invalid_phone'): SendResult => ({ ok: false, reason, detail: {}, final: false, abandoned: false, skipped: reason, message });
+        const skip = (reason: 'unsubscribed' | 'suppressed' | 'no_phone' | 'invalid_phone'): SendResult => ({ ok: false, reason, detail: {}, final: false, abandoned: false, skipped: reason, message });
         if (contact.whatsapp_subscription_status === 'unsubscribed') return skip('unsubscribed');
         const recipient = whatsappRecipient(contact.phone);
+        if (recipient.ok && suppressed.has(suppressedKey(send.accountId, `+${recipient.to}`))) return skip('suppressed');
         if (!recipient.ok) return skip(recipient.reason);
 
         const sender = senders.get(send.accountId)!;
