@@ -114,7 +114,7 @@ const envSchema = z.object({
   EMAIL_MAX_PER_SECOND: z.coerce.number().int().positive().max(100_000).default(DEFAULT_EMAIL_MAX_PER_SECOND),
   WHATSAPP_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(DEFAULT_WHATSAPP_API_URL),
   WHATSAPP_MAX_PER_SECOND: z.coerce.number().int().positive().max(100_000).default(DEFAULT_WHATSAPP_MAX_PER_SECOND),
-  // One-click unsubscribe requests per client IP (docs/channels.md "One-click unsubscribe").
+  // One-click unsubscribe requests with a token that does not verify, per client IP (docs/channels.md "One-click unsubscribe").
   UNSUBSCRIBE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(DEFAULT_UNSUBSCRIBE_LIMIT_PER_MINUTE),
   // The webhook step's sends (docs/sequences.md "The webhook step"), per process: requests under
   // way at once per endpoint, and requests started per second per account.
