@@ -93,7 +93,7 @@ export function unsubscribeRoutes({ db, channels, log, limitPerMinute, logThrott
 
   routes.get('/:token', limitBadTokens, async (req, res, next) => {
     try {
-      const { channel } = await findUnsubscribeTarget(db, settings, req.params.token);
+      const { channel } = await findUnsubscribeTarget(db, settings, req.params.token as string);
       const what = channel === 'email' ? 'emails' : 'WhatsApp messages';
       page(
         res,
