@@ -115,10 +115,13 @@ const envSchema = z.object({
     .max(2048)
     .refine((value) => smtpUrlProblem(value) === null, { message: 'must be an smtp:// or smtps:// URL with a host' })
     .optional(),
+  // How long an email step waits for the reply to its final dot (RFC 5321 §4.5.3.2.6: 10
+  // minutes); past it the outcome is unknown (docs/channels.md "Sending email").
+  SMTP_DATA_TIMEOUT_MS: z.coerce.number().int().positive().max(3_600_000).default(600_000),
   EMAIL_MAX_PER_SECOND: z.coerce.number().int().positive().max(100_000).default(DEFAULT_EMAIL_MAX_PER_SECOND),
   WHATSAPP_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(DEFAULT_WHATSAPP_API_URL),
   WHATSAPP_MAX_PER_SECOND: z.coerce.number().int().positive().max(100_000).default(DEFAULT_WHATSAPP_MAX_PER_SECOND),
-  // One-click unsubscribe requests per client IP (docs/channels.md "One-click unsubscribe").
+  // One-click unsubscribe requests with a token that does not verify, per client IP (docs/channels.md "One-click unsubscribe").
   UNSUBSCRIBE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(DEFAULT_UNSUBSCRIBE_LIMIT_PER_MINUTE),
   // The webhook step's sends (docs/sequences.md "The webhook step"), per process: requests under
   // way at once per endpoint, and requests started per second per account.
@@ -212,6 +215,8 @@ export interface Config {
     whatsappMaxPerSecond: number;
   };
   unsubscribeLimitPerMinute: number;
+  // SMTP_DATA_TIMEOUT_MS: an email step's wait for the reply to its final dot.
+  smtpDataTimeoutMs: number;
   // The webhook step's sends, per process: per endpoint at once, per account per second.
   webhookStepConcurrency: number;
   webhookStepMaxPerSecond: number;
@@ -292,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       whatsappMaxPerSecond: values.WHATSAPP_MAX_PER_SECOND,
     },
     unsubscribeLimitPerMinute: values.UNSUBSCRIBE_LIMIT_PER_MINUTE,
+    smtpDataTimeoutMs: values.SMTP_DATA_TIMEOUT_MS,
     webhookStepConcurrency: values.WEBHOOK_STEP_CONCURRENCY,
     webhookStepMaxPerSecond: values.WEBHOOK_STEP_MAX_PER_SECOND,
     whatsappWebhook: { appSecret: values.WHATSAPP_APP_SECRET, verifyToken: values.WHATSAPP_VERIFY_TOKEN },

@@ -61,7 +61,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     const { storage } = target;
     if (storage !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(storage)), { recursive: true });
     sequelize = new Sequelize({ ...common, dialect: 'sqlite', storage });
-    if (storage !== ':memory:') shareOneWriterConnection(sequelize);
+    if (storage !== ':memory:') shareOneWriterConnection(sequelize, (options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS).queryTimeoutMs);
   } else {
     const { acquireTimeoutMs, queryTimeoutMs } = options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS;
     sequelize = new Sequelize(target.url, {
@@ -128,16 +128,26 @@ interface SqliteConnectionManager {
 
 // Sequelize opens, and closes, a new SQLite connection for every transaction on a file database
 // (and SQLite parses the schema again on each). withTransaction already runs a database's
-// transactions one at a time, so one long-lived writer connection serves them all; reads
-// outside transactions keep their own connection and, with WAL, never wait for the writer.
-function shareOneWriterConnection(sequelize: Sequelize) {
+// transactions one at a time, so one long-lived writer connection serves them all, and every
+// write goes through it (src/db/sql/transaction.ts); reads outside transactions keep their own
+// connection and, with WAL, never wait for the writer. Another process writing to the same
+// file is waited for at most busyTimeoutMs (DB_QUERY_TIMEOUT_MS), then the write is a 503.
+function shareOneWriterConnection(sequelize: Sequelize, busyTimeoutMs: number) {
   const manager = sequelize.connectionManager as unknown as SqliteConnectionManager;
   const getConnection = manager.getConnection.bind(manager);
   const releaseConnection = manager.releaseConnection.bind(manager);
   let writer: object | undefined;
+  const bounded = new WeakSet<object>();
+  const bound = (connection: object) => {
+    if (!bounded.has(connection)) {
+      bounded.add(connection);
+      (connection as { configure?: (option: 'busyTimeout', ms: number) => void }).configure?.('busyTimeout', busyTimeoutMs);
+    }
+    return connection;
+  };
   manager.getConnection = async (options = {}) => {
-    if (!options.uuid || options.uuid === 'default') return getConnection(options);
-    writer = await getConnection({ ...options, uuid: 'writer' });
+    if (!options.uuid || options.uuid === 'default') return bound(await getConnection(options));
+    writer = bound(await getConnection({ ...options, uuid: 'writer' }));
     return writer;
   };
   manager.releaseConnection = (connection) => {

@@ -17,8 +17,10 @@ import { reportUnavailable } from './report-unavailable';
 // - POST with `List-Unsubscribe=One-Click` (the RFC 8058 body; the page's button sends the same)
 //   unsubscribes. A repeat answers the same page and changes nothing.
 // - A token that is not ours, altered, or naming a contact that is gone: 404, the same page.
-// Rate-limited per client IP, generously: Gmail and Yahoo post for their users from a few
-// addresses.
+// Rate-limited per client IP, generously, and only for tokens that do not verify: a token we
+// signed is always served (its POST is idempotent, its GET changes nothing), so a flood of bad
+// tokens from one address (Gmail and Yahoo post for their users from a few) never refuses a
+// genuine one-click from that address. Checking the signature costs no database read.
 
 const BODY_LIMIT = '16kb';
 
@@ -64,25 +66,34 @@ function failure(req: Request, res: Response, next: NextFunction, error: unknown
 export function unsubscribeRoutes({ db, channels, log, limitPerMinute, logThrottle }: UnsubscribeRoutesOptions): Router {
   const routes = express.Router();
   const settings = channels ?? DEFAULT_CHANNEL_SETTINGS;
-  routes.use(
-    rateLimit({
-      windowMs: 60_000,
-      limit: limitPerMinute,
-      standardHeaders: 'draft-8',
-      legacyHeaders: false,
-      identifier: 'unsubscribe-ip',
-      store: new SlidingWindowStore(log, 'rl:unsub:ip:'),
-      keyGenerator: (req) => ipKeyGenerator(req.ip ?? 'unknown'),
-      handler: (req, res) => {
-        req.rateLimitedBy = 'unsubscribe';
-        page(res, 429, 'Too many requests', '<p>Please try again in a minute.</p>');
-      },
-    }),
-  );
-
-  routes.get('/:token', async (req, res, next) => {
+  // Mounted on each route (the token is a route parameter): a valid token is not counted.
+  const limitBadTokens = rateLimit({
+    windowMs: 60_000,
+    limit: limitPerMinute,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    identifier: 'unsubscribe-ip',
+    store: new SlidingWindowStore(log, 'rl:unsub:ip:'),
+    keyGenerator: (req) => ipKeyGenerator(req.ip ?? 'unknown'),
+    skip: (req) => verifies(req.params.token),
+    handler: (req, res) => {
+      req.rateLimitedBy = 'unsubscribe';
+      page(res, 429, 'Too many requests', '<p>Please try again in a minute.</p>');
+    },
+  });
+  const verifies = (token: unknown): boolean => {
+    if (typeof token !== 'string') return false;
     try {
-      const { channel } = await findUnsubscribeTarget(db, settings, req.params.token);
+      readUnsubscribeToken(settings, token);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  routes.get('/:token', limitBadTokens, async (req, res, next) => {
+    try {
+      const { channel } = await findUnsubscribeTarget(db, settings, req.params.token as string);
       const what = channel === 'email' ? 'emails' : 'WhatsApp messages';
       page(
         res,
@@ -97,7 +108,7 @@ export function unsubscribeRoutes({ db, channels, log, limitPerMinute, logThrott
     }
   });
 
-  routes.post('/:token', express.raw({ type: () => true, limit: BODY_LIMIT }), async (req, res, next) => {
+  routes.post('/:token', limitBadTokens, express.raw({ type: () => true, limit: BODY_LIMIT }), async (req, res, next) => {
     try {
       readUnsubscribeToken(settings, req.params.token as string);
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);

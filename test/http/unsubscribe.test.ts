@@ -158,14 +158,34 @@ describe('one-click unsubscribe', () => {
     expect(types.slice(-3)).to.deep.equal(['contact.updated', 'contact.subscription_changed', 'run.status_changed']);
   });
 
-  it('is rate-limited per client IP', async () => {
-    const { url } = await setup();
+  it('limits per client IP only the tokens that do not verify: past the limit they get 429, a genuine one-click from that address 200', async () => {
+    const { url, contact } = await setup();
     const limited = appWithChannels(settings, { unsubscribeLimitPerMinute: 3 });
-    for (let i = 0; i < 3; i += 1) expect((await request(limited).get(pathOf(url))).status).to.equal(200);
-    const refused = await request(limited).get(pathOf(url));
+    // A flood of bad tokens (made up, or ours altered) from one address.
+    const altered = `${pathOf(url).slice(0, -1)}${pathOf(url).endsWith('A') ? 'B' : 'A'}`;
+    for (let i = 0; i < 3; i += 1) expect((await request(limited).post(`/u/bogus${i}`).type('form').send(ONE_CLICK)).status).to.equal(404);
+    const refused = await request(limited).post(altered).type('form').send(ONE_CLICK);
     expect(refused.status).to.equal(429);
     expect(refused.headers['retry-after']).to.match(/^\d+$/);
-    expect((await request(limited).post('/u/whatever').type('form').send(ONE_CLICK)).status).to.equal(429);
+    expect((await request(limited).get('/u/whatever')).status).to.equal(429);
+    // The genuine RFC 8058 POST from the same address is served, and so is its page and a repeat.
+    const genuine = await request(limited).post(pathOf(url)).type('form').send(ONE_CLICK);
+    expect(genuine.status).to.equal(200);
+    expect(genuine.text).to.contain('You are unsubscribed');
+    expect((await statuses(contact.id))!.email_subscription_status).to.equal('unsubscribed');
+    for (let i = 0; i < 5; i += 1) expect((await request(limited).get(pathOf(url))).status).to.equal(200);
+    expect((await request(limited).post(pathOf(url)).type('form').send(ONE_CLICK)).status).to.equal(200);
+    // Valid tokens were never counted: the bad ones are still refused, no more and no less.
+    expect((await request(limited).post('/u/bogus9').type('form').send(ONE_CLICK)).status).to.equal(429);
+  });
+
+  it('serves a valid token whose contact is gone as 404 without counting it against the address', async () => {
+    const tenant = await buildTenant();
+    const gone = unsubscribeUrl(settings, { accountId: tenant.accountId, contactId: '01938a3e-5b2c-7d4e-9f10-2a3b4c5d6e7f', channel: 'email' });
+    const limited = appWithChannels(settings, { unsubscribeLimitPerMinute: 1 });
+    for (let i = 0; i < 3; i += 1) expect((await request(limited).get(pathOf(gone))).status).to.equal(404);
+    expect((await request(limited).get('/u/bogus')).status).to.equal(404);
+    expect((await request(limited).get('/u/bogus')).status).to.equal(429);
   });
 
   it('is not an operation of the API: outside /api/v1 and absent from the OpenAPI document', async () => {

@@ -51,6 +51,12 @@ describe('configuration', () => {
       expect(loadError({ SHUTDOWN_TIMEOUT_SECONDS: 'soon' }).message).to.include('SHUTDOWN_TIMEOUT_SECONDS');
     });
 
+    it('waits 10 minutes for an SMTP reply to the final dot, and takes SMTP_DATA_TIMEOUT_MS up to an hour', () => {
+      expect(loadConfig({}).smtpDataTimeoutMs).to.equal(600_000);
+      expect(loadConfig({ SMTP_DATA_TIMEOUT_MS: '120000' }).smtpDataTimeoutMs).to.equal(120_000);
+      for (const bad of ['0', '-5', '1.5', 'long', '3600001']) expect(loadError({ SMTP_DATA_TIMEOUT_MS: bad }).message).to.include('SMTP_DATA_TIMEOUT_MS');
+    });
+
     it('reads only the environment it is given', () => {
       const saved = process.env.PORT;
       process.env.PORT = '4567';

@@ -2,6 +2,7 @@ import type { Transaction } from 'sequelize';
 import type { Database } from '../database';
 import { directStatementOptions } from '../direct-statements';
 import { orUnavailable } from './unavailable';
+import { writeOutsideTransaction } from './transaction';
 
 // Every raw statement goes through here: values are bound the same way on both dialects, and
 // the few statements whose syntax differs between SQLite and MySQL/MariaDB are written once.
@@ -45,6 +46,8 @@ export async function execute(
   values: readonly unknown[],
   transaction?: Transaction,
 ): Promise<number> {
+  // No transaction: SQLite's one writer queue still (src/db/sql/transaction.ts).
+  if (!transaction && db.dialect === 'sqlite') return writeOutsideTransaction(db, (joined) => execute(db, sql, values, joined));
   return orUnavailable(
     async () => (await db.sequelize.query(sql, directStatementOptions({ values, returnsRows: false }, transaction))) as unknown as number,
   );

@@ -10,7 +10,11 @@ const DEADLOCK_RETRIES = 5;
 // Runs fn in a transaction, the one way the service writes.
 // - SQLite: Sequelize shares one connection per database (and SQLite allows one writer), so
 //   concurrent transactions interleave and fail. Transactions are queued, one at a time, per
-//   database.
+//   database, on its one writer connection (src/db/database.ts). A write outside any
+//   transaction joins the same queue (writeOutsideTransaction), so the process has one writer.
+//   Another process writing to the file (the admin command line) is waited for within the
+//   connection's busy timeout; past it, or when SQLite refuses a transaction that read before
+//   that process's commit, ServiceUnavailableError (503, Retry-After; src/db/sql/unavailable.ts).
 // - MySQL: a deadlock (1213) rolls back the whole transaction, so the whole function is run
 //   again, after a short random wait; never a single statement inside it. (A lock-wait
 //   timeout is not retried: it has already waited long, and waiting again would double it.)
@@ -68,6 +72,17 @@ export function transactionCounts(db: Database): TransactionCounts {
 }
 
 const queues = new WeakMap<Database, Promise<unknown>>();
+
+// A statement that writes, given no transaction (src/db/sql/statements.ts execute). MySQL runs
+// it as it is (autocommit). SQLite has one writer: run on the reads' own connection, it would
+// be a second writer, and a queued transaction that had read before it committed would be
+// refused its first write (SQLITE_BUSY, "database is locked": a 500 for an enroll while sends
+// are recorded). So it is a transaction of its own, in the queue. (A write made inside a
+// transaction's work passes that transaction: one that did not would wait for itself here.)
+export function writeOutsideTransaction<T>(db: Database, fn: (transaction: Transaction | undefined) => Promise<T>): Promise<T> {
+  if (db.dialect !== 'sqlite') return fn(undefined);
+  return withTransaction(db, (transaction) => fn(transaction));
+}
 
 function serialised<T>(db: Database, fn: () => Promise<T>): Promise<T> {
   const previous = queues.get(db) ?? Promise.resolve();

@@ -31,11 +31,22 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return typeof code === 'string' && LOST_CONNECTION_CODES.has(code);
 }
 
+// SQLite's file stayed locked past the connection's busy timeout (src/db/database.ts): another
+// process writes to it (the admin command line, a second service on the same file). Nothing
+// was written; a retry will do.
+export function isDatabaseBusy(error: unknown): boolean {
+  type DriverError = { code?: unknown };
+  const { parent, original } = (error ?? {}) as { parent?: DriverError; original?: DriverError };
+  const code = (parent ?? original ?? ((error ?? {}) as DriverError))?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
 export async function orUnavailable<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw new ServiceUnavailableError('Database unavailable; retry shortly', { cause: error });
+    if (isDatabaseBusy(error)) throw new ServiceUnavailableError('Database busy; retry shortly', { cause: error });
     throw error;
   }
 }

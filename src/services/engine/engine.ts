@@ -7,7 +7,7 @@ import type { Logger } from '../../logging/logger';
 import { DEFAULT_CHANNEL_SETTINGS, type ChannelSettings } from '../channels/channel-settings';
 import { senderRates } from '../channels/sender-rates';
 import type { MessageMetrics } from '../messages/message-metrics';
-import { SmtpTransports, type SmtpTimeouts } from '../messages/smtp-transports';
+import { DEFAULT_SMTP_DATA_TIMEOUT_MS, DEFAULT_SMTP_TIMEOUTS, SmtpTransports, smtpAttemptBoundMs, type SmtpTimeouts } from '../messages/smtp-transports';
 import { LoopBackoff } from '../background/loop-backoff';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
 import { notifyDueWork, onDueWork } from './due-work';
@@ -136,7 +136,8 @@ export class SequenceEngine {
     const rates: Partial<Record<string, number>> = { ...OUTBOUND_DEFAULTS.perAccountPerSecond, ...options.outbound?.perAccountPerSecond };
     const { webhook } = options;
     const messages = options.messages ?? { settings: DEFAULT_CHANNEL_SETTINGS, outboxDir: path.join(DEFAULT_DATA_DIR, 'outbox') };
-    this.smtp = new SmtpTransports(messages.smtpTimeouts);
+    const smtpTimeouts = messages.smtpTimeouts ?? { ...DEFAULT_SMTP_TIMEOUTS, dataMs: DEFAULT_SMTP_DATA_TIMEOUT_MS };
+    this.smtp = new SmtpTransports(smtpTimeouts);
     this.dispatcher = new OutboundDispatcher(db, {
       logger: options.logger,
       logThrottle: this.logThrottle,
@@ -146,8 +147,10 @@ export class SequenceEngine {
         emailChannel({ settings: messages.settings, outboxDir: messages.outboxDir, transports: this.smtp, now: () => this.clock.now(), metrics: messages.metrics }),
         whatsappChannel({ settings: messages.settings, outboxDir: messages.outboxDir, timeoutMs: webhook.timeoutMs, now: () => this.clock.now(), metrics: messages.metrics }),
       ],
-      // Well past a request's timeout: a live dispatcher's sends are never taken from it.
+      // Well past a request's timeout: a live dispatcher's sends are never taken from it (an
+      // email's, past every SMTP bound: its reply to the final dot may take 10 minutes).
       leaseMs: Math.max(this.leaseMs, 3 * webhook.timeoutMs),
+      channelLeaseMs: { email: smtpAttemptBoundMs(smtpTimeouts) + 30_000 },
       idlePollMs: this.idlePollMs,
       maxInFlight: outbound.maxInFlight,
       perTarget: outbound.perTarget,

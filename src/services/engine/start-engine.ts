@@ -6,6 +6,7 @@ import type { Logger } from '../../logging/logger';
 import type { RedisCommander } from '../../http/rate-limit/redis-sliding-log';
 import type { ChannelSettings } from '../channels/channel-settings';
 import type { MessageMetrics } from '../messages/message-metrics';
+import { DEFAULT_SMTP_TIMEOUTS } from '../messages/smtp-transports';
 import { DatabaseSendRate } from './outbound/send-rate/database-send-rate';
 import { RedisSendRate } from './outbound/send-rate/redis-send-rate';
 import { SequenceEngine, type EngineMetrics } from './engine';
@@ -16,7 +17,7 @@ import { SequenceEngine, type EngineMetrics } from './engine';
 // the database; logThrottle, the process's one (an outage is one line per 10 s).
 export function startSequenceEngine(
   db: Database,
-  config: Pick<Config, 'webhookTimeoutMs' | 'webhookAllowInsecure' | 'webhookStepConcurrency' | 'webhookStepMaxPerSecond' | 'dataDir'>,
+  config: Pick<Config, 'webhookTimeoutMs' | 'webhookAllowInsecure' | 'webhookStepConcurrency' | 'webhookStepMaxPerSecond' | 'dataDir' | 'smtpDataTimeoutMs'>,
   logger: Logger,
   channels: ChannelSettings,
   logThrottle?: LogThrottle,
@@ -28,7 +29,12 @@ export function startSequenceEngine(
     logger,
     logThrottle,
     metrics,
-    messages: { settings: channels, outboxDir: path.join(config.dataDir, 'outbox'), metrics: messageMetrics },
+    messages: {
+      settings: channels,
+      outboxDir: path.join(config.dataDir, 'outbox'),
+      metrics: messageMetrics,
+      smtpTimeouts: { ...DEFAULT_SMTP_TIMEOUTS, dataMs: config.smtpDataTimeoutMs },
+    },
     webhook: { timeoutMs: config.webhookTimeoutMs, allowInsecure: config.webhookAllowInsecure },
     outbound: {
       perTarget: config.webhookStepConcurrency,

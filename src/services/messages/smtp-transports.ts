@@ -1,20 +1,32 @@
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import { SmtpAttempt, untilAborted, type SmtpStageTimeouts } from './smtp-attempt';
 
 // One pooled nodemailer transport per SMTP URL (the account's relay, or SMTP_URL), made on first
 // use and kept: connections are reused across messages and accounts that share a relay. Every
 // wait is bounded (docs/channels.md "Sending email"): the TCP connect, the server's greeting,
-// and any silence on the socket after it, so a server that accepts and never answers costs a
-// send those seconds, then a retry, never a stuck send. `smtp://` upgrades with STARTTLS when
-// the server offers it; `smtps://` is TLS from the start (nodemailer reads both from the URL).
+// any silence on the socket after it, and the reply to the final dot (dataMs: RFC 5321 gives it
+// 10 minutes, and a send cut sooner may be delivered and sent again), each send by stage
+// (smtp-attempt.ts), so a server that accepts and never answers costs a send those seconds,
+// never a stuck send. `smtp://` upgrades with STARTTLS when the server offers it; `smtps://` is
+// TLS from the start (nodemailer reads both from the URL).
 
 export interface SmtpTimeouts {
   connectionMs: number;
   greetingMs: number;
   socketMs: number;
+  // The wait for the reply to the final dot (SMTP_DATA_TIMEOUT_MS); without it, socketMs (a
+  // test send from the dashboard: a person waits for its answer).
+  dataMs?: number;
 }
 
 export const DEFAULT_SMTP_TIMEOUTS: SmtpTimeouts = { connectionMs: 10_000, greetingMs: 10_000, socketMs: 30_000 };
+export const DEFAULT_SMTP_DATA_TIMEOUT_MS = 600_000;
+
+// The longest one send can take, every stage at its bound: a send's lease outlasts it.
+export function smtpAttemptBoundMs(timeouts: SmtpTimeouts): number {
+  return timeouts.connectionMs + timeouts.greetingMs + 2 * timeouts.socketMs + (timeouts.dataMs ?? timeouts.socketMs);
+}
 
 // A relay's pool: a few connections, each reused for this many messages.
 export const SMTP_POOL = { maxConnections: 5, maxMessages: 100 };
@@ -22,8 +34,13 @@ const MAX_TRANSPORTS = 200;
 
 export class SmtpTransports {
   private readonly transports = new Map<string, Transporter<SMTPPool.SentMessageInfo>>();
+  // Each send under way, by the signal its message carries (the 'stream' plugin finds it so).
+  private readonly attempts = new WeakMap<AbortSignal, SmtpAttempt>();
+  private readonly timeouts: SmtpStageTimeouts;
 
-  constructor(private readonly timeouts: SmtpTimeouts = DEFAULT_SMTP_TIMEOUTS) {}
+  constructor(timeouts: SmtpTimeouts = DEFAULT_SMTP_TIMEOUTS) {
+    this.timeouts = { ...timeouts, dataMs: timeouts.dataMs ?? timeouts.socketMs };
+  }
 
   get(smtpUrl: string): Transporter<SMTPPool.SentMessageInfo> {
     const known = this.transports.get(smtpUrl);
@@ -47,14 +64,31 @@ export class SmtpTransports {
       tls: url.searchParams.get('tls.rejectUnauthorized') === 'false' ? { rejectUnauthorized: false } : undefined,
       connectionTimeout: this.timeouts.connectionMs,
       greetingTimeout: this.timeouts.greetingMs,
-      socketTimeout: this.timeouts.socketMs,
+      // The longest silence of any stage: each send's own stages are cut sooner (smtp-attempt.ts).
+      socketTimeout: Math.max(this.timeouts.socketMs, this.timeouts.dataMs),
     } as SMTPPool.Options);
+    // nodemailer's plugin step for the composed message: its send watches the message's stream.
+    transport.use('stream', (mail, done) => {
+      const signal = (mail.data as { signal?: AbortSignal }).signal;
+      if (signal) this.attempts.get(signal)?.watch(mail.message as unknown as Parameters<SmtpAttempt['watch']>[0]);
+      done();
+    });
     this.transports.set(smtpUrl, transport);
     return transport;
   }
 
-  send(smtpUrl: string, mail: SendMailOptions): Promise<SMTPPool.SentMessageInfo> {
-    return this.get(smtpUrl).sendMail(mail);
+  // Sends one message within its stages' bounds; `stop` (the service stopping) cuts it short. A
+  // failure carries whether its outcome is unknown (isUnknownOutcome: after the final dot).
+  async send(smtpUrl: string, mail: SendMailOptions, stop?: AbortSignal): Promise<SMTPPool.SentMessageInfo> {
+    const attempt = new SmtpAttempt(this.timeouts, stop);
+    this.attempts.set(attempt.signal, attempt);
+    try {
+      return await untilAborted(this.get(smtpUrl).sendMail({ ...mail, signal: attempt.signal } as SendMailOptions), attempt.signal);
+    } catch (error) {
+      throw attempt.explain(error);
+    } finally {
+      attempt.done();
+    }
   }
 
   close(): void {

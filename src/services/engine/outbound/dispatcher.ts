@@ -18,8 +18,10 @@ export interface DispatcherOptions {
   // ends and the rates go by it; tests move it.
   now: () => number;
   channels: readonly Channel[];
-  // A claimed send is this dispatcher's until then; a crash lets it be taken again.
+  // A claimed send is this dispatcher's until then; a crash lets it be taken again. Per channel
+  // where a channel's send can take longer (an email waits up to SMTP_DATA_TIMEOUT_MS).
   leaseMs: number;
+  channelLeaseMs?: Partial<Record<string, number>>;
   // The longest it goes without looking: what another process queued is found within this.
   idlePollMs: number;
   // Requests under way in this process, all targets together, and per (account, target).
@@ -138,7 +140,8 @@ export class OutboundDispatcher {
       for (const { group, limit } of picks) this.buckets.take(group.accountId, group.channel, limit);
       let claim: Awaited<ReturnType<typeof claimSends>>;
       try {
-        claim = await claimSends(this.db, new Date(now), picks, { leaseMs: this.options.leaseMs, takeInterrupted });
+        const { leaseMs, channelLeaseMs } = this.options;
+        claim = await claimSends(this.db, new Date(now), picks, { leaseMs: (channel) => Math.max(leaseMs, channelLeaseMs?.[channel] ?? 0), takeInterrupted });
       } catch (error) {
         await this.throttle?.release(throttled.reserved, () => 0);
         throw error;

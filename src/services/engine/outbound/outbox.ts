@@ -188,10 +188,12 @@ export async function claimSends(
   db: Database,
   now: Date,
   picks: ReadonlyArray<{ group: SendGroup; limit: number }>,
-  options: { leaseMs: number; takeInterrupted: boolean },
+  // leaseMs: per channel where one's sends can take longer (an email's reply to its final dot).
+  options: { leaseMs: number | ((channel: string) => number); takeInterrupted: boolean },
 ): Promise<SendClaim> {
   const token = randomUUID();
-  const leaseEnd = new Date(now.getTime() + options.leaseMs);
+  const leaseOf = typeof options.leaseMs === 'number' ? () => options.leaseMs as number : options.leaseMs;
+  const leaseEnd = (channel: string) => new Date(now.getTime() + leaseOf(channel));
   return withTransaction(db, async (transaction) => {
     const interruptedIds = options.takeInterrupted
       ? (await select<{ id: string }>(db, `SELECT id FROM outbox WHERE status = 'sending' AND due_at <= ? LIMIT 100${skipLocked(db)}`, [now], transaction)).map((row) => row.id)
@@ -244,16 +246,18 @@ export async function claimSends(
       else if (atStep && (row.run_status === 'paused' || row.run_status === 'running')) hold.push(row.id);
       else cancel.push(row.id);
     }
-    if (send.length > 0) {
+    // One statement per channel's lease (a handful whatever the batch).
+    const channelOf = new Map(rows.map((row) => [row.id, row.channel]));
+    for (const [channel, ids] of byChannel(send, channelOf)) {
       await execute(
         db,
         "UPDATE outbox SET status = 'sending', claim_token = ?, due_at = ?, started_at = ?, updated_at = ? WHERE id IN (?)",
-        [token, leaseEnd, now, now, send],
+        [token, leaseEnd(channel), now, now, ids],
         transaction,
       );
     }
-    if (interruptedIds.length > 0) {
-      await execute(db, 'UPDATE outbox SET claim_token = ?, due_at = ?, updated_at = ? WHERE id IN (?)', [token, leaseEnd, now, interruptedIds], transaction);
+    for (const [channel, ids] of byChannel(interruptedIds, channelOf)) {
+      await execute(db, 'UPDATE outbox SET claim_token = ?, due_at = ?, updated_at = ? WHERE id IN (?)', [token, leaseEnd(channel), now, ids], transaction);
     }
     if (hold.length > 0) await execute(db, "UPDATE outbox SET status = 'held', updated_at = ? WHERE id IN (?)", [now, hold], transaction);
     if (cancel.length > 0) {
@@ -284,4 +288,13 @@ export async function claimSends(
       cancelled: cancel.length,
     };
   });
+}
+
+function byChannel(ids: readonly string[], channelOf: ReadonlyMap<string, string>): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const id of ids) {
+    const channel = channelOf.get(id) ?? '';
+    groups.set(channel, [...(groups.get(channel) ?? []), id]);
+  }
+  return groups;
 }

@@ -37,6 +37,12 @@ import type { ClaimedSend, SendStatus } from './outbox';
 //   failed attempt like any other, retried at once, with the same id.
 // - Abandoned (this process stopping cut the request short): not an attempt; queued again at
 //   once, with the same id. Nothing else is written.
+// - Unknown (an email whose final dot was written and no reply came: a timeout, a lost
+//   connection, a stop; the relay may have it): the first is a failed attempt like any other,
+//   retried on the schedule with the same Message-ID; the second (or one with no attempt left)
+//   is not sent again nor failed: the message is `unconfirmed`, the step's execution
+//   `succeeded` with the reason, and the run goes on as after a 2xx. Counted on the send's row
+//   (unknown_outcomes), read under its lock here.
 // - Skipped (a message step's send that sent nothing: the contact unsubscribed, or has no
 //   address the channel can use): the step's execution is `skipped` with the reason, and the
 //   run goes on as after a 2xx.
@@ -91,7 +97,8 @@ export async function recordOutcomes(
     for (const outcome of mine) {
       const run = runs.get(outcome.send.runId);
       const steps = run && run.version !== null ? versions.get(versionKey(run.sequence_id, Number(run.version))) : undefined;
-      writes.add(outcome, held.get(outcome.send.id)!.attempt, run, steps ?? []);
+      const row = held.get(outcome.send.id)!;
+      writes.add(outcome, row.attempt, run, steps ?? [], row.unknown_outcomes);
     }
     await writes.write(db, transaction);
     // The counters of runs by status (run-status-counts.ts), from the statuses read under the
@@ -117,13 +124,13 @@ async function handBack(db: Database, sends: readonly ClaimedSend[], now: Date):
 }
 
 async function lockSends(db: Database, ids: readonly string[], transaction: Transaction) {
-  const rows = await select<{ id: string; claim_token: string | null; status: SendStatus; attempt: number | string }>(
+  const rows = await select<{ id: string; claim_token: string | null; status: SendStatus; attempt: number | string; unknown_outcomes: number | string }>(
     db,
-    `SELECT id, claim_token, status, attempt FROM outbox WHERE id IN (?)${forUpdate(db)}`,
+    `SELECT id, claim_token, status, attempt, unknown_outcomes FROM outbox WHERE id IN (?)${forUpdate(db)}`,
     [ids],
     transaction,
   );
-  return new Map(rows.map((row) => [row.id, { ...row, attempt: Number(row.attempt) }]));
+  return new Map(rows.map((row) => [row.id, { ...row, attempt: Number(row.attempt), unknown_outcomes: Number(row.unknown_outcomes) }]));
 }
 
 interface SendUpdate {
@@ -131,6 +138,9 @@ interface SendUpdate {
   dueAt: Date | null;
   attempt: number;
   lastError: string | null;
+  // Attempts whose outcome was unknown (an email after its final dot), this one included: set
+  // by add() for every send it records.
+  unknownOutcomes?: number;
 }
 
 // What the outcomes write, gathered, then sent set-based: one INSERT of executions, one UPDATE
@@ -155,7 +165,15 @@ class OutcomeWrites {
     private readonly random?: () => number,
   ) {}
 
-  add(outcome: Outcome, failedBefore: number, run: LockedRun | undefined, steps: readonly Step[]): void {
+  add(outcome: Outcome, failedBefore: number, run: LockedRun | undefined, steps: readonly Step[], unknownBefore = 0): void {
+    const unknown = outcome.kind === 'answered' && outcome.result.unknownOutcome === true;
+    this.addOutcome(outcome, failedBefore, run, steps, unknown && unknownBefore >= 1);
+    const update = this.sends.get(outcome.send.id);
+    if (update) update.unknownOutcomes = unknownBefore + (unknown ? 1 : 0);
+  }
+
+  // unconfirmed: an unknown outcome that is not sent again (record-outcomes' header).
+  private addOutcome(outcome: Outcome, failedBefore: number, run: LockedRun | undefined, steps: readonly Step[], unconfirmed: boolean): void {
     const { send } = outcome;
     const attempt = failedBefore + 1;
     const answered = outcome.kind === 'answered' ? outcome : null;
@@ -170,6 +188,7 @@ class OutcomeWrites {
     if (!run || !isActiveStatus(run.status) || Number(run.visit) !== send.runVisit) {
       // The message is what happened to it: taken by the provider, or never sent.
       if (ok) this.messageChange(answered, { status: answered?.result.message?.captured ? 'captured' : 'sent' });
+      else if (answered?.result.unknownOutcome) this.messageChange(answered, { status: 'unconfirmed', error: reason });
       else this.messageChange(answered, { status: 'cancelled', error: reason });
       this.sends.set(send.id, { status: ok ? 'succeeded' : 'cancelled', dueAt: null, attempt: ok || !answered ? failedBefore : attempt, lastError: ok ? null : reason });
       if (run && answered) {
@@ -209,8 +228,23 @@ class OutcomeWrites {
       return;
     }
 
+    const lastAttempt = attempt >= MAX_SEND_ATTEMPTS;
+    if (answered?.result.unknownOutcome && (unconfirmed || lastAttempt)) {
+      // The relay may have it: neither sent again nor failed; the run goes on as after a 2xx.
+      const why = `unconfirmed: ${reason}`;
+      this.messageChange(answered, { status: 'unconfirmed', error: why });
+      this.counts.push({ type, outcome: 'succeeded' });
+      this.sends.set(send.id, { status: 'succeeded', dueAt: null, attempt, lastError: why });
+      const index = steps.findIndex((step) => step.id === stepId);
+      const next = index >= 0 ? (steps[index + 1]?.id ?? null) : null;
+      const change = this.move(run, { kind: 'succeeded', next });
+      const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'succeeded', why, { ...detail, outcome: 'unconfirmed' }, startedAt, finishedAt);
+      this.event(run, { type: 'run.step_completed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution } });
+      this.statusEvent(run, change);
+      return;
+    }
     this.counts.push({ type, outcome: 'failed' });
-    const final = (answered?.result.final ?? false) || attempt >= MAX_SEND_ATTEMPTS;
+    const final = (answered?.result.final ?? false) || lastAttempt;
     const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'failed', reason, detail, startedAt, finishedAt);
     if (final) {
       this.messageChange(answered, { status: 'failed', error: reason });
@@ -298,11 +332,12 @@ class OutcomeWrites {
       const dueAt = column((update) => update.dueAt);
       const attempt = column((update) => update.attempt);
       const lastError = column((update) => (update.lastError === null ? null : clip(update.lastError)));
+      const unknownOutcomes = column((update) => update.unknownOutcomes ?? 0);
       await execute(
         db,
         `UPDATE outbox SET status = ${status.sql}, due_at = ${dueAt.sql}, attempt = ${attempt.sql}, last_error = ${lastError.sql},
-           claim_token = NULL, updated_at = ? WHERE id IN (?)`,
-        [...status.values, ...dueAt.values, ...attempt.values, ...lastError.values, this.now, ids],
+           unknown_outcomes = ${unknownOutcomes.sql}, claim_token = NULL, updated_at = ? WHERE id IN (?)`,
+        [...status.values, ...dueAt.values, ...attempt.values, ...lastError.values, ...unknownOutcomes.values, this.now, ids],
         transaction,
       );
     }
@@ -323,7 +358,7 @@ class OutcomeWrites {
 
 // What a message becomes with its send's outcome: `retry` goes back to queued with the
 // attempt's error (sent again with the same key).
-type MessageMove = 'sent' | 'captured' | 'skipped' | 'failed' | 'retry' | 'cancelled';
+type MessageMove = 'sent' | 'captured' | 'unconfirmed' | 'skipped' | 'failed' | 'retry' | 'cancelled';
 
 async function writeMessageMoves(
   db: Database,

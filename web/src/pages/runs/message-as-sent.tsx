@@ -6,6 +6,8 @@ const TONE: Record<string, string> = {
   sending: 'pending',
   sent: 'active',
   captured: 'active',
+  // The relay may have it (no answer to its final dot, twice): not known to be sent.
+  unconfirmed: 'pending',
   delivered: 'active',
   read: 'active',
   failed: 'failed',

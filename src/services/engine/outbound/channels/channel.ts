@@ -15,6 +15,9 @@ export interface SendResult {
   final: boolean;
   // Cut short by the service itself (a stop): not an attempt; sent again with the same id.
   abandoned: boolean;
+  // The receiver may have acted on it though no answer came (an email whose final dot was
+  // written): sent again at most once, then recorded `unconfirmed` (record-outcomes.ts).
+  unknownOutcome?: boolean;
   // A message step's send that sent nothing, and why (the contact unsubscribed, or has no
   // address the channel can use): the step is skipped with this reason and the run goes on.
   skipped?: SkipReason;

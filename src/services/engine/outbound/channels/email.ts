@@ -10,6 +10,7 @@ import type { MessageMetrics } from '../../../messages/message-metrics';
 import { markSending } from '../../../messages/message-store';
 import { buildTemplateContext } from '../../../messages/render-context';
 import { renderEmail, TemplateRenderError } from '../../../messages/render-message';
+import { isUnknownOutcome } from '../../../messages/smtp-attempt';
 import { providerIdOf, smtpErrorVerdict, type SmtpTransports } from '../../../messages/smtp-transports';
 import { unsubscribeUrl } from '../../../unsubscribe/unsubscribe-links';
 import { messageAddresses } from '../../../bounces/bounce-addresses';
@@ -32,8 +33,9 @@ import { parseMessageBody } from './message-body';
 //      `sending`, and the send is retried with the same Message-ID (the one thing a receiver
 //      can deduplicate on);
 //   4. sent through the relay's pooled transport, or, with no relay, captured as an .eml file.
-// The outcome (sent, captured, retried, bounced) is written by record-outcomes.ts with the run's
-// move, in one transaction.
+// The outcome (sent, captured, retried, bounced, unknown) is written by record-outcomes.ts with
+// the run's move, in one transaction. Unknown: the final dot was written and no reply came (a
+// timeout, a lost connection, a stop): the relay may have the message.
 
 export interface EmailChannelOptions {
   settings: ChannelSettings;
@@ -74,11 +76,16 @@ export function emailChannel(options: EmailChannelOptions): Channel {
           return { ok: true, reason: null, detail: { captured: file }, final: false, abandoned: false, message: { ...message, captured: true } };
         }
         try {
-          const info = await untilAborted(options.transports.send(smtpUrl, mail), signal);
+          const info = await options.transports.send(smtpUrl, mail, signal);
           observe('ok');
           const providerMessageId = providerIdOf(info);
           return { ok: true, reason: null, detail: { response: info.response }, final: false, abandoned: false, message: { ...message, providerMessageId } };
         } catch (error) {
+          // After the final dot, no reply: the server may have it (record-outcomes.ts resends it once).
+          if (isUnknownOutcome(error)) {
+            observe('retry');
+            return { ...failedResult(`unknown outcome: ${smtpErrorVerdict(error).reason}`, false, message), unknownOutcome: true };
+          }
           const verdict = smtpErrorVerdict(error);
           // This process stopping cut it short: sent again with the same Message-ID.
           if (signal.aborted && verdict.kind === 'retry') return { ok: false, reason: verdict.reason, detail: {}, final: false, abandoned: true, message };
@@ -96,8 +103,8 @@ export function emailChannel(options: EmailChannelOptions): Channel {
     const body = parseMessageBody(send.body);
     if (!target || !body || body.step.type !== 'email') return failedResult(`the message ${send.idempotencyId} cannot be read`, true, target ? { id: target.messageId } : undefined);
     const message = { id: target.messageId };
-    // Taken by the server already (a record that was lost): never sent again.
-    if (target.status === 'sent' || target.status === 'captured' || target.status === 'delivered' || target.status === 'read') {
+    // Taken by the server already (a record that was lost), or perhaps taken (unconfirmed): never sent again.
+    if (target.status === 'sent' || target.status === 'captured' || target.status === 'unconfirmed' || target.status === 'delivered' || target.status === 'read') {
       return { ok: true, reason: null, detail: {}, final: false, abandoned: false, message: { ...message, captured: target.status === 'captured' } };
     }
     // Ended without being sent (skipped, cancelled, failed): never sent now.
@@ -166,15 +173,4 @@ interface ReadyEmail {
 
 function failedResult(reason: string, final: boolean, message?: { id: string }): SendResult {
   return { ok: false, reason, detail: {}, final, abandoned: false, message };
-}
-
-// A stop cuts the wait short (nodemailer takes no signal): the send goes back with its key, and
-// whatever the server does with the cut-short attempt carries the same Message-ID.
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new Error('aborted: the service is stopping'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error('aborted: the service is stopping'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
