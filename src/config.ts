@@ -71,6 +71,17 @@ const envSchema = z.object({
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   // The sender of an email step that names none, for an account that has set none.
   EMAIL_FROM: z.string().trim().refine(isMailbox, 'must be an email address, or a name and an address: Shop <news@shop.example>').optional(),
+  // The operator's bounce domain (docs/channels.md "Deliverability"): verified for every account.
+  BOUNCE_DOMAIN: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/, 'must be a domain name, e.g. bounces.svc.example')
+    .optional(),
+  // Accounts' SMTP relays on loopback, private, link-local or metadata addresses
+  // (docs/channels.md "Verified sending domains and the DNS records"). No default here: it
+  // depends on the database (loadConfig), as WEBHOOK_ALLOW_INSECURE's.
+  SMTP_ALLOW_PRIVATE_RELAYS: z.enum(['true', 'false']).optional(),
   METRICS_PORT: z
     .string()
     .regex(/^\d{1,5}$/, 'must be a port number')
@@ -171,6 +182,10 @@ export interface Config {
   channels: {
     smtpUrl?: string;
     emailFrom?: string;
+    // BOUNCE_DOMAIN.
+    bounceDomain?: string;
+    // SMTP_ALLOW_PRIVATE_RELAYS.
+    allowPrivateRelays: boolean;
     emailMaxPerSecond: number;
     whatsappApiUrl: string;
     whatsappMaxPerSecond: number;
@@ -244,6 +259,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     channels: {
       smtpUrl: values.SMTP_URL,
       emailFrom: values.EMAIL_FROM,
+      bounceDomain: values.BOUNCE_DOMAIN,
+      // As WEBHOOK_ALLOW_INSECURE: the embedded database is tried on one's own machine, with a
+      // relay there too (Mailpit); a server database is a deployment, where a tenant's relay
+      // on an inside address is a port scanner.
+      allowPrivateRelays: (values.SMTP_ALLOW_PRIVATE_RELAYS ?? (databaseUrl.startsWith('sqlite:') ? 'true' : 'false')) === 'true',
       emailMaxPerSecond: values.EMAIL_MAX_PER_SECOND,
       whatsappApiUrl: values.WHATSAPP_API_URL.replace(/\/+$/, ''),
       whatsappMaxPerSecond: values.WHATSAPP_MAX_PER_SECOND,

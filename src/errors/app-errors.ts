@@ -68,7 +68,15 @@ export class ConflictError extends AppError {
     message: string,
     readonly code: Extract<
       ErrorCode,
-      'contact_exists' | 'sequence_not_active' | 'sequence_has_runs' | 'idempotency_in_progress' | 'invalid_run_transition' | 'user_exists' | 'webhook_in_use'
+      | 'contact_exists'
+      | 'sequence_not_active'
+      | 'sequence_has_runs'
+      | 'idempotency_in_progress'
+      | 'invalid_run_transition'
+      | 'user_exists'
+      | 'webhook_in_use'
+      | 'public_base_url_required'
+      | 'domain_in_use'
     >,
     // What is in the way, one entry each (webhook_in_use: the sequences' steps).
     readonly details: IssueDetail[] = [],

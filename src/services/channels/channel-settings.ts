@@ -1,4 +1,5 @@
 import type { SecretsKey } from '../secrets/secrets-key';
+import type { TxtResolver } from './txt-lookup';
 
 // What the channel code needs from the configuration, passed in (src/config.ts reads it;
 // src/startup/secrets.ts finds the key).
@@ -10,6 +11,16 @@ export interface ChannelSettings {
   smtpUrl?: string;
   // EMAIL_FROM: the From of accounts that set none.
   emailFrom?: string;
+  // BOUNCE_DOMAIN: with EMAIL_FROM's domain, the operator's own domains, verified for every account.
+  bounceDomain?: string;
+  // SMTP_ALLOW_PRIVATE_RELAYS: an account's relay may be on a loopback, private, link-local or
+  // metadata address (docs/channels.md "Verified sending domains and the DNS records").
+  // Absent: refused.
+  allowPrivateRelays?: boolean;
+  // The DNS TXT lookups of the sending domains' checks; absent: node:dns's resolveTxt.
+  resolveTxt?: TxtResolver;
+  // Each of those lookups at most this long; absent: 5 s.
+  txtTimeoutMs?: number;
   // EMAIL_MAX_PER_SECOND, WHATSAPP_MAX_PER_SECOND: each account's rate, and its cap.
   emailMaxPerSecond: number;
   whatsappMaxPerSecond: number;

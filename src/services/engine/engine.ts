@@ -136,7 +136,7 @@ export class SequenceEngine {
     const rates: Partial<Record<string, number>> = { ...OUTBOUND_DEFAULTS.perAccountPerSecond, ...options.outbound?.perAccountPerSecond };
     const { webhook } = options;
     const messages = options.messages ?? { settings: DEFAULT_CHANNEL_SETTINGS, outboxDir: path.join(DEFAULT_DATA_DIR, 'outbox') };
-    this.smtp = new SmtpTransports(messages.smtpTimeouts);
+    this.smtp = new SmtpTransports(messages.smtpTimeouts, messages.settings);
     this.dispatcher = new OutboundDispatcher(db, {
       logger: options.logger,
       logThrottle: this.logThrottle,

@@ -1,5 +1,7 @@
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import type { ChannelSettings } from '../channels/channel-settings';
+import { guardedSmtpSocket } from '../channels/relay-policy';
 
 // One pooled nodemailer transport per SMTP URL (the account's relay, or SMTP_URL), made on first
 // use and kept: connections are reused across messages and accounts that share a relay. Every
@@ -23,7 +25,12 @@ const MAX_TRANSPORTS = 200;
 export class SmtpTransports {
   private readonly transports = new Map<string, Transporter<SMTPPool.SentMessageInfo>>();
 
-  constructor(private readonly timeouts: SmtpTimeouts = DEFAULT_SMTP_TIMEOUTS) {}
+  // relays: accounts' relays (every URL but the operator's SMTP_URL) connect through the
+  // address policy's guarded lookup (src/services/channels/relay-policy.ts).
+  constructor(
+    private readonly timeouts: SmtpTimeouts = DEFAULT_SMTP_TIMEOUTS,
+    private readonly relays?: Pick<ChannelSettings, 'smtpUrl' | 'allowPrivateRelays'>,
+  ) {}
 
   get(smtpUrl: string): Transporter<SMTPPool.SentMessageInfo> {
     const known = this.transports.get(smtpUrl);
@@ -48,6 +55,7 @@ export class SmtpTransports {
       connectionTimeout: this.timeouts.connectionMs,
       greetingTimeout: this.timeouts.greetingMs,
       socketTimeout: this.timeouts.socketMs,
+      ...(this.relays && smtpUrl !== this.relays.smtpUrl ? { getSocket: guardedSmtpSocket(this.relays.allowPrivateRelays ?? false) } : {}),
     } as SMTPPool.Options);
     this.transports.set(smtpUrl, transport);
     return transport;
