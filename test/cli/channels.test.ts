@@ -24,7 +24,7 @@ describe('admin command line: channels', () => {
   async function cli(...argv: string[]) {
     let stdout = '';
     let stderr = '';
-    const code = await runCli(argv, { databaseUrl }, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+    const code = await runCli(argv, { databaseUrl, publicBaseUrl: 'https://svc.example.com' }, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
     return { code, stdout, stderr, json: () => JSON.parse(stdout) };
   }
 

@@ -76,9 +76,9 @@ export async function putEmailChannel(
 ): Promise<EmailChannelDto> {
   assertWithinCap('maxPerSecond', input.maxPerSecond, settings.emailMaxPerSecond, 'EMAIL_MAX_PER_SECOND');
   if (input.smtpUrl) checkRelayAddress(input.smtpUrl, settings);
+  const dkim = input.dkim ? await checkDkimKey(input.dkim) : input.dkim;
   await checkSendingDomains(db, input, settings);
   if (input.smtpUrl) checkRelayPublicBase(input.smtpUrl, settings);
-  const dkim = input.dkim ? await checkDkimKey(input.dkim) : input.dkim;
   const values: Record<string, unknown> = { from_address: input.from };
   if (input.replyTo !== undefined) values.reply_to = input.replyTo;
   if (input.smtpUrl !== undefined) {
