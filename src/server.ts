@@ -30,7 +30,7 @@ import { localBaseUrl, whereServing } from './startup/where-serving';
 setFlagsFromString('--heap-growing-percent=50');
 
 async function main() {
-  const { config, logger, db, channels } = await startProcess();
+  const { config, logger, db, channels, sendingWarning } = await startProcess();
   const applied = await migrateToLatest(db, logger);
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
@@ -106,6 +106,7 @@ async function main() {
       `  Emails are NOT sent (no SMTP_URL): each is written as an .eml file to ${path.join(config.dataDir, 'outbox')}${path.sep} (status captured); set SMTP_URL to send (docs/channels.md)\n`,
     );
   }
+  if (sendingWarning) process.stdout.write(sendingWarning);
   if (demo) printWelcome(local, demo, publicBase);
   if (needsFirstKey) printFirstSteps();
 
@@ -223,6 +224,8 @@ function printFirstSteps() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`Failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  // A refusal says why in its message; its stack would say nothing more.
+  const refusal = (error as { startRefusal?: boolean }).startRefusal === true;
+  process.stderr.write(refusal ? `${(error as Error).message}\n` : `Failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });
