@@ -97,6 +97,14 @@ export class SecretsKeyMissingError extends AppError {
   }
 }
 
+// An account's relay that is not on loopback, saved while the server's PUBLIC_BASE_URL is not an
+// https:// URL: its emails' unsubscribe links could not be right. The operator sets it.
+export const PUBLIC_BASE_URL_REQUIRED =
+  'This server cannot send through a relay that is not on this machine: its PUBLIC_BASE_URL is not an https:// URL, so unsubscribe links would point at a local address (ask its operator)';
+// PUT /channels/email's 409s, as the OpenAPI document declares them.
+export const EMAIL_SENDER_CONFLICTS = `${SECRETS_KEY_MISSING} (secrets_key_missing); or a relay not on this machine while PUBLIC_BASE_URL is not https (public_base_url_required)`;
+export const DOMAIN_IN_USE = "The domain is the account's bounceDomain";
+
 // An Idempotency-Key sent again with a different request.
 export class UnprocessableError extends AppError {
   readonly status = 422;

@@ -3,10 +3,9 @@ import { emailChannelInputSchema, emailChannelSchema, whatsappChannelInputSchema
 import { DEFAULT_CHANNEL_SETTINGS } from '../services/channels/channel-settings';
 import { getEmailChannel, putEmailChannel } from '../services/channels/email-channel';
 import { getWhatsAppChannel, putWhatsAppChannel } from '../services/channels/whatsapp-channel';
-import { SECRETS_KEY_MISSING } from '../errors/app-errors';
+import { DOMAIN_IN_USE, EMAIL_SENDER_CONFLICTS, SECRETS_KEY_MISSING } from '../errors/app-errors';
 import { sendingDomainInputSchema, sendingDomainListSchema, sendingDomainParamSchema, sendingDomainSchema } from '../schemas/sending-domain';
 import { addSendingDomain, deleteSendingDomain, listSendingDomains, verifySendingDomain } from '../services/channels/sending-domains';
-import { PUBLIC_BASE_URL_REQUIRED } from '../services/channels/relay-policy';
 import { accountProcedure, router } from '../trpc/init';
 
 const TAGS = ['Channels'];
@@ -47,7 +46,7 @@ export const channelsRouter = router({
           'link-local or metadata address is a 400 unless the server allows it (SMTP_ALLOW_PRIVATE_RELAYS); a relay not on loopback ' +
           'while the server\'s PUBLIC_BASE_URL is not https is a 409 `public_base_url_required`.',
         protect: true,
-        errorResponses: { 409: `${SECRETS_KEY_MISSING}; or ${PUBLIC_BASE_URL_REQUIRED}` },
+        errorResponses: { 409: EMAIL_SENDER_CONFLICTS },
       },
     })
     .input(emailChannelInputSchema)
@@ -130,7 +129,7 @@ export const channelsRouter = router({
           'Mail From it no longer goes through the server\'s shared relay: steps that name it fail at send time (`from_unverified`). ' +
           '409 `domain_in_use` while it is the account\'s `bounceDomain`.',
         protect: true,
-        errorResponses: { 404: 'Sending domain not found', 409: 'The domain is the account\'s bounceDomain' },
+        errorResponses: { 404: 'Sending domain not found', 409: DOMAIN_IN_USE },
         successDescription: 'Deleted; no body',
       },
       successStatus: 204,

@@ -1,5 +1,5 @@
 import { connect, isIP, type Socket } from 'node:net';
-import { ConflictError, ValidationError } from '../../errors/app-errors';
+import { ConflictError, PUBLIC_BASE_URL_REQUIRED, ValidationError } from '../../errors/app-errors';
 import { guardedLookup, isSpecialAddress } from '../webhooks/address-policy';
 import type { ChannelSettings } from './channel-settings';
 
@@ -34,9 +34,6 @@ export function isRefusedRelayHost(hostname: string): boolean {
 export function hasPublicBaseUrl(settings: Pick<ChannelSettings, 'publicBaseUrl'>): boolean {
   return settings.publicBaseUrl.startsWith('https://');
 }
-
-export const PUBLIC_BASE_URL_REQUIRED =
-  'This server cannot send through a relay that is not on this machine: its PUBLIC_BASE_URL is not an https:// URL, so unsubscribe links would point at a local address (ask its operator)';
 
 // At save, a 400 naming the field: a host written as a refused address.
 export function checkRelayAddress(smtpUrl: string, settings: Pick<ChannelSettings, 'allowPrivateRelays'>, field = 'smtpUrl'): void {
