@@ -34,6 +34,19 @@ describe('sending domains: steps, sends and relays', function () {
     const settings = channelSettings({ smtpUrl: 'smtp://relay.svc.example:587', emailFrom: 'Svc <news@svc.example>', resolveTxt: publishedTokens });
     const trpc = (key: string) => createCaller(createCallerContext({ db: testDb(), apiKey: key, channels: settings }));
 
+    it('adds, lists, verifies and deletes a sending domain over tRPC, as over REST', async () => {
+      const { key } = await buildTenant();
+      const added = await trpc(key).channels.addEmailDomain({ domain: 'trpc.example' });
+      expect(added.domain).to.deep.include({ domain: 'trpc.example', status: 'verified' });
+      const listed = await trpc(key).channels.listEmailDomains({});
+      expect(listed.domains.map((d) => d.domain)).to.deep.equal(['trpc.example']);
+      expect(listed.operatorDomains).to.deep.equal(['svc.example']);
+      expect((await trpc(key).channels.verifyEmailDomain({ domain: 'trpc.example' })).domain.status).to.equal('verified');
+      await trpc(key).channels.deleteEmailDomain({ domain: 'trpc.example' });
+      const gone = await trpc(key).channels.verifyEmailDomain({ domain: 'trpc.example' }).then(() => null, (error: { code: string }) => error.code);
+      expect(gone).to.equal('NOT_FOUND');
+    });
+
     it('refuses a step From outside the verified domains on the shared relay with a 400 naming steps.N.from, and writes nothing', async () => {
       const { key, accountId } = await buildTenant();
       const error = await trpc(key)
