@@ -8,7 +8,8 @@ import { putEmailChannel } from '../../../src/services/channels/email-channel';
 import { SmtpTransports } from '../../../src/services/messages/smtp-transports';
 import { channelSettings, dkimPrivateKey, publishedTokens, verifiedSendingDomain } from '../../support/channels';
 import { testDb } from '../../support/db';
-import { buildTenant } from '../../support/factories';
+import { buildUser, dashboardApp, mutate, signInCookie } from '../../support/dashboard';
+import { buildContact, buildTenant } from '../../support/factories';
 import { startSmtpServer } from '../../support/smtp-server';
 import { engineAt, enrolledRun } from './support';
 
@@ -118,6 +119,32 @@ describe('sending domains: steps, sends and relays', function () {
       expect(promo!.raw, 'no signature with a d= that fails DMARC').not.to.match(/^DKIM-Signature:/im);
       expect(news!.raw).to.match(/^DKIM-Signature:.*d=shop\.example/im);
     });
+  });
+
+  it("refuses the message editor's test send From an unverified domain on the shared relay (400 naming step.from), and sends nothing", async () => {
+    const server = await startSmtpServer();
+    cleanups.push(() => server.close());
+    const settings = channelSettings({ emailFrom: 'Shop <shop@example.com>', smtpUrl: server.url });
+    const transports = new SmtpTransports({ connectionMs: 1_000, greetingMs: 1_000, socketMs: 1_000 }, settings);
+    cleanups.push(async () => transports.close());
+    const tenant = await buildTenant();
+    const { sequence } = await createCaller(createCallerContext({ db: testDb(), apiKey: tenant.key })).sequences.create({
+      name: 'Test sends',
+      status: 'active',
+      steps: [{ id: 'hello', type: 'email', subject: 'Hi', html: '<p>Hi</p>' }],
+    } as never);
+    const contact = await buildContact(tenant.accountId, { email: 'ada@example.com' });
+    const user = await buildUser(tenant.accountId);
+    const app = dashboardApp({ channels: settings, testSends: { transports, outboxDir: mkdtempSync(path.join(tmpdir(), 'svc-test-sends-')) } });
+    const cookie = await signInCookie(app, user.email);
+    const draft = { type: 'email', subject: 'Hi', html: '<p>Hi <a href="{{ unsubscribe_url }}">unsubscribe</a></p>', from: 'Bank <security@bank.example>' };
+    const refused = await mutate(app, 'dashboard.messages.sendTest', { sequenceId: sequence.id, stepId: 'hello', contactId: contact.id, step: draft, to: 'me@agency.example' }, cookie);
+    expect(refused.status).to.equal(400);
+    expect(JSON.stringify(refused.body)).to.include('from_unverified: bank.example is not a verified sending domain');
+    expect(server.received).to.have.length(0);
+    const sent = await mutate(app, 'dashboard.messages.sendTest', { sequenceId: sequence.id, stepId: 'hello', contactId: contact.id, step: { ...draft, from: 'news@example.com' }, to: 'me@agency.example' }, cookie);
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    expect(server.received).to.have.length(1);
   });
 
   describe("an account's relay at connect time", () => {
