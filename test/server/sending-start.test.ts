@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ensureBuilt, spawnServer, startServer, type StartedServer } from '../support/server-process';
+import { spawn } from 'node:child_process';
+import { ensureBuilt, REPO, serverEnv, spawnServer, startServer, type StartedServer } from '../support/server-process';
 
 // Sending for real needs an https:// PUBLIC_BASE_URL (docs/channels.md "Verified sending domains
 // and the DNS records"): every email carries an unsubscribe link to it. The start refuses a relay
@@ -42,6 +43,20 @@ describe('the start and PUBLIC_BASE_URL', function () {
     expect(stderr).not.to.include('"msg":"listening"');
     expect(stderr, 'the relay password').not.to.include(':pw@');
     expect(stderr, 'no stack trace').not.to.match(/\n\s+at /);
+  });
+
+  it('refuses the same in `npm run worker`, which sends too', async () => {
+    const worker = spawn(process.execPath, [path.join(REPO, 'dist', 'worker.js')], {
+      cwd: REPO,
+      env: serverEnv(url, { SMTP_URL: 'smtp://smtp.shop.example:587', PUBLIC_BASE_URL: '' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    worker.stderr!.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => worker.once('exit', resolve));
+    expect(code).to.equal(1);
+    expect(stderr).to.include("Refusing to start: SMTP_URL's relay smtp.shop.example:587 is not on this machine");
+    expect(stderr).not.to.include('worker running');
   });
 
   it('refuses an http:// PUBLIC_BASE_URL as well', async () => {
