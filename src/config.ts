@@ -82,6 +82,9 @@ const envSchema = z.object({
   // (docs/channels.md "Verified sending domains and the DNS records"). No default here: it
   // depends on the database (loadConfig), as WEBHOOK_ALLOW_INSECURE's.
   SMTP_ALLOW_PRIVATE_RELAYS: z.enum(['true', 'false']).optional(),
+  // SMTP_URL keeps what it receives (Mailpit in docker-compose.yml): nothing leaves, so the start
+  // does not ask for an https PUBLIC_BASE_URL (src/startup/sending-checks.ts).
+  SMTP_URL_CAPTURES: z.enum(['true', 'false']).default('false'),
   METRICS_PORT: z
     .string()
     .regex(/^\d{1,5}$/, 'must be a port number')
@@ -186,6 +189,8 @@ export interface Config {
     bounceDomain?: string;
     // SMTP_ALLOW_PRIVATE_RELAYS.
     allowPrivateRelays: boolean;
+    // SMTP_URL_CAPTURES: SMTP_URL is a catching relay that sends nothing on.
+    smtpUrlCaptures: boolean;
     emailMaxPerSecond: number;
     whatsappApiUrl: string;
     whatsappMaxPerSecond: number;
@@ -264,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // relay there too (Mailpit); a server database is a deployment, where a tenant's relay
       // on an inside address is a port scanner.
       allowPrivateRelays: (values.SMTP_ALLOW_PRIVATE_RELAYS ?? (databaseUrl.startsWith('sqlite:') ? 'true' : 'false')) === 'true',
+      smtpUrlCaptures: values.SMTP_URL_CAPTURES === 'true',
       emailMaxPerSecond: values.EMAIL_MAX_PER_SECOND,
       whatsappApiUrl: values.WHATSAPP_API_URL.replace(/\/+$/, ''),
       whatsappMaxPerSecond: values.WHATSAPP_MAX_PER_SECOND,

@@ -79,6 +79,16 @@ describe('the start and PUBLIC_BASE_URL', function () {
     }
   });
 
+  it("starts with docker-compose.yml's Mailpit, reached by name, when SMTP_URL_CAPTURES says it keeps what it receives", async () => {
+    const server = await startServer(url, { SMTP_URL: 'smtp://mailpit:1025', SMTP_URL_CAPTURES: 'true', PUBLIC_BASE_URL: '', SEQUENCE_ENGINE: 'off' });
+    try {
+      await waitFor(() => server.stdout().includes('Unsubscribe links point at'));
+      expect(server.stdout()).to.include('fine for the catching relay mailpit:1025 (SMTP_URL_CAPTURES)');
+    } finally {
+      await stop(server);
+    }
+  });
+
   it('starts capturing emails (no SMTP_URL) with the same warning', async () => {
     const server = await startServer(url, { SMTP_URL: '', PUBLIC_BASE_URL: '' });
     try {

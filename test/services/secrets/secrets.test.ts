@@ -45,6 +45,7 @@ describe('secrets at rest', () => {
         emailFrom: 'a@example.com',
         bounceDomain: undefined,
         allowPrivateRelays: true,
+        smtpUrlCaptures: false,
         emailMaxPerSecond: 7,
         whatsappApiUrl: 'https://graph.facebook.com/v21.0',
         whatsappMaxPerSecond: 3,
