@@ -159,7 +159,7 @@ export function createApp({
   const signInLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog(SIGN_IN_WINDOW_MS);
   // Test sends are limited per account in the same log as the API's keys (shared on Redis).
   const testSendDeps = {
-    transports: testSends?.transports ?? new SmtpTransports(),
+    transports: testSends?.transports ?? new SmtpTransports(undefined, channels),
     outboxDir: testSends?.outboxDir ?? path.join(DEFAULT_DATA_DIR, 'outbox'),
     log: rateLimitLog ?? new MemorySlidingLog(),
     limitPerMinute: testSends?.perMinute ?? DEFAULT_TEST_SENDS_PER_MINUTE,

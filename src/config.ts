@@ -75,6 +75,13 @@ const envSchema = z.object({
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   // The sender of an email step that names none, for an account that has set none.
   EMAIL_FROM: z.string().trim().refine(isMailbox, 'must be an email address, or a name and an address: Shop <news@shop.example>').optional(),
+  // Accounts' SMTP relays on loopback, private, link-local or metadata addresses
+  // (docs/channels.md "Verified sending domains and the DNS records"). No default here: it
+  // depends on the database (loadConfig), as WEBHOOK_ALLOW_INSECURE's.
+  SMTP_ALLOW_PRIVATE_RELAYS: z.enum(['true', 'false']).optional(),
+  // SMTP_URL keeps what it receives (Mailpit in docker-compose.yml): nothing leaves, so the start
+  // does not ask for an https PUBLIC_BASE_URL (src/startup/sending-checks.ts).
+  SMTP_URL_CAPTURES: z.enum(['true', 'false']).default('false'),
   METRICS_PORT: z
     .string()
     .regex(/^\d{1,5}$/, 'must be a port number')
@@ -132,8 +139,9 @@ const envSchema = z.object({
   WHATSAPP_APP_SECRET: z.string().trim().min(8, 'must be at least 8 characters').optional(),
   WHATSAPP_VERIFY_TOKEN: z.string().trim().min(8, 'must be at least 8 characters').max(256).optional(),
   // Late bounces and complaints (docs/channels.md "The bounce domain and the listener"): the
-  // envelope sender's domain, the inbound SMTP listener (off unless a port is given), and the
-  // unsubscribe mailbox of List-Unsubscribe's mailto:.
+  // envelope sender's domain (verified for every account as a sending domain too), the inbound
+  // SMTP listener (off unless a port is given), and the unsubscribe mailbox of List-Unsubscribe's
+  // mailto:.
   BOUNCE_DOMAIN: z.string().trim().toLowerCase().regex(DOMAIN_NAME, 'must be a domain name, e.g. bounces.shop.example').optional(),
   BOUNCE_SMTP_PORT: z
     .string()
@@ -210,6 +218,12 @@ export interface Config {
   channels: {
     smtpUrl?: string;
     emailFrom?: string;
+    // BOUNCE_DOMAIN.
+    bounceDomain?: string;
+    // SMTP_ALLOW_PRIVATE_RELAYS.
+    allowPrivateRelays: boolean;
+    // SMTP_URL_CAPTURES: SMTP_URL is a catching relay that sends nothing on.
+    smtpUrlCaptures: boolean;
     emailMaxPerSecond: number;
     whatsappApiUrl: string;
     whatsappMaxPerSecond: number;
@@ -292,6 +306,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     channels: {
       smtpUrl: values.SMTP_URL,
       emailFrom: values.EMAIL_FROM,
+      bounceDomain: values.BOUNCE_DOMAIN,
+      // As WEBHOOK_ALLOW_INSECURE: the embedded database is tried on one's own machine, with a
+      // relay there too (Mailpit); a server database is a deployment, where a tenant's relay
+      // on an inside address is a port scanner.
+      allowPrivateRelays: (values.SMTP_ALLOW_PRIVATE_RELAYS ?? (databaseUrl.startsWith('sqlite:') ? 'true' : 'false')) === 'true',
+      smtpUrlCaptures: values.SMTP_URL_CAPTURES === 'true',
       emailMaxPerSecond: values.EMAIL_MAX_PER_SECOND,
       whatsappApiUrl: values.WHATSAPP_API_URL.replace(/\/+$/, ''),
       whatsappMaxPerSecond: values.WHATSAPP_MAX_PER_SECOND,

@@ -32,7 +32,7 @@ import { whereBouncesGo } from './startup/where-bounces-go';
 setFlagsFromString('--heap-growing-percent=50');
 
 async function main() {
-  const { config, logger, db, channels } = await startProcess();
+  const { config, logger, db, channels, sendingWarning } = await startProcess();
   const applied = await migrateToLatest(db, logger);
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
@@ -59,7 +59,7 @@ async function main() {
   const drainable = new DrainableServer(server);
   const webhooks = webhookSettings(config);
   // The message editor's test sends: their own relay pool, closed at shutdown.
-  const testSmtp = new SmtpTransports();
+  const testSmtp = new SmtpTransports(undefined, channels);
   server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks, channels, testSends: { transports: testSmtp, outboxDir: path.join(config.dataDir, 'outbox') } }));
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
@@ -111,6 +111,7 @@ async function main() {
   }
   // Where late bounces and complaints go (docs/channels.md "The bounce domain and the listener").
   process.stdout.write(`${whereBouncesGo(config.bounces, bounceListener?.address ?? null).join('\n')}\n`);
+  if (sendingWarning) process.stdout.write(sendingWarning);
   if (demo) printWelcome(local, demo, publicBase);
   if (needsFirstKey) printFirstSteps();
 
@@ -230,6 +231,8 @@ function printFirstSteps() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`Failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  // A refusal says why in its message; its stack would say nothing more.
+  const refusal = (error as { startRefusal?: boolean }).startRefusal === true;
+  process.stderr.write(refusal ? `${(error as Error).message}\n` : `Failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });

@@ -15,7 +15,8 @@ import { whereBouncesGo } from './startup/where-bounces-go';
 // to SHUTDOWN_TIMEOUT_SECONDS (at most 10 s, one attempt's timeout) to finish, the rest are
 // handed back for another process, then the process exits 0.
 async function main() {
-  const { config, logger, db, channels } = await startProcess();
+  const { config, logger, db, channels, sendingWarning } = await startProcess();
+  if (sendingWarning) logger.warn(sendingWarning.trim());
   const logThrottle = new LogThrottle();
   // With REDIS_URL, the email and WhatsApp throttle counts there, as the service's does (its
   // client loads only when configured).
@@ -46,6 +47,8 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`Failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  // A refusal says why in its message; its stack would say nothing more.
+  const refusal = (error as { startRefusal?: boolean }).startRefusal === true;
+  process.stderr.write(refusal ? `${(error as Error).message}\n` : `Failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });

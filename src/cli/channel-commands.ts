@@ -3,7 +3,9 @@ import { z } from 'zod';
 import type { Database } from '../db/database';
 import { ValidationError } from '../errors/app-errors';
 import { emailChannelInputSchema, whatsappChannelInputSchema } from '../schemas/channel';
+import { sendingDomainInputSchema } from '../schemas/sending-domain';
 import { getEmailChannel, putEmailChannel } from '../services/channels/email-channel';
+import { addSendingDomain, deleteSendingDomain, listSendingDomains, verifySendingDomain } from '../services/channels/sending-domains';
 import { getWhatsAppChannel, putWhatsAppChannel } from '../services/channels/whatsapp-channel';
 import type { CliSettings } from './cli-settings';
 
@@ -39,7 +41,7 @@ function channelCommand<S extends z.ZodType>(definition: { usage: string; flags:
   return definition;
 }
 
-const EMAIL_FLAGS = { from: 'from', replyTo: 'reply-to', smtpUrl: 'smtp-url-file', dkim: 'dkim-key-file', 'dkim.domain': 'dkim-domain', 'dkim.selector': 'dkim-selector', 'dkim.privateKey': 'dkim-key-file', maxPerSecond: 'max-per-second' };
+const EMAIL_FLAGS = { from: 'from', replyTo: 'reply-to', smtpUrl: 'smtp-url-file', dkim: 'dkim-key-file', 'dkim.domain': 'dkim-domain', 'dkim.selector': 'dkim-selector', 'dkim.privateKey': 'dkim-key-file', maxPerSecond: 'max-per-second', bounceDomain: 'bounce-domain' };
 
 export const CHANNEL_COMMANDS = {
   'channel:email:get': channelCommand({
@@ -50,7 +52,7 @@ export const CHANNEL_COMMANDS = {
   'channel:email:set': channelCommand({
     usage:
       '--account ID --from ADDRESS [--reply-to ADDRESS|none] [--smtp-url-file FILE|none] ' +
-      '[--dkim-domain DOMAIN --dkim-selector S --dkim-key-file PEM | --dkim-key-file none] [--max-per-second N|none]',
+      '[--dkim-domain DOMAIN --dkim-selector S --dkim-key-file PEM | --dkim-key-file none] [--max-per-second N|none] [--bounce-domain DOMAIN|none]',
     flags: z.object({
       account: uuid,
       from: z.string().max(254),
@@ -60,6 +62,7 @@ export const CHANNEL_COMMANDS = {
       'dkim-selector': z.string().max(63).optional(),
       'dkim-key-file': z.string().optional(),
       'max-per-second': rate,
+      'bounce-domain': z.string().max(253).optional(),
     }),
     run: async (db, f, settings) => {
       const keyFile = f['dkim-key-file'];
@@ -78,10 +81,38 @@ export const CHANNEL_COMMANDS = {
           smtpUrl: typeof smtpFile === 'string' ? readFile('smtp-url-file', smtpFile) : smtpFile,
           dkim,
           maxPerSecond: orNone(f['max-per-second']) === undefined ? undefined : f['max-per-second'] === 'none' ? null : Number(f['max-per-second']),
+          bounceDomain: orNone(f['bounce-domain']),
         },
         EMAIL_FLAGS,
       );
       return putEmailChannel(db, { accountId: f.account, ...input }, settings.channels());
+    },
+  }),
+  // The sending domains (POST, GET, POST .../verify and DELETE /channels/email/domains).
+  'channel:email:domains': channelCommand({
+    usage: '--account ID',
+    flags: z.object({ account: uuid }),
+    run: (db, f, settings) => listSendingDomains(db, { accountId: f.account }, settings.channels()),
+  }),
+  'channel:email:domain:add': channelCommand({
+    usage: '--account ID --domain DOMAIN   (prints the TXT record to publish, and the DKIM, SPF and DMARC records)',
+    flags: z.object({ account: uuid, domain: z.string().max(253) }),
+    run: async (db, f, settings) => {
+      const input = parsed(sendingDomainInputSchema, { domain: f.domain }, { domain: 'domain' });
+      return (await addSendingDomain(db, { accountId: f.account, ...input }, settings.channels())).domain;
+    },
+  }),
+  'channel:email:domain:verify': channelCommand({
+    usage: '--account ID --domain DOMAIN   (looks its records up now)',
+    flags: z.object({ account: uuid, domain: z.string().max(253) }),
+    run: (db, f, settings) => verifySendingDomain(db, { accountId: f.account, domain: f.domain }, settings.channels()),
+  }),
+  'channel:email:domain:delete': channelCommand({
+    usage: '--account ID --domain DOMAIN',
+    flags: z.object({ account: uuid, domain: z.string().max(253) }),
+    run: async (db, f) => {
+      await deleteSendingDomain(db, { accountId: f.account, domain: f.domain });
+      return { deleted: f.domain };
     },
   }),
   'channel:whatsapp:get': channelCommand({

@@ -133,9 +133,9 @@ export const COMMANDS = {
   'sequence:create': command({
     usage: `--account ID --name NAME [--status ${SEQUENCE_STATUSES.join('|')}] [--steps FILE]   (FILE: JSON, the steps array or { steps, exitWhen, sendingWindow })`,
     flags: z.object({ account: uuid, name, status: z.enum(SEQUENCE_STATUSES).optional(), steps: definitionFile.optional() }),
-    run: (db, f) =>
+    run: (db, f, settings) =>
       withDefinitionFile(f.steps?.file, () =>
-        createSequence(db, { accountId: f.account, name: f.name, status: f.status, ...f.steps?.definition }),
+        createSequence(db, { accountId: f.account, name: f.name, status: f.status, ...f.steps?.definition, channels: settings.channels() }),
       ),
   }),
   'sequence:set-status': command({

@@ -68,7 +68,15 @@ export class ConflictError extends AppError {
     message: string,
     readonly code: Extract<
       ErrorCode,
-      'contact_exists' | 'sequence_not_active' | 'sequence_has_runs' | 'idempotency_in_progress' | 'invalid_run_transition' | 'user_exists' | 'webhook_in_use'
+      | 'contact_exists'
+      | 'sequence_not_active'
+      | 'sequence_has_runs'
+      | 'idempotency_in_progress'
+      | 'invalid_run_transition'
+      | 'user_exists'
+      | 'webhook_in_use'
+      | 'public_base_url_required'
+      | 'domain_in_use'
     >,
     // What is in the way, one entry each (webhook_in_use: the sequences' steps).
     readonly details: IssueDetail[] = [],
@@ -88,6 +96,14 @@ export class SecretsKeyMissingError extends AppError {
     super(SECRETS_KEY_MISSING);
   }
 }
+
+// An account's relay that is not on loopback, saved while the server's PUBLIC_BASE_URL is not an
+// https:// URL: its emails' unsubscribe links could not be right. The operator sets it.
+export const PUBLIC_BASE_URL_REQUIRED =
+  'This server cannot send through a relay that is not on this machine: its PUBLIC_BASE_URL is not an https:// URL, so unsubscribe links would point at a local address (ask its operator)';
+// PUT /channels/email's 409s, as the OpenAPI document declares them.
+export const EMAIL_SENDER_CONFLICTS = `${SECRETS_KEY_MISSING} (secrets_key_missing); or a relay not on this machine while PUBLIC_BASE_URL is not https (public_base_url_required)`;
+export const DOMAIN_IN_USE = "The domain is the account's bounceDomain";
 
 // An Idempotency-Key sent again with a different request.
 export class UnprocessableError extends AppError {

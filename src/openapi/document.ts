@@ -1,7 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
 type Components = NonNullable<OpenAPIObject['components']>;
-import { AUTHENTICATION_MESSAGES, SECRETS_KEY_MISSING } from '../errors/app-errors';
+import { AUTHENTICATION_MESSAGES, DOMAIN_IN_USE, EMAIL_SENDER_CONFLICTS, SECRETS_KEY_MISSING } from '../errors/app-errors';
 import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../errors/error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
@@ -118,11 +118,21 @@ const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
   'A completed run cannot be paused': 'invalid_run_transition',
   'A pending run cannot be resumed: only a paused one': 'invalid_run_transition',
   'The webhook endpoint is used by a webhook step of an active or paused sequence': 'webhook_in_use',
+  [DOMAIN_IN_USE]: 'domain_in_use',
   [SECRETS_KEY_MISSING]: 'secrets_key_missing',
+};
+
+// A 409 declared for more than one reason: its codes, and the message of the first as the example.
+const CONFLICTS_FOR_MESSAGE: Record<string, { codes: ErrorCode[]; example: string }> = {
+  [EMAIL_SENDER_CONFLICTS]: { codes: ['secrets_key_missing', 'public_base_url_required'], example: SECRETS_KEY_MISSING },
 };
 
 // The details a declared 409 lists, for its example (src/services/sequences/endpoint-users.ts).
 const DETAILS_FOR_CODE: Partial<Record<ErrorCode, { example: string; details: Array<{ path: string; message: string }> }>> = {
+  domain_in_use: {
+    example: "shop.example is the account's bounceDomain: set another bounceDomain (or null) first",
+    details: [{ path: 'bounceDomain', message: "shop.example is the account's bounce domain" }],
+  },
   webhook_in_use: {
     example:
       'The webhook endpoint is used by the sequence "Welcome" (step "notify"): change those steps, or archive the sequence, before deleting it',
@@ -345,7 +355,9 @@ function rewriteResponses(operation: Operation, meta: ApiMeta) {
       ? // A declared 400 is still a validation failure (and on a body also malformed JSON): its
         // example is one, naming a field the operation really takes.
         invalidFieldResponse(message, firstField(operation))
-      : status === '409' && DETAILS_FOR_CODE[CODE_FOR_MESSAGE[message]!]
+      : status === '409' && CONFLICTS_FOR_MESSAGE[message]
+        ? errorResponse(message, CONFLICTS_FOR_MESSAGE[message]!.example, CONFLICTS_FOR_MESSAGE[message]!.codes)
+        : status === '409' && DETAILS_FOR_CODE[CODE_FOR_MESSAGE[message]!]
         ? errorResponse(message, DETAILS_FOR_CODE[CODE_FOR_MESSAGE[message]!]!.example, [CODE_FOR_MESSAGE[message]!], {
             details: DETAILS_FOR_CODE[CODE_FOR_MESSAGE[message]!]!.details,
           })

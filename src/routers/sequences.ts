@@ -95,7 +95,7 @@ export const sequencesRouter = router({
     })
     .input(z.object({ name, status: status.optional().describe('Default `draft`.') }).extend(definitionInputSchema.shape))
     .output(z.object({ sequence: sequenceSchema }))
-    .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId }) })),
+    .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels ?? DEFAULT_CHANNEL_SETTINGS }) })),
 
   update: accountProcedure
     .meta({
@@ -123,7 +123,7 @@ export const sequencesRouter = router({
     )
     .output(z.object({ sequence: sequenceSchema, moved: movedRunsSchema.optional() }))
     .mutation(async ({ ctx, input }) => {
-      const { sequence, moved } = await changeSequence(ctx.db, { ...input, accountId: ctx.accountId });
+      const { sequence, moved } = await changeSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels ?? DEFAULT_CHANNEL_SETTINGS });
       return moved === null ? { sequence } : { sequence, moved };
     }),
 

@@ -22,7 +22,8 @@ export const smtpUrlSchema = z
   .describe('smtp://user:password@host:587 (STARTTLS when offered) or smtps://user:password@host:465 (TLS). Write-only.')
   .meta({ example: 'smtps://news%40shop.example:app-password@smtp.shop.example:465' });
 
-const hostname = z
+// A domain name as DNS spells it (ASCII; an internationalized name in its xn-- form).
+export const domainNameSchema = z
   .string()
   .trim()
   .toLowerCase()
@@ -31,7 +32,7 @@ const hostname = z
 
 export const dkimInputSchema = z
   .object({
-    domain: hostname.describe('The domain the signature claims (d=): the From address\'s domain, or a parent of it.').meta({ example: 'shop.example' }),
+    domain: domainNameSchema.describe('The domain the signature claims (d=): the From address\'s domain, or a parent of it.').meta({ example: 'shop.example' }),
     selector: z
       .string()
       .trim()
@@ -62,6 +63,11 @@ export const emailChannelInputSchema = z.object({
   smtpUrl: smtpUrlSchema.nullable().optional().describe('The account\'s SMTP relay (write-only). Null: the server\'s SMTP_URL.'),
   dkim: dkimInputSchema.nullable().optional().describe('The account\'s DKIM key. Null: emails are not signed.'),
   maxPerSecond: maxPerSecond('EMAIL_MAX_PER_SECOND').nullable().optional(),
+  bounceDomain: domainNameSchema
+    .nullable()
+    .optional()
+    .describe('The account\'s own bounce domain, one of its verified sending domains: the envelope sender\'s domain. Null: the server\'s BOUNCE_DOMAIN.')
+    .meta({ example: 'shop.example' }),
 });
 export type EmailChannelInput = z.infer<typeof emailChannelInputSchema>;
 
@@ -89,6 +95,7 @@ export const emailChannelSchema = z
       .nullable()
       .describe('The account\'s DKIM key (its private part is never shown); null: emails are not signed.'),
     maxPerSecond: z.number().int().describe('The rate in force: the account\'s, capped by EMAIL_MAX_PER_SECOND; else EMAIL_MAX_PER_SECOND.').meta({ example: 20 }),
+    bounceDomain: z.string().nullable().describe('The account\'s own bounce domain; null: the server\'s BOUNCE_DOMAIN (if any).').meta({ example: 'shop.example' }),
   })
   .meta({ id: 'EmailChannel' });
 export type EmailChannelDto = z.infer<typeof emailChannelSchema>;

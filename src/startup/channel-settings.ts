@@ -30,6 +30,7 @@ export function channelSettingsFrom(config: Config, secrets: SecretsKey | null):
     secrets,
     smtpUrl: config.channels.smtpUrl,
     emailFrom: config.channels.emailFrom,
+    allowPrivateRelays: config.channels.allowPrivateRelays,
     emailMaxPerSecond: config.channels.emailMaxPerSecond,
     whatsappMaxPerSecond: config.channels.whatsappMaxPerSecond,
     whatsappApiUrl: config.channels.whatsappApiUrl,

@@ -24,7 +24,7 @@ describe('admin command line: channels', () => {
   async function cli(...argv: string[]) {
     let stdout = '';
     let stderr = '';
-    const code = await runCli(argv, { databaseUrl }, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+    const code = await runCli(argv, { databaseUrl, publicBaseUrl: 'https://svc.example.com' }, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
     return { code, stdout, stderr, json: () => JSON.parse(stdout) };
   }
 
@@ -99,5 +99,35 @@ describe('admin command line: channels', () => {
       expect(result.stderr).to.contain(flag);
     }
     expect((await cli('channel:email:get', '--account', account.id)).json().from).to.equal(null);
+  });
+
+  it('adds, lists, checks and deletes a sending domain, and refuses a bounce domain that is not verified', async () => {
+    const account = (await cli('account:create', '--name', 'Domains')).json();
+    const added = await cli('channel:email:domain:add', '--account', account.id, '--domain', 'cli-domain.invalid');
+    expect(added.code, added.stderr).to.equal(0);
+    const domain = added.json();
+    expect(domain).to.deep.include({ domain: 'cli-domain.invalid', status: 'pending' });
+    expect(domain.records[0]).to.deep.include({ purpose: 'verification', name: '_svc-verify.cli-domain.invalid' });
+    expect(domain.records[0].value).to.match(/^svc-verify=[0-9a-f]{32}$/);
+
+    const listed = (await cli('channel:email:domains', '--account', account.id)).json();
+    expect(listed.domains.map((d: { domain: string }) => d.domain)).to.deep.equal(['cli-domain.invalid']);
+    const checked = await cli('channel:email:domain:verify', '--account', account.id, '--domain', 'cli-domain.invalid');
+    expect(checked.code, checked.stderr).to.equal(0);
+    expect(checked.json().status).to.equal('pending');
+
+    const bounce = await cli('channel:email:set', '--account', account.id, '--from', 'a@cli-domain.invalid', '--bounce-domain', 'cli-domain.invalid');
+    expect(bounce.code).to.equal(2);
+    expect(bounce.stderr).to.contain('bounceDomain');
+    const bad = await cli('channel:email:domain:add', '--account', account.id, '--domain', 'not a domain');
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain('--domain');
+
+    const deleted = await cli('channel:email:domain:delete', '--account', account.id, '--domain', 'cli-domain.invalid');
+    expect(deleted.code, deleted.stderr).to.equal(0);
+    expect((await cli('channel:email:domains', '--account', account.id)).json().domains).to.deep.equal([]);
+    const again = await cli('channel:email:domain:delete', '--account', account.id, '--domain', 'cli-domain.invalid');
+    expect(again.code).not.to.equal(0);
+    expect(again.stderr).to.contain('not found');
   });
 });

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { expect } from 'chai';
 import { select } from '../../src/db/sql/statements';
 import { resolveEmailSender, resolveWhatsAppSender } from '../../src/services/channels/senders';
-import { appWithChannels, channelSettings, channelsApi, dkimPrivateKey } from '../support/channels';
+import { appWithChannels, channelSettings, channelsApi, dkimPrivateKey, verifiedSendingDomain } from '../support/channels';
 import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';
 import request from 'supertest';
@@ -33,6 +33,7 @@ describe('channel settings over REST', () => {
           smtp: { configured: true, host: 'relay.internal:2525', source: 'server' },
           dkim: null,
           maxPerSecond: 50,
+          bounceDomain: null,
         },
       });
       const none = await channelsApi(channelSettings())(key).get('/channels/email');
@@ -80,6 +81,8 @@ describe('channel settings over REST', () => {
         dkim: { domainName: 'shop.example', keySelector: 's1', privateKey },
         maxPerSecond: 10,
         bounceDomain: null,
+        sharedRelay: false,
+        verifiedDomains: ['svc.example'],
       });
     });
 
@@ -87,6 +90,8 @@ describe('channel settings over REST', () => {
       const { key, accountId } = await buildTenant();
       await api(key).put('/channels/email').send({ from: 'a@shop.example', replyTo: 'r@shop.example', smtpUrl: SMTP_URL, maxPerSecond: 5 }).expect(200);
       const kept = await api(key).put('/channels/email').send({ from: 'b@shop.example' });
+      // Back on the server's relay below: From a verified domain only.
+      await verifiedSendingDomain(accountId, 'shop.example', settings);
       expect(kept.body.channel).to.deep.include({ from: 'b@shop.example', replyTo: 'r@shop.example', maxPerSecond: 5 });
       expect(kept.body.channel.smtp.source).to.equal('account');
       expect((await resolveEmailSender(testDb(), accountId, settings)).smtpUrl).to.equal(SMTP_URL);

@@ -13,7 +13,7 @@ import { requestHash } from '../../src/services/idempotency/idempotency-keys';
 import { silentLogger, testApp } from '../support/app';
 import { testDb, withFailingContactQueries, withFailingStatements } from '../support/db';
 import { buildContact, buildSequence, buildTenant } from '../support/factories';
-import { appWithChannels, channelSettings } from '../support/channels';
+import { appWithChannels, channelSettings, publishedTokens } from '../support/channels';
 
 // The published contract (GET /api/v1/openapi.json) against what the service really answers:
 // every operation is driven to each status it can produce, and each body is validated with
@@ -74,6 +74,10 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'POST /webhooks/{id}/test': ['202'],
   'GET /channels/email': ['200'],
   'PUT /channels/email': ['200'],
+  'GET /channels/email/domains': ['200'],
+  'POST /channels/email/domains': ['200', '201'],
+  'POST /channels/email/domains/{domain}/verify': ['200'],
+  'DELETE /channels/email/domains/{domain}': ['204'],
   'GET /channels/whatsapp': ['200'],
   'PUT /channels/whatsapp': ['200'],
   'POST /suppressions': ['201'],
@@ -108,7 +112,17 @@ const unknownId = () => randomUUID();
 const OVER_1_MIB = JSON.stringify({ email: 'big@example.com', customFields: { blob: 'x'.repeat(1024 * 1024 + 10) } });
 
 let channelsApp: Express | undefined;
-const withChannels = () => (channelsApp ??= appWithChannels(channelSettings()));
+// Sending domains' lookups answer each domain's own token: an added domain is verified at once.
+const withChannels = () => (channelsApp ??= appWithChannels(channelSettings({ resolveTxt: publishedTokens })));
+let httpBaseApp: Express | undefined;
+const withHttpBase = () => (httpBaseApp ??= appWithChannels(channelSettings({ publicBaseUrl: 'http://localhost:3000' })));
+const newDomain = () => `d-${randomUUID().slice(0, 8)}.example`;
+async function addedDomain(f: Fixture): Promise<string> {
+  const domain = newDomain();
+  const res = await rest(f.key, withChannels()).post('/channels/email/domains').send({ domain });
+  expect(res.status, 'setting up a sending domain').to.equal(201);
+  return domain;
+}
 
 function rest(key: string | undefined, app: Express = testApp()) {
   const agent = request(app);
@@ -493,6 +507,36 @@ const CASES: Record<string, Case[]> = {
     { status: 200, when: 'the server holds a secrets key', send: (f) => rest(f.key, withChannels()).put('/channels/email').send({ from: 'news@shop.example', smtpUrl: 'smtp://u:p@smtp.shop.example:587' }) },
     { status: 400, when: 'the SMTP URL is not smtp:// or smtps://', send: (f) => rest(f.key).put('/channels/email').send({ from: 'news@shop.example', smtpUrl: 'https://x' }) },
     { status: 409, when: 'the server has no secrets key', send: (f) => rest(f.key).put('/channels/email').send({ from: 'news@shop.example', smtpUrl: 'smtp://u:p@smtp.shop.example' }) },
+    {
+      status: 409,
+      when: "the relay is not on loopback and the server's PUBLIC_BASE_URL is not https",
+      send: (f) => rest(f.key, withHttpBase()).put('/channels/email').send({ from: 'news@shop.example', smtpUrl: 'smtp://u:p@smtp.shop.example' }),
+    },
+  ],
+  'GET /channels/email/domains': [{ status: 200, when: 'the account has domains or none', send: (f) => rest(f.key, withChannels()).get('/channels/email/domains') }],
+  'POST /channels/email/domains': [
+    { status: 201, when: 'the domain is new to the account', send: (f) => rest(f.key, withChannels()).post('/channels/email/domains').send({ domain: newDomain() }) },
+    { status: 200, when: 'the account added the domain before', send: async (f) => rest(f.key, withChannels()).post('/channels/email/domains').send({ domain: await addedDomain(f) }) },
+    { status: 400, when: 'the domain is not a domain name', send: (f) => rest(f.key, withChannels()).post('/channels/email/domains').send({ domain: 'not a domain' }) },
+  ],
+  'POST /channels/email/domains/{domain}/verify': [
+    { status: 200, when: 'the account added the domain', send: async (f) => rest(f.key, withChannels()).post(`/channels/email/domains/${await addedDomain(f)}/verify`).send({}) },
+    { status: 404, when: 'the account has no such domain', send: (f) => rest(f.key, withChannels()).post(`/channels/email/domains/${newDomain()}/verify`).send({}) },
+    { status: 415, when: 'the body is not JSON', send: (f) => rest(f.key, withChannels()).post(`/channels/email/domains/${newDomain()}/verify`).type('text/plain').send('x') },
+  ],
+  'DELETE /channels/email/domains/{domain}': [
+    { status: 204, when: 'the account added the domain', send: async (f) => rest(f.key, withChannels()).delete(`/channels/email/domains/${await addedDomain(f)}`) },
+    { status: 404, when: 'the account has no such domain', send: (f) => rest(f.key, withChannels()).delete(`/channels/email/domains/${newDomain()}`) },
+    {
+      status: 409,
+      when: "the domain is the account's bounceDomain",
+      send: async (f) => {
+        const domain = await addedDomain(f);
+        const put = await rest(f.key, withChannels()).put('/channels/email').send({ from: `news@${domain}`, bounceDomain: domain });
+        expect(put.status, 'setting the bounce domain').to.equal(200);
+        return rest(f.key, withChannels()).delete(`/channels/email/domains/${domain}`);
+      },
+    },
   ],
   'GET /channels/whatsapp': [{ status: 200, when: 'the account set nothing', send: (f) => rest(f.key).get('/channels/whatsapp') }],
   'PUT /channels/whatsapp': [

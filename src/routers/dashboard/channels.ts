@@ -2,6 +2,8 @@ import { emailChannelInputSchema, whatsappChannelInputSchema } from '../../schem
 import { DEFAULT_CHANNEL_SETTINGS } from '../../services/channels/channel-settings';
 import { getEmailChannel, putEmailChannel } from '../../services/channels/email-channel';
 import { getWhatsAppChannel, putWhatsAppChannel } from '../../services/channels/whatsapp-channel';
+import { sendingDomainInputSchema, sendingDomainParamSchema } from '../../schemas/sending-domain';
+import { addSendingDomain, deleteSendingDomain, listSendingDomains, verifySendingDomain } from '../../services/channels/sending-domains';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
 
@@ -12,6 +14,16 @@ export const dashboardChannelsRouter = router({
   setEmail: sessionProcedure
     .input(emailChannelInputSchema)
     .mutation(({ ctx, input }) => putEmailChannel(ctx.db, { accountId: ctx.accountId, ...input }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
+  domains: sessionProcedure.query(({ ctx }) => listSendingDomains(ctx.db, { accountId: ctx.accountId }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
+  addDomain: sessionProcedure
+    .input(sendingDomainInputSchema)
+    .mutation(({ ctx, input }) => addSendingDomain(ctx.db, { accountId: ctx.accountId, ...input }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
+  verifyDomain: sessionProcedure
+    .input(sendingDomainParamSchema)
+    .mutation(({ ctx, input }) => verifySendingDomain(ctx.db, { accountId: ctx.accountId, ...input }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
+  deleteDomain: sessionProcedure
+    .input(sendingDomainParamSchema)
+    .mutation(({ ctx, input }) => deleteSendingDomain(ctx.db, { accountId: ctx.accountId, ...input })),
   whatsapp: sessionProcedure.query(({ ctx }) => getWhatsAppChannel(ctx.db, { accountId: ctx.accountId }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
   setWhatsApp: sessionProcedure
     .input(whatsappChannelInputSchema)

@@ -36,7 +36,8 @@ export function messageAddresses(
 }
 
 // What an RCPT TO names, for the listener:
-// - bounce: `bounce+<token>` at the bounce domain, signed by us (a DSN or a report of that message);
+// - bounce: `bounce+<token>` signed by us, at the bounce domain or an account's own verified
+//   bounce domain (a DSN or a report of that message);
 // - unsubscribe: the unsubscribe mailbox with a token signed by us;
 // - report: another address at the bounce domain (a feedback loop's, postmaster): taken, and
 //   only an ARF report that names one of our messages (by its Message-ID) is used;
@@ -56,6 +57,12 @@ export function readRecipient(settings: { key: Buffer; bounceDomain?: string; un
   if (mailbox && parts.domain === mailbox.domain && parts.local.startsWith(`${mailbox.local}+`)) {
     const messageId = verifyMessageToken(settings.key, 'unsubscribe', parts.local.slice(mailbox.local.length + 1));
     return messageId ? { kind: 'unsubscribe', messageId } : { kind: 'forged' };
+  }
+  // An account's own verified bounce domain points its MX here too: a bounce address is ours by
+  // its signed token, whatever its domain (a token that verifies is never relayed elsewhere).
+  if (parts.local.startsWith(BOUNCE_LOCAL_PREFIX) && parts.domain !== settings.bounceDomain) {
+    const messageId = verifyMessageToken(settings.key, 'bounce', parts.local.slice(BOUNCE_LOCAL_PREFIX.length));
+    if (messageId) return { kind: 'bounce', messageId };
   }
   if (settings.bounceDomain && parts.domain === settings.bounceDomain) {
     if (!parts.local.startsWith(BOUNCE_LOCAL_PREFIX)) return { kind: 'report' };

@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database';
-import { select, upsertRows } from '../../db/sql/statements';
+import { forShare, select, upsertRows } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { ValidationError } from '../../errors/app-errors';
 import type { EmailChannelDto, EmailChannelInput } from '../../schemas/channel';
@@ -8,6 +8,9 @@ import { sealChannelSecret } from './channel-secrets';
 import type { ChannelSettings } from './channel-settings';
 import { checkDkimKey, dkimDnsRecord } from './dkim-key';
 import { cappedRate } from './rates';
+import { checkRelayAddress, checkRelayPublicBase } from './relay-policy';
+import { dkimAligns, domainOf, isVerified } from './sender-domains';
+import { verifiedDomains } from './sending-domains';
 
 // GET and PUT /channels/email (docs/channels.md "Email").
 
@@ -22,10 +25,11 @@ export interface EmailChannelRow {
   dkim_public_key: string | null;
   dkim_private_key_secret: string | null;
   max_per_second: number | null;
+  bounce_domain: string | null;
 }
 
 export const EMAIL_CHANNEL_COLUMNS =
-  'account_id, from_address, reply_to, smtp_host, smtp_url_secret, dkim_domain, dkim_selector, dkim_public_key, dkim_private_key_secret, max_per_second';
+  'account_id, from_address, reply_to, smtp_host, smtp_url_secret, dkim_domain, dkim_selector, dkim_public_key, dkim_private_key_secret, max_per_second, bounce_domain';
 
 export async function emailChannelRows(db: Database, accountIds: readonly string[]): Promise<Map<string, EmailChannelRow>> {
   if (accountIds.length === 0) return new Map();
@@ -48,6 +52,7 @@ export function toEmailChannelDto(row: EmailChannelRow | undefined, settings: Ch
         ? { domain: row.dkim_domain, selector: row.dkim_selector, dnsRecord: dkimDnsRecord(row.dkim_domain, row.dkim_selector, row.dkim_public_key) }
         : null,
     maxPerSecond: cappedRate(row?.max_per_second ?? null, settings.emailMaxPerSecond),
+    bounceDomain: row?.bounce_domain ?? null,
   };
 }
 
@@ -70,7 +75,10 @@ export async function putEmailChannel(
   settings: ChannelSettings,
 ): Promise<EmailChannelDto> {
   assertWithinCap('maxPerSecond', input.maxPerSecond, settings.emailMaxPerSecond, 'EMAIL_MAX_PER_SECOND');
+  if (input.smtpUrl) checkRelayAddress(input.smtpUrl, settings);
   const dkim = input.dkim ? await checkDkimKey(input.dkim) : input.dkim;
+  await checkSendingDomains(db, input, settings);
+  if (input.smtpUrl) checkRelayPublicBase(input.smtpUrl, settings);
   const values: Record<string, unknown> = { from_address: input.from };
   if (input.replyTo !== undefined) values.reply_to = input.replyTo;
   if (input.smtpUrl !== undefined) {
@@ -86,12 +94,48 @@ export async function putEmailChannel(
       : null;
   }
   if (input.maxPerSecond !== undefined) values.max_per_second = input.maxPerSecond;
+  if (input.bounceDomain !== undefined) values.bounce_domain = input.bounceDomain;
   const now = new Date();
   const changed = [...Object.keys(values), 'updated_at'];
-  const all = { reply_to: null, smtp_host: null, smtp_url_secret: null, dkim_domain: null, dkim_selector: null, dkim_public_key: null, dkim_private_key_secret: null, max_per_second: null, ...values };
+  const all = { reply_to: null, smtp_host: null, smtp_url_secret: null, dkim_domain: null, dkim_selector: null, dkim_public_key: null, dkim_private_key_secret: null, max_per_second: null, bounce_domain: null, ...values };
   const columns = ['account_id', ...Object.keys(all), 'created_at', 'updated_at'];
-  await withTransaction(db, (transaction) =>
-    upsertRows(db, 'email_channels', columns, [[input.accountId, ...Object.values(all), now, now]], ['account_id'], changed, transaction),
-  );
+  await withTransaction(db, async (transaction) => {
+    // The bounce domain is one of the account's verified domains, share-locked until this
+    // commits: a delete of it at the same time waits, then sees it in use (409).
+    if (input.bounceDomain) {
+      const [verified] = await select<{ id: string }>(
+        db,
+        `SELECT id FROM email_domains WHERE account_id = ? AND domain = ? AND verified_at IS NOT NULL${forShare(db)}`,
+        [input.accountId, input.bounceDomain],
+        transaction,
+      );
+      if (!verified) {
+        const message = `${input.bounceDomain} is not a verified sending domain of the account (POST /channels/email/domains)`;
+        throw new ValidationError(`bounceDomain: ${message}`, [{ path: 'bounceDomain', message }]);
+      }
+    }
+    await upsertRows(db, 'email_channels', columns, [[input.accountId, ...Object.values(all), now, now]], ['account_id'], changed, transaction);
+  });
   return getEmailChannel(db, input, settings);
+}
+
+// The From and the DKIM domain as they will be after this PUT (a field left out keeps what is
+// stored): through the server's shared relay the From's domain must be verified; whatever the
+// relay, the DKIM domain must align with the From (DMARC), or every signed email fails DMARC.
+async function checkSendingDomains(db: Database, input: { accountId: string } & EmailChannelInput, settings: ChannelSettings): Promise<void> {
+  const stored = (await emailChannelRows(db, [input.accountId])).get(input.accountId);
+  const ownRelay = input.smtpUrl === undefined ? Boolean(stored?.smtp_url_secret) : input.smtpUrl !== null;
+  const fromDomain = domainOf(input.from)!;
+  if (!ownRelay && settings.smtpUrl) {
+    const verified = (await verifiedDomains(db, [input.accountId], settings)).get(input.accountId)!;
+    if (!isVerified(fromDomain, verified)) {
+      const message = `${fromDomain} is not a verified sending domain of the account: add it (POST /channels/email/domains) and publish its TXT record, or use the account's own relay (smtpUrl)`;
+      throw new ValidationError(`from: ${message}`, [{ path: 'from', message }]);
+    }
+  }
+  const dkimDomain = input.dkim === undefined ? stored?.dkim_domain : input.dkim?.domain;
+  if (dkimDomain && !dkimAligns(dkimDomain, fromDomain)) {
+    const message = `${dkimDomain} is not the From's domain (${fromDomain}) or a parent of it: receivers' DMARC checks would fail every signed email`;
+    throw new ValidationError(`dkim.domain: ${message}`, [{ path: 'dkim.domain', message }]);
+  }
 }

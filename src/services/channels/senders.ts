@@ -3,6 +3,8 @@ import { openChannelSecret } from './channel-secrets';
 import type { ChannelSettings } from './channel-settings';
 import { emailChannelRows, type EmailChannelRow } from './email-channel';
 import { cappedRate } from './rates';
+import { dkimAligns, domainOf, isVerified } from './sender-domains';
+import { verifiedDomains } from './sending-domains';
 import { whatsappChannelRows, type WhatsAppChannelRow } from './whatsapp-channel';
 
 // What the sender uses, per account, with its secrets decrypted: the account's settings, else
@@ -17,9 +19,13 @@ export interface EmailSender {
   smtpUrl: string | null;
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;
   maxPerSecond: number;
-  // The domain of the envelope sender's VERP address (src/services/bounces/verp-address.ts):
-  // BOUNCE_DOMAIN for now; null: the envelope sender is the From, and late bounces cannot come back.
+  // The envelope sender's domain: the account's verified bounceDomain, else BOUNCE_DOMAIN.
   bounceDomain: string | null;
+  // The mail goes through the server's SMTP_URL (the account has no relay of its own): only
+  // From a verified domain (fromRefusal).
+  sharedRelay: boolean;
+  // The account's verified sending domains and the server's own.
+  verifiedDomains: string[];
 }
 
 export interface WhatsAppSender {
@@ -30,7 +36,7 @@ export interface WhatsAppSender {
   maxPerSecond: number;
 }
 
-function emailSender(accountId: string, row: EmailChannelRow | undefined, settings: ChannelSettings): EmailSender {
+function emailSender(accountId: string, row: EmailChannelRow | undefined, settings: ChannelSettings, verified: string[]): EmailSender {
   const smtpUrl = row?.smtp_url_secret ? openChannelSecret(settings, accountId, 'email_channels.smtp_url_secret', row.smtp_url_secret) : (settings.smtpUrl ?? null);
   const dkim =
     row?.dkim_private_key_secret && row.dkim_domain && row.dkim_selector
@@ -46,8 +52,26 @@ function emailSender(accountId: string, row: EmailChannelRow | undefined, settin
     smtpUrl,
     dkim,
     maxPerSecond: cappedRate(row?.max_per_second ?? null, settings.emailMaxPerSecond),
-    bounceDomain: settings.bounceDomain ?? null,
+    bounceDomain: row?.bounce_domain ?? settings.bounceDomain ?? null,
+    sharedRelay: !row?.smtp_url_secret && Boolean(settings.smtpUrl),
+    verifiedDomains: verified,
   };
+}
+
+// Why an email From this address is never sent through this sender, or null. The save of a
+// step or of the channel refuses it already (a 400); this holds for what was stored before a
+// domain was deleted, or before SMTP_URL was set.
+export function fromRefusal(sender: EmailSender, from: string): string | null {
+  const domain = domainOf(from);
+  if (!sender.sharedRelay || (domain && isVerified(domain, sender.verifiedDomains))) return null;
+  return `from_unverified: ${domain ?? from} is not a verified sending domain of the account, and this server's shared relay sends only From verified domains`;
+}
+
+// The DKIM signature for a From: only an aligned one (its d= the From's domain or a parent);
+// a From in another domain goes unsigned rather than signed with a d= that fails DMARC.
+export function signingFor(sender: EmailSender, from: string): EmailSender['dkim'] {
+  const domain = domainOf(from);
+  return sender.dkim && domain && dkimAligns(sender.dkim.domainName, domain) ? sender.dkim : null;
 }
 
 function whatsappSender(accountId: string, row: WhatsAppChannelRow | undefined, settings: ChannelSettings): WhatsAppSender {
@@ -61,8 +85,8 @@ function whatsappSender(accountId: string, row: WhatsAppChannelRow | undefined, 
 
 export async function resolveEmailSenders(db: Database, accountIds: readonly string[], settings: ChannelSettings): Promise<Map<string, EmailSender>> {
   const unique = [...new Set(accountIds)];
-  const rows = await emailChannelRows(db, unique);
-  return new Map(unique.map((accountId) => [accountId, emailSender(accountId, rows.get(accountId), settings)]));
+  const [rows, verified] = await Promise.all([emailChannelRows(db, unique), verifiedDomains(db, unique, settings)]);
+  return new Map(unique.map((accountId) => [accountId, emailSender(accountId, rows.get(accountId), settings, verified.get(accountId)!)]));
 }
 
 export async function resolveEmailSender(db: Database, accountId: string, settings: ChannelSettings): Promise<EmailSender> {

@@ -137,7 +137,7 @@ export class SequenceEngine {
     const { webhook } = options;
     const messages = options.messages ?? { settings: DEFAULT_CHANNEL_SETTINGS, outboxDir: path.join(DEFAULT_DATA_DIR, 'outbox') };
     const smtpTimeouts = messages.smtpTimeouts ?? { ...DEFAULT_SMTP_TIMEOUTS, dataMs: DEFAULT_SMTP_DATA_TIMEOUT_MS };
-    this.smtp = new SmtpTransports(smtpTimeouts);
+    this.smtp = new SmtpTransports(smtpTimeouts, messages.settings);
     this.dispatcher = new OutboundDispatcher(db, {
       logger: options.logger,
       logThrottle: this.logThrottle,

@@ -3,7 +3,7 @@ import { withTransaction } from '../../db/sql/transaction';
 import { RateLimitedError, SendRefusedError, ValidationError } from '../../errors/app-errors';
 import type { StepInput } from '../../schemas/sequence-definition';
 import type { ChannelSettings } from '../channels/channel-settings';
-import { resolveEmailSender } from '../channels/senders';
+import { fromRefusal, resolveEmailSender, signingFor } from '../channels/senders';
 import type { NewEventOf } from '../../schemas/event';
 import { newRowId } from '../ids';
 import { unsubscribeUrl } from '../unsubscribe/unsubscribe-links';
@@ -61,6 +61,9 @@ export async function sendTestEmail(
     throw new ValidationError(message, [{ path: 'step.from', message }]);
   }
   const sender = await resolveEmailSender(db, input.accountId, settings);
+  // As a step's send: through the shared relay, only From a verified domain.
+  const refusal = fromRefusal(sender, preview.from);
+  if (refusal) throw new ValidationError(refusal, [{ path: 'step.from', message: refusal }]);
   const { hits, oldestMs } = await deps.log.hit(`test-send:${input.accountId}`, 60_000, deps.limitPerMinute);
   if (hits > deps.limitPerMinute) {
     const seconds = Math.max(1, Math.ceil((oldestMs + 60_000 - Date.now()) / 1000));
@@ -86,7 +89,7 @@ export async function sendTestEmail(
       rendered: { subject: preview.subject, html: preview.html, text: preview.text },
       // The preview contact's own link, as in the body: following it unsubscribes that contact.
       unsubscribeLink: unsubscribeUrl(settings, { accountId: input.accountId, contactId: input.contactId, channel: 'email' }),
-      dkim: sender.dkim,
+      dkim: signingFor(sender, preview.from!),
       date: now,
       addresses: messageAddresses(settings, sender, { id: messageId, accountId: input.accountId, sequenceId: null, stepId: null, from: preview.from! }),
     });

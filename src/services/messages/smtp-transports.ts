@@ -1,6 +1,8 @@
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import { SmtpAttempt, untilAborted, type SmtpStageTimeouts } from './smtp-attempt';
+import type { ChannelSettings } from '../channels/channel-settings';
+import { guardedSmtpSocket } from '../channels/relay-policy';
 
 // One pooled nodemailer transport per SMTP URL (the account's relay, or SMTP_URL), made on first
 // use and kept: connections are reused across messages and accounts that share a relay. Every
@@ -38,7 +40,12 @@ export class SmtpTransports {
   private readonly attempts = new WeakMap<AbortSignal, SmtpAttempt>();
   private readonly timeouts: SmtpStageTimeouts;
 
-  constructor(timeouts: SmtpTimeouts = DEFAULT_SMTP_TIMEOUTS) {
+  // relays: accounts' relays (every URL but the operator's SMTP_URL) connect through the
+  // address policy's guarded lookup (src/services/channels/relay-policy.ts).
+  constructor(
+    timeouts: SmtpTimeouts = DEFAULT_SMTP_TIMEOUTS,
+    private readonly relays?: Pick<ChannelSettings, 'smtpUrl' | 'allowPrivateRelays'>,
+  ) {
     this.timeouts = { ...timeouts, dataMs: timeouts.dataMs ?? timeouts.socketMs };
   }
 
@@ -66,6 +73,7 @@ export class SmtpTransports {
       greetingTimeout: this.timeouts.greetingMs,
       // The longest silence of any stage: each send's own stages are cut sooner (smtp-attempt.ts).
       socketTimeout: Math.max(this.timeouts.socketMs, this.timeouts.dataMs),
+      ...(this.relays && smtpUrl !== this.relays.smtpUrl ? { getSocket: guardedSmtpSocket(this.relays.allowPrivateRelays ?? false) } : {}),
     } as SMTPPool.Options);
     // nodemailer's plugin step for the composed message: its send watches the message's stream.
     transport.use('stream', (mail, done) => {

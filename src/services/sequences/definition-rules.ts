@@ -4,6 +4,9 @@ import type { Database } from '../../db/database';
 import { forShare, select } from '../../db/sql/statements';
 import { ValidationError, type IssueDetail } from '../../errors/app-errors';
 import type { SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
+import type { ChannelSettings } from '../channels/channel-settings';
+import { sendingRules } from '../channels/sending-domains';
+import { domainOf, isVerified } from '../channels/sender-domains';
 import { checkDuration } from '../engine/schedule/durations';
 import { checkWindow } from '../engine/schedule/sending-window';
 import { isValidTimeZone } from '../engine/schedule/zones';
@@ -96,6 +99,34 @@ export async function checkWebhookEndpoints(
   const problems = webhooks
     .filter(({ step }) => !known.has(normalizeId(step.endpointId)!))
     .map(({ step, index }) => issue(index, 'endpointId', `${capitalized(stepNames(steps, given)(index))}: "${step.endpointId}" is not a webhook endpoint of the account`));
+  if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
+}
+
+// Through the server's shared relay (the account has no relay of its own), an email step's
+// `from` must be in one of the account's verified sending domains (or the server's own): a 400
+// naming the step's field, not a message that fails at send time. An account's own relay may
+// send any From; a From that the account's DKIM domain does not align with is sent unsigned
+// (src/services/channels/senders.ts, signingFor).
+export async function checkStepSenders(
+  db: Database,
+  accountId: string,
+  steps: readonly Step[],
+  settings: ChannelSettings,
+  given: readonly StepInput[] = steps,
+): Promise<void> {
+  const named = steps.flatMap((step, index) => (step.type === 'email' && step.from ? [{ from: step.from, index }] : []));
+  if (named.length === 0) return;
+  const sender = await sendingRules(db, accountId, settings);
+  if (!sender.sharedRelay) return;
+  const problems = named
+    .filter(({ from }) => !isVerified(domainOf(from) ?? '', sender.verifiedDomains))
+    .map(({ from, index }) =>
+      issue(
+        index,
+        'from',
+        `${capitalized(stepNames(steps, given)(index))}: ${domainOf(from)} is not a verified sending domain of the account (POST /channels/email/domains)`,
+      ),
+    );
   if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
 }
 

@@ -8,7 +8,8 @@ import type { SequenceDto } from '../../schemas/sequence';
 import type { SequenceStatus } from '../../schemas/statuses';
 import { notifyDueWork } from '../engine/due-work';
 import { newRowId, normalizeId } from '../ids';
-import { checkSendingWindow, checkSteps, checkWebhookEndpoints } from './definition-rules';
+import type { ChannelSettings } from '../channels/channel-settings';
+import { checkSendingWindow, checkStepSenders, checkSteps, checkWebhookEndpoints } from './definition-rules';
 import { getSequence } from './list-sequences';
 import { moveRunsToVersion, type MovedRuns } from './move-runs';
 import { refuseEmptyingWithRuns } from './stranded-runs';
@@ -22,6 +23,9 @@ import { notifyReleaseRequested, requestRelease, type ReleaseKind } from './park
 
 export interface SequenceDefinitionInput {
   steps?: StepInput[];
+  // The senders' settings, for the check of the email steps' From (definition-rules.ts,
+  // checkStepSenders); absent: not checked here (sends still refuse an unverified From).
+  channels?: ChannelSettings;
   exitWhen?: ExitRule[];
   sendingWindow?: SendingWindow | null;
 }
@@ -61,6 +65,8 @@ export async function createSequence(
   input: { accountId: string; name: string; status?: SequenceStatus } & SequenceDefinitionInput,
 ): Promise<SequenceDto & { accountId: string }> {
   const { steps } = checkDefinition(input);
+  // Before the transaction: it reads only the account's sender settings.
+  if (steps && input.channels) await checkStepSenders(db, input.accountId, steps, input.channels, input.steps);
   const id = newRowId();
   await withTransaction(db, async (transaction) => {
     const [account] = await select<{ id: string }>(db, `SELECT id FROM accounts WHERE id = ?`, [input.accountId], transaction);
@@ -100,9 +106,11 @@ export async function changeSequence(
   db: Database,
   input: Parameters<typeof updateSequence>[1],
 ): Promise<{ sequence: SequenceDto & { accountId: string }; moved: MovedRuns[] | null }> {
-  checkDefinition(input);
+  const { steps: checked } = checkDefinition(input);
   const id = normalizeId(input.id);
   if (!id) throw new NotFoundError('Sequence');
+  // The From of each email step, before the transaction: it reads only the sender settings.
+  if (checked && input.channels && input.accountId !== undefined) await checkStepSenders(db, input.accountId, checked, input.channels, input.steps);
   const outcome = await withTransaction(db, async (transaction) => {
     const scope = input.accountId === undefined ? '' : ' AND account_id = ?';
     const [row] = await select<SequenceRow>(

@@ -29,6 +29,15 @@ describe('bounce addresses', () => {
     expect(verifyMessageToken(key, 'bounce', token.toUpperCase())).to.equal(id);
   });
 
+  it("takes a signed bounce address at an account's own bounce domain, and refuses a forged one there as any other domain's", () => {
+    const id = newRowId();
+    const token = signMessageToken(key, 'bounce', id);
+    const settings = { key, bounceDomain: 'bounces.svc.example' };
+    expect(readRecipient(settings, `bounce+${token}@bounces.shop.example`)).to.deep.equal({ kind: 'bounce', messageId: id });
+    expect(readRecipient(settings, `bounce+${token.slice(1)}a@bounces.shop.example`)).to.deep.equal({ kind: 'foreign' });
+    expect(readRecipient(settings, 'postmaster@bounces.shop.example')).to.deep.equal({ kind: 'foreign' });
+  });
+
   it('refuses a token of another key, another purpose, or altered by one character', () => {
     const id = newRowId();
     const token = signMessageToken(key, 'bounce', id);

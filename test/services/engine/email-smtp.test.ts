@@ -13,7 +13,7 @@ import { recordBatch } from '../../../src/services/engine/record-batch';
 import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-queue';
 import { SmtpTransports } from '../../../src/services/messages/smtp-transports';
 import { readSteps } from '../../../src/services/sequences/sequence-versions';
-import { appWithChannels, channelSettings, dkimPrivateKey } from '../../support/channels';
+import { appWithChannels, channelSettings, dkimPrivateKey, verifiedSendingDomain } from '../../support/channels';
 import { caller } from '../../support/app';
 import { testDb } from '../../support/db';
 import { startSmtpServer, type SmtpAnswer } from '../../support/smtp-server';
@@ -160,6 +160,7 @@ describe('sequence engine: email steps through SMTP', function () {
   it('signs with the account\'s DKIM key over the unsubscribe headers, verified by mailauth', async () => {
     const { server, engine, settings, advance } = await setup();
     const run = await enrolledRun([EMAIL]);
+    await verifiedSendingDomain(run.accountId, 'shop.example', settings);
     const channel = await putEmailChannel(
       testDb(),
       { accountId: run.accountId, from: 'news@shop.example', dkim: { domain: 'shop.example', selector: 's1', privateKey: dkimPrivateKey() } },

@@ -43,12 +43,21 @@ describe('secrets at rest', () => {
       expect(config.channels).to.deep.equal({
         smtpUrl: 'smtps://u:p@mail.example:465',
         emailFrom: 'a@example.com',
+        bounceDomain: undefined,
+        allowPrivateRelays: true,
+        smtpUrlCaptures: false,
         emailMaxPerSecond: 7,
         whatsappApiUrl: 'https://graph.facebook.com/v21.0',
         whatsappMaxPerSecond: 3,
       });
       expect(loadConfig({}).channels).to.deep.include({ emailMaxPerSecond: 100, whatsappMaxPerSecond: 80 });
-      for (const [name, value] of [['SMTP_URL', 'http://mail.example'], ['EMAIL_FROM', 'nobody'], ['EMAIL_MAX_PER_SECOND', '0'], ['WHATSAPP_API_URL', 'graph'], ['UNSUBSCRIBE_LIMIT_PER_MINUTE', '-1']]) {
+      // SMTP_ALLOW_PRIVATE_RELAYS: as WEBHOOK_ALLOW_INSECURE, on by default only on the embedded database.
+      const mysql = 'mysql://svc:svc@db:3306/svc';
+      expect(loadConfig({ DATABASE_URL: mysql }).channels.allowPrivateRelays).to.equal(false);
+      expect(loadConfig({ DATABASE_URL: mysql, SMTP_ALLOW_PRIVATE_RELAYS: 'true' }).channels.allowPrivateRelays).to.equal(true);
+      expect(loadConfig({ SMTP_ALLOW_PRIVATE_RELAYS: 'false' }).channels.allowPrivateRelays).to.equal(false);
+      expect(loadConfig({ BOUNCE_DOMAIN: 'Bounces.Svc.Example' }).channels.bounceDomain).to.equal('bounces.svc.example');
+      for (const [name, value] of [['SMTP_URL', 'http://mail.example'], ['EMAIL_FROM', 'nobody'], ['EMAIL_MAX_PER_SECOND', '0'], ['WHATSAPP_API_URL', 'graph'], ['UNSUBSCRIBE_LIMIT_PER_MINUTE', '-1'], ['BOUNCE_DOMAIN', 'not a domain'], ['SMTP_ALLOW_PRIVATE_RELAYS', 'yes']]) {
         expect(() => loadConfig({ [name]: value }), name).to.throw(name);
       }
     });

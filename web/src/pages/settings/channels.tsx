@@ -4,6 +4,7 @@ import { ErrorBanner } from '../../components/error-banner';
 import { Field } from '../../components/field';
 import { QueryState } from '../../components/query-state';
 import { fieldErrors, trpc } from '../../trpc';
+import { SendingDomainsPanel } from './sending-domains';
 
 // Settings -> Channels: the account's email and WhatsApp senders (docs/channels.md). Secrets
 // are write-only: their fields start empty, and empty keeps what is stored.
@@ -32,6 +33,7 @@ export function ChannelsPage() {
         <QueryState query={email} loading="Loading the email sender…">
           {(data) => <EmailPanel channel={data} />}
         </QueryState>
+        <SendingDomainsPanel />
         <QueryState query={whatsapp} loading="Loading the WhatsApp sender…">
           {(data) => <WhatsAppPanel channel={data} />}
         </QueryState>
@@ -49,6 +51,7 @@ function EmailPanel({ channel }: { channel: EmailChannel }) {
   const [selector, setSelector] = useState(channel.dkim?.selector ?? '');
   const [privateKey, setPrivateKey] = useState('');
   const [rate, setRate] = useState(String(channel.maxPerSecond));
+  const [bounceDomain, setBounceDomain] = useState(channel.bounceDomain ?? '');
   const keyId = useId();
   const save = useMutation(
     trpc.dashboard.channels.setEmail.mutationOptions({
@@ -68,6 +71,7 @@ function EmailPanel({ channel }: { channel: EmailChannel }) {
       ...(smtpUrl.trim() !== '' && { smtpUrl: smtpUrl.trim() }),
       ...(privateKey.trim() !== '' && { dkim: { domain, selector, privateKey } }),
       maxPerSecond: rateOf(rate),
+      bounceDomain: bounceDomain.trim() === '' ? null : bounceDomain.trim(),
     });
   };
   const relay = channel.smtp.configured
@@ -108,6 +112,14 @@ function EmailPanel({ channel }: { channel: EmailChannel }) {
           {errors['dkim.privateKey'] && <p className="error" id={`${keyId}-error`}>{errors['dkim.privateKey']}</p>}
         </div>
         <Field label="Emails per second" type="number" min={1} value={rate} onChange={(e) => setRate(e.target.value)} error={errors.maxPerSecond} />
+        <Field
+          label="Bounce domain (optional)"
+          hint="One of the verified sending domains below: where late bounces come back. Empty: the server's."
+          value={bounceDomain}
+          onChange={(e) => setBounceDomain(e.target.value)}
+          error={errors.bounceDomain}
+          autoComplete="off"
+        />
         <div className="actions start">
           <button type="submit" disabled={save.isPending}>Save email sender</button>
         </div>

@@ -4,7 +4,7 @@ import type { Database } from '../../../../db/database';
 import { withTransaction } from '../../../../db/sql/transaction';
 import type { StepOf } from '../../../../schemas/sequence-definition';
 import type { ChannelSettings } from '../../../channels/channel-settings';
-import { resolveEmailSenders, type EmailSender } from '../../../channels/senders';
+import { fromRefusal, resolveEmailSenders, signingFor, type EmailSender } from '../../../channels/senders';
 import { captureEmail } from '../../../messages/email-capture';
 import type { MessageMetrics } from '../../../messages/message-metrics';
 import { markSending } from '../../../messages/message-store';
@@ -118,6 +118,10 @@ export function emailChannel(options: EmailChannelOptions): Channel {
     const step = body.step as StepOf<'email'>;
     const from = step.from ?? sender.from;
     if (!from) return failedResult("no From address: set the account's email channel, or EMAIL_FROM", true, message);
+    // Never sent through the shared relay From a domain the account has not verified (the save
+    // refuses it too; this holds for what was saved before): failed, no contact touched.
+    const refusal = fromRefusal(sender, from);
+    if (refusal) return failedResult(refusal, true, message);
     if (!settings.secrets) return failedResult('SECRETS_KEY is not set: no unsubscribe link can be made, so no email is sent', true, message);
 
     const link = unsubscribeUrl(settings, { accountId: send.accountId, contactId: contact.id, channel: 'email' });
@@ -143,7 +147,7 @@ export function emailChannel(options: EmailChannelOptions): Channel {
       replyTo: step.replyTo ?? sender.replyTo,
       rendered,
       unsubscribeLink: link,
-      dkim: sender.dkim,
+      dkim: signingFor(sender, from),
       date: options.now(),
       addresses: messageAddresses(settings, sender, { id: target.messageId, accountId: send.accountId, sequenceId: body.sequenceId, stepId: step.id, from }),
     });
