@@ -103,14 +103,14 @@ describe('sequence engine: email steps through SMTP', function () {
     expect(server.received).to.have.length(0);
     let message = await messageOf(run.runId);
     expect(message!.status).to.equal('queued');
-    expect(message!.error).to.match(/^smtp /);
+    expect(message!.error).to.equal('connection closed by the server (ECONNECTION)');
     expect((await run.timeline()).status).to.equal('running');
 
     advance(6_000);
     await engine.runUntilIdle();
     message = await messageOf(run.runId);
     expect(message).to.include({ status: 'queued' });
-    expect(message!.error).to.match(/^deferred: 451/);
+    expect(message!.error).to.equal('deferred: 451 the receiving server asked us to try again later');
 
     advance(60_000);
     await engine.runUntilIdle();
@@ -134,10 +134,10 @@ describe('sequence engine: email steps through SMTP', function () {
     expect(server.attempts).to.have.length(1);
     const message = await messageOf(run.runId);
     expect(message!.status).to.equal('failed');
-    expect(message!.error).to.match(/^bounced: 550/);
+    expect(message!.error).to.equal('rejected: 550 the receiving server refused the message');
     const detail = await run.timeline();
     expect(detail).to.include({ status: 'failed', currentStepId: 'mail' });
-    expect(detail.reason).to.contain('bounced: 550');
+    expect(detail.reason).to.contain('rejected: 550');
   });
 
   it('bounds a server that takes the message and never answers: retried with the same Message-ID, not stuck', async () => {
@@ -297,6 +297,6 @@ describe('sequence engine: email steps through SMTP', function () {
     expect(server.received).to.have.length(0);
     const message = await messageOf(run.runId);
     expect(message!.status).to.equal('queued');
-    expect(message!.error).to.match(/^smtp /);
+    expect(message!.error).to.match(/^smtp tls failed \((CERT_|SELF_SIGNED|DEPTH_ZERO|UNABLE_TO)[A-Z_]*\)$/);
   });
 });

@@ -8,6 +8,7 @@ import { markSending } from '../../../messages/message-store';
 import { buildTemplateContext } from '../../../messages/render-context';
 import { renderWhatsApp, TemplateRenderError, type WhatsAppRequest } from '../../../messages/render-message';
 import { captureWhatsApp } from '../../../messages/whatsapp-capture';
+import { classifyWhatsAppFailure } from '../../../messages/send-failures';
 import { sendWhatsAppMessage } from '../../../messages/whatsapp-client';
 import { whatsappRecipient } from '../../../messages/whatsapp-recipient';
 import { unsubscribeUrl } from '../../../unsubscribe/unsubscribe-links';
@@ -113,8 +114,14 @@ export function whatsappChannel(options: WhatsAppChannelOptions): Channel {
         }
         // This process stopping cut it short: sent again with the same callback data.
         if (answer.abandoned) return { ok: false, reason: answer.error, detail, final: false, abandoned: true, message };
-        observe(answer.retryable ? 'retry' : 'fail');
-        return failed(answer.error, !answer.retryable, message, { ...detail, error: answer.error, ...(answer.code !== null && { code: answer.code }) });
+        const verdict = classifyWhatsAppFailure(answer);
+        observe(verdict.kind === 'soft' || verdict.kind === 'sender' ? 'retry' : 'fail');
+        // Who caused it decides what is recorded (record-outcomes.ts): a sender failure (the
+        // token, the account, the step's template) pauses and touches no contact.
+        return {
+          ...failed(verdict.reason, verdict.kind === 'hard_bounce' || verdict.kind === 'rejected', message, { ...detail, error: answer.error, ...(answer.code !== null && { code: answer.code }) }),
+          failure: { ...verdict, address: `+${recipient.to}` },
+        };
       };
     },
   };
