@@ -14,7 +14,9 @@ import { progressOfChange } from '../../analytics/run-change-progress';
 import { readVersions, versionKey } from '../../sequences/sequence-versions';
 import type { MessageTransition } from '../../messages/message-events';
 import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
+import { addSuppressions, normalizeSuppressionAddress, type NewSuppression } from '../../suppressions/suppression-store';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
+import type { MessageChannel } from '../../../schemas/message';
 import { byAccount } from '../run-queue';
 import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunChange, type RunInput } from '../run-state';
 import type { StepCount } from '../step-counts';
@@ -149,6 +151,8 @@ class OutcomeWrites {
   readonly progress: RunProgress[] = [];
 
   readonly messageOutcomes: Array<{ channel: string; outcome: string }> = [];
+  // Addresses to suppress (hard bounces), with the contact whose message bounced.
+  private readonly suppressions: Array<{ accountId: string; item: NewSuppression }> = [];
 
   constructor(
     private readonly now: Date,
@@ -213,7 +217,14 @@ class OutcomeWrites {
     const final = (answered?.result.final ?? false) || attempt >= MAX_SEND_ATTEMPTS;
     const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'failed', reason, detail, startedAt, finishedAt);
     if (final) {
-      this.messageChange(answered, { status: 'failed', error: reason });
+      // A hard bounce (the recipient's server refused the address for good): the message
+      // `bounced`, and its address suppressed, in this transaction (write()).
+      const failure = answered?.result.failure;
+      if (failure?.kind === 'hard_bounce' && answered?.result.message) {
+        this.messageChange(answered, { status: 'bounced', error: reason });
+        const address = normalizeSuppressionAddress(send.channel as MessageChannel, failure.address);
+        if (address) this.suppressions.push({ accountId: run.account_id, item: { channel: send.channel as MessageChannel, address, reason: 'hard_bounce', source: `message:${answered.result.message.id}`, contactId: run.contact_id } });
+      } else this.messageChange(answered, { status: 'failed', error: reason });
       this.sends.set(send.id, { status: 'failed', dueAt: null, attempt, lastError: reason });
       const change = this.move(run, { kind: 'failed', reason: `step "${stepId}": ${reason}` });
       this.event(run, { type: 'run.step_failed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution, retryAt: null } });
@@ -316,6 +327,10 @@ class OutcomeWrites {
     for (const { after, reached } of await writeMessageMoves(db, this.messages, { now: this.now, events: messageEvents }, transaction)) {
       for (const outcome of reached) this.messageOutcomes.push({ channel: after.channel, outcome });
     }
+    // The hard bounces' addresses, after the messages (contact.suppressed recorded with the rest).
+    for (const [accountId, list] of byAccount(this.suppressions)) {
+      await addSuppressions(db, accountId, list.map(({ item }) => item), { now: this.now, events: messageEvents }, transaction);
+    }
     const all = [...this.events, ...[...messageEvents].flatMap(([accountId, list]) => list.map((event) => ({ accountId, event })))];
     for (const [accountId, list] of byAccount(all)) await recordEvents(db, accountId, list.map(({ event }) => event), transaction);
   }
@@ -323,7 +338,7 @@ class OutcomeWrites {
 
 // What a message becomes with its send's outcome: `retry` goes back to queued with the
 // attempt's error (sent again with the same key).
-type MessageMove = 'sent' | 'captured' | 'skipped' | 'failed' | 'retry' | 'cancelled';
+type MessageMove = 'sent' | 'captured' | 'skipped' | 'failed' | 'bounced' | 'retry' | 'cancelled';
 
 async function writeMessageMoves(
   db: Database,
