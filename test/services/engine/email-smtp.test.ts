@@ -325,6 +325,6 @@ describe('sequence engine: email steps through SMTP', function () {
     expect(server.received).to.have.length(0);
     const message = await messageOf(run.runId);
     expect(message!.status).to.equal('queued');
-    expect(message!.error).to.match(/^smtp tls failed \((CERT_|SELF_SIGNED|DEPTH_ZERO|UNABLE_TO)[A-Z_]*\)$/);
+    expect(message!.error).to.match(/^paused: smtp tls failed \((CERT_|SELF_SIGNED|DEPTH_ZERO|UNABLE_TO)[A-Z_]*\)$/);
   });
 });

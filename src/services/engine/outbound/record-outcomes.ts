@@ -14,6 +14,7 @@ import { progressOfChange } from '../../analytics/run-change-progress';
 import { readVersions, versionKey } from '../../sequences/sequence-versions';
 import type { MessageTransition } from '../../messages/message-events';
 import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
+import { pauseChannels, type NewPause } from '../../channels/channel-pauses';
 import { addSuppressions, normalizeSuppressionAddress, type NewSuppression } from '../../suppressions/suppression-store';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
 import type { MessageChannel } from '../../../schemas/message';
@@ -66,6 +67,8 @@ export interface Recorded {
   // Each status a message step's message reached (sent, captured, skipped, failed, cancelled),
   // for messages_total once the record has committed.
   messages: Array<{ channel: string; outcome: string }>;
+  // Channels (or templates) this record paused, for channel_pauses_total.
+  paused: Array<{ channel: string; code: string }>;
 }
 
 export async function recordOutcomes(
@@ -76,7 +79,7 @@ export async function recordOutcomes(
   const abandoned = outcomes.filter((outcome) => outcome.kind === 'answered' && outcome.result.abandoned).map((outcome) => outcome.send);
   await handBack(db, abandoned, options.now);
   const recorded = outcomes.filter((outcome) => !(outcome.kind === 'answered' && outcome.result.abandoned));
-  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length, messages: [] };
+  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length, messages: [], paused: [] };
   return withTransaction(db, async (transaction) => {
     const runs = await lockRunsWithContacts(db, [...new Set(recorded.map((outcome) => outcome.send.runId))], transaction);
     const held = await lockSends(db, recorded.map((outcome) => outcome.send.id), transaction);
@@ -101,7 +104,7 @@ export async function recordOutcomes(
     countRunMoves(db, transaction, writes.moves);
     countRunProgress(db, transaction, options.now, writes.progress);
     const requeued = [...writes.sendUpdates()].filter((update) => update.status === 'queued').length;
-    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes };
+    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes, paused: writes.paused };
   });
 }
 
@@ -151,6 +154,9 @@ class OutcomeWrites {
   readonly progress: RunProgress[] = [];
 
   readonly messageOutcomes: Array<{ channel: string; outcome: string }> = [];
+  // Channels (or steps' templates) to pause, and those this record paused (channels_paused_total).
+  private readonly pauses: Array<{ accountId: string } & NewPause> = [];
+  readonly paused: Array<{ channel: string; code: string }> = [];
   // Addresses to suppress (hard bounces), with the contact whose message bounced.
   private readonly suppressions: Array<{ accountId: string; item: NewSuppression }> = [];
 
@@ -210,6 +216,19 @@ class OutcomeWrites {
       const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'succeeded', null, detail, startedAt, finishedAt);
       this.event(run, { type: 'run.step_completed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution } });
       this.statusEvent(run, change);
+      return;
+    }
+
+    // The sender's failure (a refused login, an expired token, a template Graph refuses; a relay
+    // still unreachable when the schedule is spent): the channel, or the step's template,
+    // pauses. Nothing is recorded against the contact or the run: no attempt is counted, the
+    // send and its message go back to `queued` and wait for the resume.
+    const failure = answered?.result.failure;
+    if (failure && (failure.kind === 'sender' || (failure.senderWhenExhausted && attempt >= MAX_SEND_ATTEMPTS))) {
+      this.sends.set(send.id, { status: run.status === 'paused' ? 'held' : 'queued', dueAt: this.now, attempt: failedBefore, lastError: reason });
+      this.messageChange(answered, { status: 'retry', error: `paused: ${reason}` });
+      const step = failure.scope === 'template' ? { sequenceId: run.sequence_id, stepId } : null;
+      this.pauses.push({ accountId: run.account_id, channel: send.channel as MessageChannel, step, code: failure.code, reason: reason ?? failure.reason });
       return;
     }
 
@@ -330,6 +349,10 @@ class OutcomeWrites {
     // The hard bounces' addresses, after the messages (contact.suppressed recorded with the rest).
     for (const [accountId, list] of byAccount(this.suppressions)) {
       await addSuppressions(db, accountId, list.map(({ item }) => item), { now: this.now, events: messageEvents }, transaction);
+    }
+    // Pauses last (the lock order: their rows after the messages'); channel.paused once each.
+    if (this.pauses.length > 0) {
+      for (const row of await pauseChannels(db, this.pauses, { now: this.now, events: messageEvents }, transaction)) this.paused.push({ channel: row.channel, code: row.code });
     }
     const all = [...this.events, ...[...messageEvents].flatMap(([accountId, list]) => list.map((event) => ({ accountId, event })))];
     for (const [accountId, list] of byAccount(all)) await recordEvents(db, accountId, list.map(({ event }) => event), transaction);
