@@ -9,6 +9,9 @@
 // channel.paused event): our words and the codes, never the remote server's banner or answer
 // text (a relay URL pointed at another service must not read that service's banner back).
 
+// How a recipient's soft bounce (a 4xx on RCPT or after the data) starts, and nothing else.
+export const SOFT_BOUNCE_PREFIX = 'deferred: ';
+
 export type FailureKind = 'hard_bounce' | 'rejected' | 'soft' | 'sender';
 
 export interface SendFailureVerdict {
@@ -102,11 +105,11 @@ export function classifySmtpFailure(failure: SmtpFailure): SendFailureVerdict {
 
   if (stage === 'tls') return { kind: 'sender', code: 'smtp_tls_failed', reason: `smtp tls failed (${shown || (failure.code ?? 'ETLS')})`, scope: 'channel' };
   if (stage === 'auth') {
-    if (temporary) return { kind: 'soft', code: 'smtp_auth_deferred', reason: `deferred: ${shown} the relay could not check our login now` };
+    if (temporary) return { kind: 'soft', code: 'smtp_auth_deferred', reason: `smtp auth deferred (${shown})` };
     return { kind: 'sender', code: 'smtp_auth_failed', reason: `smtp auth failed (${shown || (failure.code ?? 'EAUTH')})`, scope: 'channel' };
   }
   if (stage === 'mail') {
-    if (temporary) return { kind: 'soft', code: 'smtp_sender_deferred', reason: `deferred: ${shown} the relay put off our sender` };
+    if (temporary) return { kind: 'soft', code: 'smtp_sender_deferred', reason: `smtp sender deferred (${shown})` };
     return { kind: 'sender', code: 'smtp_sender_refused', reason: `smtp sender refused (${shown || (failure.code ?? 'EENVELOPE')})`, scope: 'channel' };
   }
   if (stage === 'connect' || stage === 'ehlo' || stage === 'other') {
@@ -114,12 +117,13 @@ export function classifySmtpFailure(failure: SmtpFailure): SendFailureVerdict {
     // the sender; a 421 or a lost, refused or silent connection is tried again, and pauses the
     // channel only once the whole retry schedule has failed.
     if (permanent) return { kind: 'sender', code: 'smtp_relay_refused', reason: `the relay refused the session (${shown})`, scope: 'channel' };
-    if (temporary) return { kind: 'soft', code: 'smtp_deferred', reason: `deferred: ${shown} the relay asked us to try again later`, senderWhenExhausted: true };
+    if (temporary) return { kind: 'soft', code: 'smtp_deferred', reason: `the relay deferred the session (${shown})`, senderWhenExhausted: true };
     const system = failure.code ?? 'ESOCKET';
     return { kind: 'soft', code: 'smtp_unreachable', reason: `${CONNECTION_WORDS[system] ?? 'connection failed'} (${system})`, senderWhenExhausted: true };
   }
-  // RCPT TO, DATA (its command or the reply after the final dot).
-  if (temporary || enhanced?.startsWith('4.')) return { kind: 'soft', code: 'smtp_deferred', reason: `deferred: ${shown} the receiving server asked us to try again later` };
+  // RCPT TO, DATA (its command or the reply after the final dot). Only the recipient's soft
+  // bounces read `deferred: …` (SOFT_BOUNCE_PREFIX): what soft-bounces.ts counts.
+  if (temporary || enhanced?.startsWith('4.')) return { kind: 'soft', code: 'soft_bounce', reason: `${SOFT_BOUNCE_PREFIX}${shown} the receiving server asked us to try again later` };
   if (!permanent) {
     const system = failure.code ?? 'ESOCKET';
     return { kind: 'soft', code: 'smtp_unreachable', reason: `${CONNECTION_WORDS[system] ?? 'connection failed'} (${system})` };

@@ -16,6 +16,7 @@ import type { MessageTransition } from '../../messages/message-events';
 import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
 import { pauseChannels, type NewPause } from '../../channels/channel-pauses';
 import { addSuppressions, normalizeSuppressionAddress, type NewSuppression } from '../../suppressions/suppression-store';
+import { softBounceSuppressions } from '../../suppressions/soft-bounces';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
 import type { MessageChannel } from '../../../schemas/message';
 import { byAccount } from '../run-queue';
@@ -157,6 +158,8 @@ class OutcomeWrites {
   // Channels (or steps' templates) to pause, and those this record paused (channels_paused_total).
   private readonly pauses: Array<{ accountId: string } & NewPause> = [];
   readonly paused: Array<{ channel: string; code: string }> = [];
+  // Messages that failed soft-bouncing (soft-bounces.ts).
+  private readonly softBounced: Array<{ accountId: string; contactId: string; address: string; messageId: string }> = [];
   // Addresses to suppress (hard bounces), with the contact whose message bounced.
   private readonly suppressions: Array<{ accountId: string; item: NewSuppression }> = [];
 
@@ -243,7 +246,13 @@ class OutcomeWrites {
         this.messageChange(answered, { status: 'bounced', error: reason });
         const address = normalizeSuppressionAddress(send.channel as MessageChannel, failure.address);
         if (address) this.suppressions.push({ accountId: run.account_id, item: { channel: send.channel as MessageChannel, address, reason: 'hard_bounce', source: `message:${answered.result.message.id}`, contactId: run.contact_id } });
-      } else this.messageChange(answered, { status: 'failed', error: reason });
+      } else {
+        this.messageChange(answered, { status: 'failed', error: reason });
+        // A soft bounce to the end of the schedule: counted towards the address's streak.
+        if (failure?.code === 'soft_bounce' && send.channel === 'email' && answered?.result.message) {
+          this.softBounced.push({ accountId: run.account_id, contactId: run.contact_id, address: failure.address, messageId: answered.result.message.id });
+        }
+      }
       this.sends.set(send.id, { status: 'failed', dueAt: null, attempt, lastError: reason });
       const change = this.move(run, { kind: 'failed', reason: `step "${stepId}": ${reason}` });
       this.event(run, { type: 'run.step_failed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution, retryAt: null } });
@@ -346,7 +355,9 @@ class OutcomeWrites {
     for (const { after, reached } of await writeMessageMoves(db, this.messages, { now: this.now, events: messageEvents }, transaction)) {
       for (const outcome of reached) this.messageOutcomes.push({ channel: after.channel, outcome });
     }
-    // The hard bounces' addresses, after the messages (contact.suppressed recorded with the rest).
+    // The hard bounces' addresses, and those whose soft bounces kept coming, after the messages
+    // (contact.suppressed recorded with the rest).
+    this.suppressions.push(...(await softBounceSuppressions(db, this.softBounced, this.now, transaction)));
     for (const [accountId, list] of byAccount(this.suppressions)) {
       await addSuppressions(db, accountId, list.map(({ item }) => item), { now: this.now, events: messageEvents }, transaction);
     }
