@@ -202,6 +202,24 @@ describe('channel pauses: a sender-side failure never touches contacts', functio
       ]);
     });
 
+    it('saving the WhatsApp settings (PUT /channels/whatsapp) resumes a paused channel', async () => {
+      const { engine, advance, run, settings } = await waSetUp([{ id: 'chat', type: 'whatsapp', template: TEMPLATE }, AFTER]);
+      graph.refuse(400, 368, 'Temporarily blocked for policies violations');
+      await engine.runUntilIdle();
+      expect(await run.timeline()).to.include({ status: 'running', waitingFor: 'channel_paused' });
+      graph.answer({ kind: 'ok' });
+      const res = await channelsApi(settings)(run.key).put('/channels/whatsapp').send({ phoneNumberId: graph.phoneNumberId, accessToken: graph.accessToken });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      advance(1_000);
+      await engine.runUntilIdle();
+      expect((await run.timeline()).status).to.equal('completed');
+      expect(graph.requests.filter((request) => request.method === 'GET')).to.have.length(0);
+      expect((await eventsOf(run.accountId, ['channel.paused', 'channel.resumed'])).map((event) => [event.type, event.data.code ?? event.data.by])).to.deep.equal([
+        ['channel.paused', 'whatsapp_account_restricted'],
+        ['channel.resumed', 'settings'],
+      ]);
+    });
+
     it('a template error (132001) pauses that step\'s template only; saving the sequence resumes it with the step as saved', async () => {
       const { engine, advance, run } = await waSetUp([{ id: 'chat', type: 'whatsapp', template: { name: 'no_such_template', language: { code: 'en_US' } } }, AFTER]);
       graph.refuse(404, 132001, 'Template name does not exist in the translation');
