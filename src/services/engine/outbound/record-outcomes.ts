@@ -155,7 +155,7 @@ class OutcomeWrites {
   readonly progress: RunProgress[] = [];
 
   readonly messageOutcomes: Array<{ channel: string; outcome: string }> = [];
-  // Channels (or steps' templates) to pause, and those this record paused (channels_paused_total).
+  // Channels (or steps' templates) to pause, and those this record paused (channel_pauses_total).
   private readonly pauses: Array<{ accountId: string } & NewPause> = [];
   readonly paused: Array<{ channel: string; code: string }> = [];
   // Messages that failed soft-bouncing (soft-bounces.ts).
@@ -241,7 +241,6 @@ class OutcomeWrites {
     if (final) {
       // A hard bounce (the recipient's server refused the address for good): the message
       // `bounced`, and its address suppressed, in this transaction (write()).
-      const failure = answered?.result.failure;
       if (failure?.kind === 'hard_bounce' && answered?.result.message) {
         this.messageChange(answered, { status: 'bounced', error: reason });
         const address = normalizeSuppressionAddress(send.channel as MessageChannel, failure.address);
