@@ -151,13 +151,19 @@ export async function resumeChannelPauses(
   return rows;
 }
 
-// An account's pauses, for the dashboard's banner and the channel settings' answer.
-export async function listChannelPauses(db: Database, accountId: string, filter: { sequenceId?: string } = {}): Promise<ChannelPauseDto[]> {
-  const rows = await select<PauseRow>(
-    db,
-    `SELECT ${COLUMNS} FROM channel_pauses WHERE account_id = ?${filter.sequenceId ? " AND (scope = '' OR sequence_id = ?)" : ''} ORDER BY paused_at, id`,
-    filter.sequenceId ? [accountId, filter.sequenceId] : [accountId],
-  );
+// An account's pauses, oldest first: GET /channels/pauses and the dashboard's banners.
+export async function listChannelPauses(db: Database, accountId: string, filter: { sequenceId?: string; channel?: MessageChannel } = {}): Promise<ChannelPauseDto[]> {
+  const where = ['account_id = ?'];
+  const values: unknown[] = [accountId];
+  if (filter.sequenceId) {
+    where.push("(scope = '' OR sequence_id = ?)");
+    values.push(filter.sequenceId);
+  }
+  if (filter.channel) {
+    where.push('channel = ?');
+    values.push(filter.channel);
+  }
+  const rows = await select<PauseRow>(db, `SELECT ${COLUMNS} FROM channel_pauses WHERE ${where.join(' AND ')} ORDER BY paused_at, id`, values);
   return rows.map(toChannelPauseDto);
 }
 
