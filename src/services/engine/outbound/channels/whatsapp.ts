@@ -30,9 +30,10 @@ import { loadMessageTargets } from './message-targets';
 //   4. POSTed to Graph with the account's token (whatsapp-client.ts, bounded by timeoutMs), or,
 //      with no token, captured as JSON under the data folder's outbox/.
 // Graph's answer: 2xx `sent` with messages[0].id; 429 (130429 and the other rate-limit codes),
-// 5xx, no answer in time or a lost connection: retried on the webhook step's schedule; any
-// other 4xx fails the step, with Graph's code. The outcome is written by record-outcomes.ts
-// with the run's move, in one transaction.
+// 5xx, no answer in time or a lost connection: retried on the webhook step's schedule; a
+// sender-side code (190, 368, a template error: messages/send-failures.ts) pauses the channel or
+// the step's template; any other 4xx fails the step, with Graph's code. The outcome is written
+// by record-outcomes.ts with the run's move, in one transaction.
 
 export interface WhatsAppChannelOptions {
   settings: ChannelSettings;
