@@ -21,7 +21,7 @@ export interface Metrics {
   engine: { steps: Counter<'type' | 'outcome'>; lagSeconds: Histogram; unprocessable: Counter<'stage'>; deadLettered: Counter };
   // Messages (src/services/messages/message-metrics.ts): each status a message reaches, counted
   // when it commits (the store, the status webhook); the provider's latency (the sender).
-  messages: { total: Counter<'channel' | 'outcome'>; providerLatency: Histogram<'channel' | 'outcome'> };
+  messages: { total: Counter<'channel' | 'outcome'>; providerLatency: Histogram<'channel' | 'outcome'>; channelPauses: Counter<'channel' | 'code'> };
   // WhatsApp's inbound messages and opt-outs (src/services/messages/whatsapp-inbound-metrics.ts).
   whatsapp: WhatsAppInboundMetrics;
   // Late bounces, complaints and deliveries (src/services/bounces/feedback-metrics.ts).
@@ -160,6 +160,12 @@ export function createMetrics(db: Database): Metrics {
     registers,
   });
   for (const channel of MESSAGE_CHANNELS) for (const outcome of MESSAGE_OUTCOMES) messagesTotal.inc({ channel, outcome }, 0);
+  const channelPauses = new Counter({
+    name: 'channel_pauses_total',
+    help: 'Channels (or one step\'s template) paused by a sender-side failure, by channel and code (smtp_auth_failed, whatsapp_token_expired, ...), counted by this process as each pause commits',
+    labelNames: ['channel', 'code'] as const,
+    registers,
+  });
   const providerLatency = new Histogram({
     name: 'message_provider_latency_seconds',
     help: 'One request to a message provider (an SMTP server, the Graph API), by channel and outcome: ok, retry (a retryable failure) or fail',
@@ -212,7 +218,7 @@ export function createMetrics(db: Database): Metrics {
     rateLimited,
     unavailable,
     engine: { steps, lagSeconds, unprocessable, deadLettered },
-    messages: { total: messagesTotal, providerLatency },
+    messages: { total: messagesTotal, providerLatency, channelPauses },
     whatsapp: { inbound, optOuts, invalidNumbers },
     bounces: { feedback },
   };

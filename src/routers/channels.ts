@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { emailChannelInputSchema, emailChannelSchema, whatsappChannelInputSchema, whatsappChannelSchema } from '../schemas/channel';
+import { channelPauseSchema, channelPausesQuerySchema } from '../schemas/channel-pause';
+import { listChannelPauses } from '../services/channels/channel-pauses';
 import { DEFAULT_CHANNEL_SETTINGS } from '../services/channels/channel-settings';
 import { getEmailChannel, putEmailChannel } from '../services/channels/email-channel';
 import { getWhatsAppChannel, putWhatsAppChannel } from '../services/channels/whatsapp-channel';
@@ -14,6 +16,26 @@ const WRITE_ONLY =
   'Secrets are stored encrypted and never answered.';
 
 export const channelsRouter = router({
+  // A static path beside /channels/email and /channels/whatsapp (no parameter to shadow it).
+  pauses: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/channels/pauses',
+        tags: TAGS,
+        summary: 'List paused channels',
+        description:
+          'The account\'s channels (or single steps\' templates) that stopped sending because the sender side failed: a refused login, ' +
+          'MAIL FROM or TLS, an expired token, a restricted account, a template Graph refuses. Their messages wait, queued. Saving the ' +
+          'channel (PUT /channels/email or /channels/whatsapp), saving the step\'s sequence, or a probe that logs in resumes them. ' +
+          'Oldest first; empty when nothing is paused.',
+        protect: true,
+      },
+    })
+    .input(channelPausesQuerySchema)
+    .output(z.object({ pauses: z.array(channelPauseSchema) }))
+    .query(async ({ ctx, input }) => ({ pauses: await listChannelPauses(ctx.db, ctx.accountId, { channel: input.channel }) })),
+
   getEmail: accountProcedure
     .meta({
       openapi: {

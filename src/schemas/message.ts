@@ -82,7 +82,7 @@ export const messageSummarySchema = z
       .string()
       .nullable()
       .describe(
-        'Why it failed, as the provider\'s code and text (`bounced: 550 …`, `131026: …`), or why it was skipped ' +
+        'Why it failed, in our words with the codes (`bounced: 550 5.1.1 no such mailbox`, `rejected: 554 5.7.1 …`, `131026: …`), why a queued one waits (`paused: …`), or why it was skipped ' +
           '(`unsubscribed`, `no_phone`, `invalid_phone`, `no_email`).',
       )
       .meta({ example: null }),

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { runCli } from '../../src/cli/run-cli';
 import { openDatabase } from '../../src/db/database';
 import { select } from '../../src/db/sql/statements';
+import { withTransaction } from '../../src/db/sql/transaction';
+import { pauseChannels } from '../../src/services/channels/channel-pauses';
 import { rebindModelsToTestDb } from '../support/db';
 import { dkimPrivateKey } from '../support/channels';
 
@@ -79,6 +81,28 @@ describe('admin command line: channels', () => {
       expect(rows).not.to.contain('cli-verify-token');
     } finally {
       await db.close();
+    }
+  });
+
+  it('channel:email:set resumes a paused email channel (channel.resumed by settings)', async () => {
+    const account = (await cli('account:create', '--name', 'Paused')).json();
+    const db = openDatabase(databaseUrl);
+    try {
+      await withTransaction(db, (transaction) =>
+        pauseChannels(db, [{ accountId: account.id, channel: 'email', step: null, code: 'smtp_auth_failed', reason: 'smtp auth failed (535 5.7.8)' }], { now: new Date() }, transaction),
+      );
+    } finally {
+      await db.close();
+    }
+    const set = await cli('channel:email:set', '--account', account.id, '--from', 'news@shop.example');
+    expect(set.code, set.stderr).to.equal(0);
+    const after = openDatabase(databaseUrl);
+    try {
+      expect(await select(after, 'SELECT id FROM channel_pauses WHERE account_id = ?', [account.id])).to.have.length(0);
+      const events = await select<{ data: string }>(after, "SELECT data FROM events WHERE account_id = ? AND type = 'channel.resumed'", [account.id]);
+      expect(events.map((event) => JSON.parse(event.data))).to.deep.equal([{ channel: 'email', by: 'settings', sequenceId: null, stepId: null }]);
+    } finally {
+      await after.close();
     }
   });
 

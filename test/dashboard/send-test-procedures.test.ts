@@ -145,11 +145,11 @@ describe('dashboard.messages.sendTest', () => {
     const { tenant, sendTest } = await setUp({ answer: () => 550 });
     const res = await sendTest();
     expect(res.status).to.equal(409);
-    expect(res.body.error.message).to.match(/^The test was not sent: bounced: 550/);
+    expect(res.body.error.message).to.equal('The test was not sent: rejected: 550 the receiving server refused the message');
     expect(res.body.error.data.appCode).to.equal('send_refused');
     const rows = await messageRows(tenant.accountId);
     expect(rows[0]).to.include({ status: 'failed' });
-    expect(rows[0]!.error).to.match(/^bounced: 550/);
+    expect(rows[0]!.error).to.equal('rejected: 550 the receiving server refused the message');
   });
 
   it('refuses bad input with a 400 and writes nothing, and another account\'s sequence is a 404', async () => {

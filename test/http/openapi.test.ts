@@ -72,6 +72,7 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'POST /webhooks/{id}/rotate-secret': ['200'],
   'GET /webhooks/{id}/deliveries': ['200'],
   'POST /webhooks/{id}/test': ['202'],
+  'GET /channels/pauses': ['200'],
   'GET /channels/email': ['200'],
   'PUT /channels/email': ['200'],
   'GET /channels/email/domains': ['200'],
@@ -501,6 +502,10 @@ const CASES: Record<string, Case[]> = {
   'POST /webhooks': [
     { status: 201, when: 'the URL is https', send: (f) => rest(f.key).post('/webhooks').send({ url: 'https://hooks.example.com/a' }) },
     { status: 400, when: 'the URL is a private address', send: (f) => rest(f.key).post('/webhooks').send({ url: 'https://10.0.0.1/a' }) },
+  ],
+  'GET /channels/pauses': [
+    { status: 200, when: 'nothing is paused', send: (f) => rest(f.key).get('/channels/pauses') },
+    { status: 400, when: 'the channel is unknown', send: (f) => rest(f.key).get('/channels/pauses?channel=sms') },
   ],
   'GET /channels/email': [{ status: 200, when: 'the account set nothing', send: (f) => rest(f.key).get('/channels/email') }],
   'PUT /channels/email': [

@@ -5,9 +5,19 @@ import { SMTPServer } from 'smtp-server';
 // A real SMTP server on port 0 for the sender's tests: each message the test lets through is
 // kept raw and parsed (mailparser). `answer(i)` says what the i-th DATA gets: 'accept', an SMTP
 // error code (451, 550), 'destroy' (the connection is cut before any answer) or 'hang' (the
-// server takes the data and never answers).
+// server takes the data and never answers), or a whole reply ('550 5.1.1 No such user').
+// `options.rcpt(address)` answers RCPT TO the same way (undefined: accepted), and `options.auth`
+// asks for a login (AUTH PLAIN/LOGIN), checked against `auth.password()` at each login, so a
+// test can change the relay's password while mail flows.
 
-export type SmtpAnswer = 'accept' | 'destroy' | 'hang' | number;
+export type SmtpAnswer = 'accept' | 'destroy' | 'hang' | number | string;
+
+// A reply code with its text (an enhanced code, when given, starts the text).
+function refusal(given: number | string): Error {
+  if (typeof given === 'number') return Object.assign(new Error(given >= 500 ? 'mailbox unavailable' : 'try again later'), { responseCode: given });
+  const [, code, text] = /^(\d{3}) ?(.*)$/.exec(given) ?? [];
+  return Object.assign(new Error(text || 'refused'), { responseCode: Number(code) });
+}
 
 export interface ReceivedMail {
   raw: string;
@@ -17,15 +27,48 @@ export interface ReceivedMail {
   secure: boolean;
 }
 
-export async function startSmtpServer(answer: (index: number) => SmtpAnswer = () => 'accept', options: { startTls?: boolean } = {}) {
+export interface SmtpServerOptions {
+  startTls?: boolean;
+  rcpt?: (address: string) => SmtpAnswer | undefined;
+  auth?: { user: string; password: () => string };
+  // false: accepted messages are counted by Message-ID only (messageIds), not kept and parsed
+  // (a campaign-sized test: parsing 2,000 messages is most of its time).
+  parse?: boolean;
+}
+
+export async function startSmtpServer(answer: (index: number) => SmtpAnswer = () => 'accept', options: SmtpServerOptions = {}) {
   const received: ReceivedMail[] = [];
   const attempts: string[] = [];
   const sockets = new Set<Socket>();
+  // Each login tried, and whether it was let in.
+  const logins: Array<{ user: string; ok: boolean }> = [];
+  // The Message-ID of every message accepted, in order.
+  const messageIds: string[] = [];
   let queueId = 0;
   const server = new SMTPServer({
-    authOptional: true,
-    // STARTTLS offered only when asked (smtp-server's own self-signed certificate).
-    disabledCommands: options.startTls ? ['AUTH'] : ['STARTTLS', 'AUTH'],
+    authOptional: !options.auth,
+    // STARTTLS offered only when asked (smtp-server's own self-signed certificate); AUTH only
+    // when a login is asked for (over plain text: the test's loopback).
+    disabledCommands: [...(options.startTls ? [] : ['STARTTLS']), ...(options.auth ? [] : ['AUTH'])],
+    allowInsecureAuth: true,
+    authMethods: ['PLAIN', 'LOGIN'],
+    onAuth(auth, _session, callback) {
+      const ok = Boolean(options.auth) && auth.username === options.auth!.user && auth.password === options.auth!.password();
+      logins.push({ user: auth.username ?? '', ok });
+      if (!ok) {
+        callback(Object.assign(new Error('5.7.8 Error: authentication failed: the banner of a secret service'), { responseCode: 535 }));
+        return;
+      }
+      callback(null, { user: auth.username });
+    },
+    onRcptTo(address, _session, callback) {
+      const given = options.rcpt?.(address.address);
+      if (given === undefined || given === 'accept') {
+        callback();
+        return;
+      }
+      callback(refusal(given as number | string));
+    },
     logger: false,
     onConnect(_session, callback) {
       callback();
@@ -44,9 +87,14 @@ export async function startSmtpServer(answer: (index: number) => SmtpAnswer = ()
           for (const socket of sockets) socket.destroy();
           return;
         }
-        if (typeof given === 'number') {
-          const error = Object.assign(new Error(given >= 500 ? 'mailbox unavailable' : 'try again later'), { responseCode: given });
-          callback(error);
+        if (given !== 'accept') {
+          callback(refusal(given));
+          return;
+        }
+        messageIds.push(/^Message-ID:\s*(<[^>]*>)/im.exec(raw)?.[1] ?? '');
+        if (options.parse === false) {
+          queueId += 1;
+          callback(null, `queued as Q${queueId}`);
           return;
         }
         void simpleParser(raw).then((parsed) => {
@@ -73,6 +121,8 @@ export async function startSmtpServer(answer: (index: number) => SmtpAnswer = ()
     received,
     // Every DATA the server got, whatever it answered.
     attempts,
+    logins,
+    messageIds,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -106,6 +106,17 @@ export async function startGraphStandIn(options: { phoneNumberId?: string; acces
         // Checked below.
       }
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json });
+      // A GET of the business number (the service's probe of a paused channel): its fields, with
+      // the bearer token checked; while the answer is a refusal of the account or its token
+      // (not of a template), the same refusal.
+      const probed = new RegExp(`^/${GRAPH_VERSION}/(\\d+)(\\?.*)?$`).exec(req.url ?? '')?.[1];
+      if (req.method === 'GET' && probed && numbers.has(probed)) {
+        if (req.headers.authorization !== `Bearer ${accessToken}`) return graphError(res, 401, 190, 'Invalid OAuth access token - Cannot parse access token');
+        const given = perNumber.get(probed) ?? behaviour;
+        if (given.kind === 'error' && !(given.code >= 132000 && given.code < 133000)) return graphError(res, given.status, given.code, given.message, given.subcode);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return void res.end(JSON.stringify({ id: probed, display_phone_number: '15550783881', verified_name: 'Shop' }));
+      }
       const number = new RegExp(`^/${GRAPH_VERSION}/(\\d+)/messages$`).exec(req.url ?? '')?.[1];
       if (req.method !== 'POST' || !number || !numbers.has(number)) {
         return graphError(res, 400, 100, `Unsupported ${req.method} request. Object with ID '${req.url}' does not exist`, 33);

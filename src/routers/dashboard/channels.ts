@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { emailChannelInputSchema, whatsappChannelInputSchema } from '../../schemas/channel';
+import { listChannelPauses } from '../../services/channels/channel-pauses';
 import { DEFAULT_CHANNEL_SETTINGS } from '../../services/channels/channel-settings';
 import { getEmailChannel, putEmailChannel } from '../../services/channels/email-channel';
 import { getWhatsAppChannel, putWhatsAppChannel } from '../../services/channels/whatsapp-channel';
@@ -24,6 +26,12 @@ export const dashboardChannelsRouter = router({
   deleteDomain: sessionProcedure
     .input(sendingDomainParamSchema)
     .mutation(({ ctx, input }) => deleteSendingDomain(ctx.db, { accountId: ctx.accountId, ...input })),
+  // The account's paused channels and step templates (channel-pauses.ts), for the banners of
+  // Settings -> Channels and the sequence page (sequenceId: that sequence's steps and the
+  // channels as a whole).
+  pauses: sessionProcedure
+    .input(z.object({ sequenceId: z.uuid().optional() }).optional())
+    .query(({ ctx, input }) => listChannelPauses(ctx.db, ctx.accountId, { sequenceId: input?.sequenceId })),
   whatsapp: sessionProcedure.query(({ ctx }) => getWhatsAppChannel(ctx.db, { accountId: ctx.accountId }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
   setWhatsApp: sessionProcedure
     .input(whatsappChannelInputSchema)

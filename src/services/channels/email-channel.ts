@@ -4,6 +4,8 @@ import { withTransaction } from '../../db/sql/transaction';
 import { ValidationError } from '../../errors/app-errors';
 import type { EmailChannelDto, EmailChannelInput } from '../../schemas/channel';
 import { smtpHost } from '../../schemas/smtp-url';
+import { notifyDueWork } from '../engine/due-work';
+import { resumeChannelPauses } from './channel-pauses';
 import { sealChannelSecret } from './channel-secrets';
 import type { ChannelSettings } from './channel-settings';
 import { checkDkimKey, dkimDnsRecord } from './dkim-key';
@@ -99,7 +101,7 @@ export async function putEmailChannel(
   const changed = [...Object.keys(values), 'updated_at'];
   const all = { reply_to: null, smtp_host: null, smtp_url_secret: null, dkim_domain: null, dkim_selector: null, dkim_public_key: null, dkim_private_key_secret: null, max_per_second: null, bounce_domain: null, ...values };
   const columns = ['account_id', ...Object.keys(all), 'created_at', 'updated_at'];
-  await withTransaction(db, async (transaction) => {
+  const resumed = await withTransaction(db, async (transaction) => {
     // The bounce domain is one of the account's verified domains, share-locked until this
     // commits: a delete of it at the same time waits, then sees it in use (409).
     if (input.bounceDomain) {
@@ -115,7 +117,10 @@ export async function putEmailChannel(
       }
     }
     await upsertRows(db, 'email_channels', columns, [[input.accountId, ...Object.values(all), now, now]], ['account_id'], changed, transaction);
+    // Saved settings are the sender's answer to a pause: the channel sends again (channel-pauses.ts).
+    return resumeChannelPauses(db, { accountId: input.accountId, channel: 'email', by: 'settings' }, transaction);
   });
+  if (resumed.length > 0) notifyDueWork();
   return getEmailChannel(db, input, settings);
 }
 

@@ -2,6 +2,8 @@ import type { Database } from '../../db/database';
 import { execute, select, upsertRows } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { parseJson } from '../../db/sql/rows';
+import { notifyDueWork } from '../engine/due-work';
+import { resumeChannelPauses } from './channel-pauses';
 import { ValidationError } from '../../errors/app-errors';
 import type { WhatsAppChannelDto, WhatsAppChannelInput } from '../../schemas/channel';
 import { DEFAULT_OPT_OUT_KEYWORDS, optOutKey } from '../../schemas/opt-out-keywords';
@@ -81,6 +83,7 @@ export async function putWhatsAppChannel(
       ),
     );
     if (updated === 0) throw new ValidationError(`accessToken: ${TOKEN_REQUIRED}`, [{ path: 'accessToken', message: TOKEN_REQUIRED }]);
+    await resumeAfterSave(db, input.accountId);
     return getWhatsAppChannel(db, input, settings);
   }
   const token = input.accessToken;
@@ -98,6 +101,7 @@ export async function putWhatsAppChannel(
       transaction,
     ),
   );
+  await resumeAfterSave(db, input.accountId);
   return getWhatsAppChannel(db, input, settings);
 }
 
@@ -117,4 +121,11 @@ function optionalColumns(input: { accountId: string } & WhatsAppChannelInput, se
     columns.push(['opt_out_keywords', unique === null ? null : JSON.stringify(unique)]);
   }
   return columns;
+}
+
+// Saved settings are the sender's answer to a pause: the channel (and its templates) send again
+// (channel-pauses.ts).
+async function resumeAfterSave(db: Database, accountId: string): Promise<void> {
+  const resumed = await withTransaction(db, (transaction) => resumeChannelPauses(db, { accountId, channel: 'whatsapp', by: 'settings' }, transaction));
+  if (resumed.length > 0) notifyDueWork();
 }

@@ -9,12 +9,14 @@ import { senderRates } from '../channels/sender-rates';
 import type { MessageMetrics } from '../messages/message-metrics';
 import { DEFAULT_SMTP_DATA_TIMEOUT_MS, DEFAULT_SMTP_TIMEOUTS, SmtpTransports, smtpAttemptBoundMs, type SmtpTimeouts } from '../messages/smtp-transports';
 import { LoopBackoff } from '../background/loop-backoff';
+import { settleWithin } from '../background/settle-within';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
 import { notifyDueWork, onDueWork } from './due-work';
 import { EngineClock } from './engine-clock';
 import { emailChannel } from './outbound/channels/email';
 import { webhookChannel } from './outbound/channels/webhook';
 import { whatsappChannel } from './outbound/channels/whatsapp';
+import { ChannelProbes } from './outbound/channel-probes';
 import { OutboundDispatcher } from './outbound/dispatcher';
 import { DatabaseSendRate } from './outbound/send-rate/database-send-rate';
 import type { SendRate } from './outbound/send-rate/send-rate';
@@ -54,6 +56,10 @@ export interface MessageOptions {
   smtpTimeouts?: SmtpTimeouts;
   metrics?: MessageMetrics;
 }
+
+// How often the paused channels are read for a probe when none is known to be due: a pause
+// another process recorded is probed within this.
+const PROBE_POLL_MS = 15_000;
 
 // How close to a part's next look (the runs', the sends') a pass takes that part too.
 const SLACK_MS = 20;
@@ -107,6 +113,8 @@ export class SequenceEngine {
   private readonly dispatcher: OutboundDispatcher;
   // The SMTP relays' pooled connections, closed when the engine stops.
   private readonly smtp: SmtpTransports;
+  // The probes of paused channels (outbound/channel-probes.ts), on the engine's clock.
+  private readonly probes: ChannelProbes;
   private timer: TimerHandle | undefined;
   // When the timer set fires (the engine's clock).
   private timerAt = Infinity;
@@ -138,6 +146,17 @@ export class SequenceEngine {
     const messages = options.messages ?? { settings: DEFAULT_CHANNEL_SETTINGS, outboxDir: path.join(DEFAULT_DATA_DIR, 'outbox') };
     const smtpTimeouts = messages.smtpTimeouts ?? { ...DEFAULT_SMTP_TIMEOUTS, dataMs: DEFAULT_SMTP_DATA_TIMEOUT_MS };
     this.smtp = new SmtpTransports(smtpTimeouts, messages.settings);
+    this.probes = new ChannelProbes(db, {
+      settings: messages.settings,
+      transports: this.smtp,
+      timeoutMs: webhook.timeoutMs,
+      logger: options.logger,
+      pollMs: Math.max(this.idlePollMs, PROBE_POLL_MS),
+      resumed: () => {
+        this.dispatcher.markDirty();
+        this.wake();
+      },
+    });
     this.dispatcher = new OutboundDispatcher(db, {
       logger: options.logger,
       logThrottle: this.logThrottle,
@@ -162,9 +181,12 @@ export class SequenceEngine {
       },
       random: webhook.random,
       wake: (lingerMs) => this.wake(lingerMs),
-      recorded: ({ counts, due, messages: reached }) => {
+      recorded: ({ counts, due, messages: reached, paused }) => {
         this.count(counts);
         for (const labels of reached) messages.metrics?.total.inc(labels);
+        for (const labels of paused) messages.metrics?.channelPauses?.inc(labels);
+        // A channel paused here: its probe is looked for at the next pass.
+        if (paused.length > 0) this.probes.soon();
         // Runs moved on to their next step: this process's engine (and only it) is told now.
         if (due) notifyDueWork();
       },
@@ -175,6 +197,8 @@ export class SequenceEngine {
     this.running = true;
     this.unsubscribe = onDueWork(() => {
       this.runsDirty = true;
+      // (A resumed channel's sends are due too.)
+      this.dispatcher.markDirty();
       this.wake();
     });
     void this.loop();
@@ -219,6 +243,7 @@ export class SequenceEngine {
   async runOnce(): Promise<number> {
     const { taken, retryInMs } = await this.tick(true);
     await this.dispatcher.settled();
+    await this.probes.settled();
     if (retryInMs !== undefined) throw new Error('the engine pass failed (see the log)');
     return taken;
   }
@@ -236,6 +261,7 @@ export class SequenceEngine {
 
   async settled(): Promise<void> {
     await this.dispatcher.settled();
+    await this.probes.settled();
   }
 
   // Stops claiming; waits up to boundMs (real time: it holds a process's exit) for the requests
@@ -247,6 +273,7 @@ export class SequenceEngine {
     this.timers.clearTimeout(this.timer);
     await this.ticking;
     await this.dispatcher.stop(boundMs);
+    await settleWithin(this.probes.settled(), boundMs);
     this.smtp.close();
   }
 
@@ -290,7 +317,8 @@ export class SequenceEngine {
     }
     if (force) this.dispatcher.markDirty();
     const { started, nextAt } = await this.dispatcher.pass(SLACK_MS);
-    return { taken: claimed + started, nextAt: Math.min(this.runsNextAt, nextAt) };
+    const probes = await this.probes.pass(this.clock.now().getTime());
+    return { taken: claimed + started + probes.started, nextAt: Math.min(this.runsNextAt, nextAt, probes.nextAt) };
   }
 
   private async passRuns(now: Date): Promise<{ claimed: number; sendsQueued: number }> {

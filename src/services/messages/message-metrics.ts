@@ -6,4 +6,7 @@
 export interface MessageMetrics {
   total: { inc(labels: { channel: string; outcome: string }, value?: number): void };
   providerLatency: { observe(labels: { channel: string; outcome: 'ok' | 'retry' | 'fail' }, seconds: number): void };
+  // channel_pauses_total{channel,code}: a channel (or a step's template) paused by a sender-side
+  // failure (channels/channel-pauses.ts), counted once per pause when it commits.
+  channelPauses?: { inc(labels: { channel: string; code: string }, value?: number): void };
 }

@@ -3,6 +3,7 @@ import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import { SmtpAttempt, untilAborted, type SmtpStageTimeouts } from './smtp-attempt';
 import type { ChannelSettings } from '../channels/channel-settings';
 import { guardedSmtpSocket } from '../channels/relay-policy';
+import { classifySmtpFailure, smtpFailureOf, type SendFailureVerdict } from './send-failures';
 
 // One pooled nodemailer transport per SMTP URL (the account's relay, or SMTP_URL), made on first
 // use and kept: connections are reused across messages and accounts that share a relay. Every
@@ -105,12 +106,10 @@ export class SmtpTransports {
   }
 }
 
-// What a failed send comes to.
-export type SmtpVerdict =
-  // 4xx, a lost or silent connection: tried again later with the same Message-ID.
-  | { kind: 'retry'; reason: string }
-  // 5xx: final at once (`bounced: 550 ...`).
-  | { kind: 'bounced'; reason: string };
+// What a failed send comes to (send-failures.ts): a hard bounce, a rejection, soft (tried again
+// later with the same Message-ID), or the sender's (the channel pauses). Its reason is in our
+// words, with the codes, never the server's text.
+export type SmtpVerdict = SendFailureVerdict;
 
 // The server's queue id from its 250 answer ("250 2.0.0 Ok: queued as 4F2A1B"), else the
 // Message-ID it was sent with.
@@ -120,14 +119,5 @@ export function providerIdOf(info: { response?: string; messageId?: string }): s
 }
 
 export function smtpErrorVerdict(error: unknown): SmtpVerdict {
-  const failure = error as { responseCode?: number; response?: string; code?: string; message?: string };
-  const code = failure.responseCode;
-  const text = (failure.response ?? failure.message ?? String(error)).replace(/\s+/g, ' ').trim();
-  if (typeof code === 'number' && code >= 500 && code < 600) {
-    return { kind: 'bounced', reason: `bounced: ${text.startsWith(String(code)) ? text : `${code} ${text}`}` };
-  }
-  if (typeof code === 'number' && code >= 400 && code < 500) {
-    return { kind: 'retry', reason: `deferred: ${text.startsWith(String(code)) ? text : `${code} ${text}`}` };
-  }
-  return { kind: 'retry', reason: `smtp ${failure.code ?? 'error'}: ${text}` };
+  return classifySmtpFailure(smtpFailureOf(error));
 }

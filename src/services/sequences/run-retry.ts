@@ -27,6 +27,6 @@ export async function runRetry(
     // time. Held for a run that carries on (resumed, its sequence active again): queued again
     // at its next look, keeping its own time when that is later (outbox.ts queueSends).
     // Its sequence not active: nothing goes out until it is again, whatever the send's time.
-    nextAttemptAt: send.status === 'sending' || run.status === 'paused' || waitingFor === 'sequence_paused' ? null : toIsoOrNull(send.due_at),
+    nextAttemptAt: send.status === 'sending' || run.status === 'paused' || waitingFor === 'sequence_paused' || waitingFor === 'channel_paused' ? null : toIsoOrNull(send.due_at),
   };
 }

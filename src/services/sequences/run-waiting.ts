@@ -4,6 +4,7 @@ import { toIsoOrNull } from '../../db/sql/rows';
 import { select } from '../../db/sql/statements';
 import type { WaitingFor } from '../../schemas/sequence';
 import type { Step } from '../../schemas/sequence-definition';
+import { pausedStepKey, pausedSteps } from '../channels/channel-pauses';
 import { readVersions, versionKey } from './sequence-versions';
 
 // What a run is waiting for, and until when (docs/sequences.md "How runs move"), derived from
@@ -15,6 +16,8 @@ import { readVersions, versionKey } from './sequence-versions';
 // - `retry`: its step is a webhook with a failed attempt behind it. The run itself waits at the
 //   step with no due time (due_at NULL) while the outbound layer holds its send: the time is the
 //   send's, the outbox row of the run's visit (engine/outbound/outbox.ts), queued until its due_at;
+// - `channel_paused`: its step's send waits, queued, for its channel (or the step's template)
+//   to resume (channels/channel-pauses.ts): no time;
 // - `window`: its step has not begun and is due later: the engine deferred it to the sending
 //   window's next opening, due_at;
 // - null: due now (the engine takes it at its next look; a first send queued, with its time),
@@ -41,6 +44,8 @@ export interface WaitingSend {
   status: string;
   attempt: number | string;
   due_at: unknown;
+  // Its channel (or its step's template) is paused (channels/channel-pauses.ts).
+  paused?: boolean;
 }
 
 export interface RunWaiting {
@@ -65,6 +70,7 @@ export function runWaiting(row: WaitingRow, step: Step | undefined, sequenceStat
 // A run waiting for its send: a retry until the send's next attempt, a first send due at its
 // time, nothing while the request is on the wire.
 function sendWaiting(send: WaitingSend): RunWaiting {
+  if (send.paused && (send.status === 'queued' || send.status === 'held')) return { dueAt: null, waitingFor: 'channel_paused' };
   if (send.status !== 'queued') return NOTHING;
   const dueAt = toIsoOrNull(send.due_at);
   return { dueAt, waitingFor: Number(send.attempt) > 0 ? 'retry' : null };
@@ -104,13 +110,24 @@ export async function runsWaiting<Row extends WaitingRow & { id: string; sequenc
 
 // The live sends of runs that wait with no due time of their own (one statement, through
 // outbox_run_visit), by run and visit.
-async function waitingSends(db: Database, rows: readonly (WaitingRow & { id: string })[], transaction?: Transaction): Promise<Map<string, WaitingSend>> {
+async function waitingSends(db: Database, rows: readonly (WaitingRow & { id: string; sequence_id: string })[], transaction?: Transaction): Promise<Map<string, WaitingSend>> {
   if (rows.length === 0) return new Map();
-  const sends = await select<WaitingSend & { run_id: string; run_visit: number | string }>(
+  const sends = await select<WaitingSend & { run_id: string; run_visit: number | string; account_id: string; channel: string; step_id: string }>(
     db,
-    "SELECT run_id, run_visit, status, attempt, due_at FROM outbox WHERE run_id IN (?) AND status IN ('queued', 'held', 'sending')",
+    "SELECT run_id, run_visit, account_id, channel, step_id, status, attempt, due_at FROM outbox WHERE run_id IN (?) AND status IN ('queued', 'held', 'sending')",
     [rows.map((row) => row.id)],
     transaction,
   );
-  return new Map(sends.map((send) => [`${send.run_id}/${Number(send.run_visit)}`, send]));
+  // Whether their channels (or templates) are paused: one statement, for the message sends.
+  const sequenceOf = new Map(rows.map((row) => [row.id, row.sequence_id]));
+  const keyed = sends
+    .filter((send) => send.channel === 'email' || send.channel === 'whatsapp')
+    .map((send) => ({ accountId: send.account_id, channel: send.channel, sequenceId: sequenceOf.get(send.run_id) ?? '', stepId: send.step_id }));
+  const paused = await pausedSteps(db, keyed, transaction);
+  return new Map(
+    sends.map((send) => [
+      `${send.run_id}/${Number(send.run_visit)}`,
+      { ...send, paused: paused.has(pausedStepKey({ accountId: send.account_id, channel: send.channel, sequenceId: sequenceOf.get(send.run_id) ?? '', stepId: send.step_id })) },
+    ]),
+  );
 }

@@ -15,6 +15,7 @@ import { moveRunsToVersion, type MovedRuns } from './move-runs';
 import { refuseEmptyingWithRuns } from './stranded-runs';
 import { keepIds, sameSteps, canonicalText } from './same-steps';
 import { readSteps, writeVersion } from './sequence-versions';
+import { resumeStepPauses } from './step-pauses';
 import { notifyReleaseRequested, requestRelease, type ReleaseKind } from './park-runs';
 
 // Creating and changing sequences: the API (POST and PATCH /sequences), the dashboard and the
@@ -147,6 +148,10 @@ export async function changeSequence(
         changes.push(['version', version]);
       }
     }
+    // Saving the steps is the answer to a step's template pause: the paused steps' waiting sends
+    // take the step as saved, and send again (channels/channel-pauses.ts).
+    let resumed = 0;
+    if (input.steps && version !== null) resumed = await resumeStepPauses(db, { accountId, sequenceId: id, version, steps }, transaction);
     let moved: MovedRuns[] | null = null;
     if (input.moveRuns) {
       if (version === null || steps.length === 0) {
@@ -174,7 +179,7 @@ export async function changeSequence(
     const at = new Date();
     for (const kind of releases) await requestRelease(db, { accountId, sequenceId: id, kind, at }, transaction);
     const movedRuns = (moved ?? []).reduce((sum, item) => sum + item.runs, 0);
-    return { accountId, moved, due: movedRuns > 0, released: releases.length > 0 };
+    return { accountId, moved, due: movedRuns > 0 || resumed > 0, released: releases.length > 0 };
   });
   if (outcome.due) notifyDueWork();
   if (outcome.released) notifyReleaseRequested();

@@ -16,7 +16,7 @@ import { readSteps } from '../../../src/services/sequences/sequence-versions';
 import { appWithChannels, channelSettings, dkimPrivateKey, verifiedSendingDomain } from '../../support/channels';
 import { caller } from '../../support/app';
 import { testDb } from '../../support/db';
-import { startSmtpServer, type SmtpAnswer } from '../../support/smtp-server';
+import { startSmtpServer, type SmtpAnswer, type SmtpServerOptions } from '../../support/smtp-server';
 import { engineAt, enrolledRun } from './support';
 
 // Email steps sent to a real SMTP server (smtp-server, read with mailparser): what arrives,
@@ -53,7 +53,7 @@ describe('sequence engine: email steps through SMTP', function () {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function setup(answer?: (index: number) => SmtpAnswer, options: { startTls?: boolean; query?: string } = {}) {
+  async function setup(answer?: (index: number) => SmtpAnswer, options: SmtpServerOptions & { query?: string } = {}) {
     const server = await startSmtpServer(answer, options);
     const settings = channelSettings({ emailFrom: FROM, smtpUrl: `${server.url}${options.query ?? ''}` });
     const engineParts = engineAt(Date.now() + 1, {
@@ -111,7 +111,7 @@ describe('sequence engine: email steps through SMTP', function () {
     await engine.runUntilIdle();
     message = await messageOf(run.runId);
     expect(message).to.include({ status: 'queued' });
-    expect(message!.error).to.match(/^deferred: 451/);
+    expect(message!.error).to.equal('deferred: 451 the receiving server asked us to try again later');
 
     advance(60_000);
     await engine.runUntilIdle();
@@ -135,10 +135,38 @@ describe('sequence engine: email steps through SMTP', function () {
     expect(server.attempts).to.have.length(1);
     const message = await messageOf(run.runId);
     expect(message!.status).to.equal('failed');
-    expect(message!.error).to.match(/^bounced: 550/);
+    expect(message!.error).to.equal('rejected: 550 the receiving server refused the message');
     const detail = await run.timeline();
     expect(detail).to.include({ status: 'failed', currentStepId: 'mail' });
-    expect(detail.reason).to.contain('bounced: 550');
+    expect(detail.reason).to.contain('rejected: 550');
+  });
+
+  it('a hard bounce (RCPT 550 5.1.1): the message bounced, the address suppressed from that message', async () => {
+    const { server, engine, advance } = await setup(undefined, { rcpt: (address) => (address.toLowerCase().startsWith('gone') ? '550 5.1.1 <gone>: No such user here (mx7.example banner)' : undefined) });
+    const run = await enrolledRun([EMAIL], {}, { email: 'Gone@Example.com' });
+    advance(1_000);
+    await engine.runUntilIdle();
+    expect(server.received).to.have.length(0);
+    const message = await messageOf(run.runId);
+    expect(message).to.include({ status: 'bounced', error: 'bounced: 550 5.1.1 no such mailbox' });
+    const [{ id }] = await select<{ id: string }>(testDb(), 'SELECT id FROM messages WHERE run_id = ?', [run.runId]);
+    const suppressions = await select<{ channel: string; address: string; reason: string; source: string }>(testDb(), 'SELECT channel, address, reason, source FROM suppressions WHERE account_id = ?', [run.accountId]);
+    expect(suppressions).to.deep.equal([{ channel: 'email', address: 'gone@example.com', reason: 'hard_bounce', source: `message:${id}` }]);
+    const events = await select<{ type: string }>(testDb(), "SELECT type FROM events WHERE account_id = ? AND type IN ('message.bounced', 'contact.suppressed') ORDER BY type", [run.accountId]);
+    expect(events.map((event) => event.type)).to.deep.equal(['contact.suppressed', 'message.bounced']);
+    expect((await run.timeline()).reason).to.contain('bounced: 550 5.1.1 no such mailbox');
+    // The banner of the receiving server is nowhere a tenant can read it.
+    expect(JSON.stringify(await run.timeline())).not.to.contain('mx7.example');
+  });
+
+  it('a policy rejection after the data (554 5.7.1): the message failed `rejected`, nobody suppressed', async () => {
+    const { server, engine, advance } = await setup(() => '554 5.7.1 Message rejected as spam by relay.internal');
+    const run = await enrolledRun([EMAIL]);
+    advance(1_000);
+    await engine.runUntilIdle();
+    expect(server.attempts).to.have.length(1);
+    expect(await messageOf(run.runId)).to.include({ status: 'failed', error: "rejected: 554 5.7.1 refused by the receiver's policy" });
+    expect(await select(testDb(), 'SELECT id FROM suppressions WHERE account_id = ?', [run.accountId])).to.have.length(0);
   });
 
   it('bounds a server that takes the message and never answers: retried with the same Message-ID, not stuck', async () => {
@@ -299,6 +327,6 @@ describe('sequence engine: email steps through SMTP', function () {
     expect(server.received).to.have.length(0);
     const message = await messageOf(run.runId);
     expect(message!.status).to.equal('queued');
-    expect(message!.error).to.match(/^smtp /);
+    expect(message!.error).to.match(/^paused: smtp tls failed \((CERT_|SELF_SIGNED|DEPTH_ZERO|UNABLE_TO)[A-Z_]*\)$/);
   });
 });

@@ -5,6 +5,7 @@ import { toDate } from '../../../db/sql/rows';
 import { execute, insertRows, select, skipLocked } from '../../../db/sql/statements';
 import { withTransaction } from '../../../db/sql/transaction';
 import { newRowId } from '../../ids';
+import { NOT_PAUSED_SQL, pausedChannels } from '../../channels/channel-pauses';
 import { cancelMessagesOfCancelledSends } from '../../messages/message-store';
 
 // The outbox table as a queue (db/migrations/20261212000000-create-outbox.js): the sends a step
@@ -142,11 +143,13 @@ export async function sendGroups(db: Database): Promise<{ queued: SendGroup[]; l
   );
   let leaseEnds: number | null = null;
   const queued: SendGroup[] = [];
+  // A channel paused as a whole has nothing to claim: its groups are left out of the look.
+  const paused = rows.some((row) => row.status === 'queued') ? await pausedChannels(db) : new Set<string>();
   for (const row of rows) {
     if (row.due_at === null || row.due_at === undefined) continue;
     const dueAt = toDate(row.due_at);
     if (row.status === 'sending') leaseEnds = Math.min(leaseEnds ?? Infinity, dueAt.getTime());
-    else queued.push({ accountId: row.account_id, channel: row.channel, target: row.target, dueAt });
+    else if (!paused.has(`${row.account_id} ${row.channel}`)) queued.push({ accountId: row.account_id, channel: row.channel, target: row.target, dueAt });
   }
   return { queued, leaseEnds: leaseEnds === null ? null : new Date(leaseEnds) };
 }
@@ -200,10 +203,13 @@ export async function claimSends(
       : [];
     const queuedIds: string[] = [];
     for (const { group, limit } of picks) {
+      // A paused channel's (or step template's) sends are passed over: they stay queued until
+      // the resume (channels/channel-pauses.ts).
       const rows = await select<{ id: string }>(
         db,
-        `SELECT id FROM outbox WHERE status = 'queued' AND account_id = ? AND channel = ? AND target = ? AND due_at <= ?
-         ORDER BY due_at LIMIT ${Math.max(1, Math.floor(limit))}${skipLocked(db)}`,
+        `SELECT o.id FROM outbox o WHERE o.status = 'queued' AND o.account_id = ? AND o.channel = ? AND o.target = ? AND o.due_at <= ?
+         AND ${NOT_PAUSED_SQL}
+         ORDER BY o.due_at LIMIT ${Math.max(1, Math.floor(limit))}${skipLocked(db)}`,
         [group.accountId, group.channel, group.target, now],
         transaction,
       );

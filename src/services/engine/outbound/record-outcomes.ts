@@ -14,7 +14,11 @@ import { progressOfChange } from '../../analytics/run-change-progress';
 import { readVersions, versionKey } from '../../sequences/sequence-versions';
 import type { MessageTransition } from '../../messages/message-events';
 import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
+import { pauseChannels, type NewPause } from '../../channels/channel-pauses';
+import { addSuppressions, normalizeSuppressionAddress, type NewSuppression } from '../../suppressions/suppression-store';
+import { softBounceSuppressions } from '../../suppressions/soft-bounces';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
+import type { MessageChannel } from '../../../schemas/message';
 import { byAccount } from '../run-queue';
 import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunChange, type RunInput } from '../run-state';
 import type { StepCount } from '../step-counts';
@@ -70,6 +74,8 @@ export interface Recorded {
   // Each status a message step's message reached (sent, captured, skipped, failed, cancelled),
   // for messages_total once the record has committed.
   messages: Array<{ channel: string; outcome: string }>;
+  // Channels (or templates) this record paused, for channel_pauses_total.
+  paused: Array<{ channel: string; code: string }>;
 }
 
 export async function recordOutcomes(
@@ -80,7 +86,7 @@ export async function recordOutcomes(
   const abandoned = outcomes.filter((outcome) => outcome.kind === 'answered' && outcome.result.abandoned).map((outcome) => outcome.send);
   await handBack(db, abandoned, options.now);
   const recorded = outcomes.filter((outcome) => !(outcome.kind === 'answered' && outcome.result.abandoned));
-  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length, messages: [] };
+  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length, messages: [], paused: [] };
   return withTransaction(db, async (transaction) => {
     const runs = await lockRunsWithContacts(db, [...new Set(recorded.map((outcome) => outcome.send.runId))], transaction);
     const held = await lockSends(db, recorded.map((outcome) => outcome.send.id), transaction);
@@ -106,7 +112,7 @@ export async function recordOutcomes(
     countRunMoves(db, transaction, writes.moves);
     countRunProgress(db, transaction, options.now, writes.progress);
     const requeued = [...writes.sendUpdates()].filter((update) => update.status === 'queued').length;
-    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes };
+    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes, paused: writes.paused };
   });
 }
 
@@ -159,6 +165,13 @@ class OutcomeWrites {
   readonly progress: RunProgress[] = [];
 
   readonly messageOutcomes: Array<{ channel: string; outcome: string }> = [];
+  // Channels (or steps' templates) to pause, and those this record paused (channel_pauses_total).
+  private readonly pauses: Array<{ accountId: string } & NewPause> = [];
+  readonly paused: Array<{ channel: string; code: string }> = [];
+  // Messages that failed soft-bouncing (soft-bounces.ts).
+  private readonly softBounced: Array<{ accountId: string; contactId: string; address: string; messageId: string }> = [];
+  // Addresses to suppress (hard bounces), with the contact whose message bounced.
+  private readonly suppressions: Array<{ accountId: string; item: NewSuppression }> = [];
 
   constructor(
     private readonly now: Date,
@@ -243,11 +256,37 @@ class OutcomeWrites {
       this.statusEvent(run, change);
       return;
     }
+
+    // The sender's failure (a refused login, an expired token, a template Graph refuses; a relay
+    // still unreachable when the schedule is spent): the channel, or the step's template,
+    // pauses. Nothing is recorded against the contact or the run: no attempt is counted, the
+    // send and its message go back to `queued` and wait for the resume.
+    const failure = answered?.result.failure;
+    if (failure && (failure.kind === 'sender' || (failure.senderWhenExhausted && attempt >= MAX_SEND_ATTEMPTS))) {
+      this.sends.set(send.id, { status: run.status === 'paused' ? 'held' : 'queued', dueAt: this.now, attempt: failedBefore, lastError: reason });
+      this.messageChange(answered, { status: 'retry', error: `paused: ${reason}` });
+      const step = failure.scope === 'template' ? { sequenceId: run.sequence_id, stepId } : null;
+      this.pauses.push({ accountId: run.account_id, channel: send.channel as MessageChannel, step, code: failure.code, reason: reason ?? failure.reason });
+      return;
+    }
+
     this.counts.push({ type, outcome: 'failed' });
     const final = (answered?.result.final ?? false) || lastAttempt;
     const execution = this.execution(run, send.runVisit, attempt, stepId, type, 'failed', reason, detail, startedAt, finishedAt);
     if (final) {
-      this.messageChange(answered, { status: 'failed', error: reason });
+      // A hard bounce (the recipient's server refused the address for good): the message
+      // `bounced`, and its address suppressed, in this transaction (write()).
+      if (failure?.kind === 'hard_bounce' && answered?.result.message) {
+        this.messageChange(answered, { status: 'bounced', error: reason });
+        const address = normalizeSuppressionAddress(send.channel as MessageChannel, failure.address);
+        if (address) this.suppressions.push({ accountId: run.account_id, item: { channel: send.channel as MessageChannel, address, reason: 'hard_bounce', source: `message:${answered.result.message.id}`, contactId: run.contact_id } });
+      } else {
+        this.messageChange(answered, { status: 'failed', error: reason });
+        // A soft bounce to the end of the schedule: counted towards the address's streak.
+        if (failure?.code === 'soft_bounce' && send.channel === 'email' && answered?.result.message) {
+          this.softBounced.push({ accountId: run.account_id, contactId: run.contact_id, address: failure.address, messageId: answered.result.message.id });
+        }
+      }
       this.sends.set(send.id, { status: 'failed', dueAt: null, attempt, lastError: reason });
       const change = this.move(run, { kind: 'failed', reason: `step "${stepId}": ${reason}` });
       this.event(run, { type: 'run.step_failed', data: { run: changedRunDto(run, change), step: { id: stepId, type }, execution, retryAt: null } });
@@ -351,6 +390,16 @@ class OutcomeWrites {
     for (const { after, reached } of await writeMessageMoves(db, this.messages, { now: this.now, events: messageEvents }, transaction)) {
       for (const outcome of reached) this.messageOutcomes.push({ channel: after.channel, outcome });
     }
+    // The hard bounces' addresses, and those whose soft bounces kept coming, after the messages
+    // (contact.suppressed recorded with the rest).
+    this.suppressions.push(...(await softBounceSuppressions(db, this.softBounced, this.now, transaction)));
+    for (const [accountId, list] of byAccount(this.suppressions)) {
+      await addSuppressions(db, accountId, list.map(({ item }) => item), { now: this.now, events: messageEvents }, transaction);
+    }
+    // Pauses last (the lock order: their rows after the messages'); channel.paused once each.
+    if (this.pauses.length > 0) {
+      for (const row of await pauseChannels(db, this.pauses, { now: this.now, events: messageEvents }, transaction)) this.paused.push({ channel: row.channel, code: row.code });
+    }
     const all = [...this.events, ...[...messageEvents].flatMap(([accountId, list]) => list.map((event) => ({ accountId, event })))];
     for (const [accountId, list] of byAccount(all)) await recordEvents(db, accountId, list.map(({ event }) => event), transaction);
   }
@@ -358,7 +407,7 @@ class OutcomeWrites {
 
 // What a message becomes with its send's outcome: `retry` goes back to queued with the
 // attempt's error (sent again with the same key).
-type MessageMove = 'sent' | 'captured' | 'unconfirmed' | 'skipped' | 'failed' | 'retry' | 'cancelled';
+type MessageMove = 'sent' | 'captured' | 'unconfirmed' | 'skipped' | 'failed' | 'bounced' | 'retry' | 'cancelled';
 
 async function writeMessageMoves(
   db: Database,

@@ -13,6 +13,7 @@ const WAITING: Record<string, string> = {
   wait: 'Waiting',
   window: 'Waiting for the sending window',
   sequence_paused: 'Waiting for the sequence to be active again',
+  channel_paused: 'Waiting for its channel to resume (the sender side failed: see the banner on the sequence page)',
 };
 
 // Where the run stands, in a sentence; null when its status says it all.

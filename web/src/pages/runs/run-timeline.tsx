@@ -47,6 +47,8 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
             'The next attempt waits for the run to be resumed.'
           ) : run.waitingFor === 'sequence_paused' ? (
             'The next attempt waits for the sequence to be active again.'
+          ) : run.waitingFor === 'channel_paused' ? (
+            'The next attempt waits for its channel to resume (see the banner on the sequence page).'
           ) : (
             'An attempt is under way.'
           )}

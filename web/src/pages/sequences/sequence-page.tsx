@@ -1,5 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { ChannelPauseBanners } from '../../components/channel-pause-banner';
 import { ErrorBanner } from '../../components/error-banner';
 import { ItemPage } from '../../components/item-page';
 import { None } from '../../components/none';
@@ -47,6 +48,7 @@ export function SequencePage({ id }: { id: string }) {
     <ItemPage query={useSequence(id)} loading="Loading the sequence…" list={LIST} crumb={({ sequence }) => sequence.name}>
       {({ sequence }) => (
         <>
+          <ChannelPauseBanners sequenceId={sequence.id} />
           <div className="panels">
             <Facts sequence={sequence} />
             <StatusPanel sequence={sequence} key={sequence.status} />

@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
+import { ChannelPauseBanners } from '../../components/channel-pause-banner';
 import { ErrorBanner } from '../../components/error-banner';
 import { Field } from '../../components/field';
 import { QueryState } from '../../components/query-state';
@@ -29,6 +30,7 @@ export function ChannelsPage() {
       <div className="toolbar">
         <p>Where this account&apos;s messages leave from. Passwords, keys and tokens are stored encrypted and never shown again: leave a field empty to keep what is stored.</p>
       </div>
+      <ChannelPauseBanners />
       <div className="panels">
         <QueryState query={email} loading="Loading the email sender…">
           {(data) => <EmailPanel channel={data} />}
@@ -57,6 +59,8 @@ function EmailPanel({ channel }: { channel: EmailChannel }) {
     trpc.dashboard.channels.setEmail.mutationOptions({
       onSuccess: (saved) => {
         queryClient.setQueryData(trpc.dashboard.channels.email.queryKey(), saved);
+        // Saving resumes a paused channel.
+        void queryClient.invalidateQueries({ queryKey: trpc.dashboard.channels.pauses.pathKey() });
         setSmtpUrl('');
         setPrivateKey('');
       },
@@ -160,6 +164,7 @@ function WhatsAppPanel({ channel }: { channel: WhatsAppChannel }) {
     trpc.dashboard.channels.setWhatsApp.mutationOptions({
       onSuccess: (saved) => {
         queryClient.setQueryData(trpc.dashboard.channels.whatsapp.queryKey(), saved);
+        void queryClient.invalidateQueries({ queryKey: trpc.dashboard.channels.pauses.pathKey() });
         setAccessToken('');
         setAppSecret('');
         setVerifyToken('');

@@ -1,5 +1,6 @@
 import type { Database } from '../../../../db/database';
 import type { SkipReason } from '../../../../schemas/message';
+import type { SendFailureVerdict } from '../../../messages/send-failures';
 import type { ClaimedSend } from '../outbox';
 
 // A channel: how the outbound layer sends what one kind of step queued (a webhook, an email, a
@@ -24,6 +25,9 @@ export interface SendResult {
   // A message step's message (messages/message-store.ts): its row is moved with the outcome,
   // in the outcome's transaction (sent or captured, skipped, retried, failed).
   message?: { id: string; providerMessageId?: string | null; captured?: boolean };
+  // Who caused a failure (messages/send-failures.ts), and the address it was sent to: a hard
+  // bounce suppresses that address, a sender failure pauses the channel (or the step's template).
+  failure?: SendFailureVerdict & { address: string };
 }
 
 export type Send = (send: ClaimedSend, signal: AbortSignal) => Promise<SendResult>;

@@ -88,9 +88,11 @@ export function emailChannel(options: EmailChannelOptions): Channel {
           }
           const verdict = smtpErrorVerdict(error);
           // This process stopping cut it short: sent again with the same Message-ID.
-          if (signal.aborted && verdict.kind === 'retry') return { ok: false, reason: verdict.reason, detail: {}, final: false, abandoned: true, message };
-          observe(verdict.kind === 'bounced' ? 'fail' : 'retry');
-          return failedResult(verdict.reason, verdict.kind === 'bounced', message);
+          if (signal.aborted && verdict.kind === 'soft') return { ok: false, reason: verdict.reason, detail: {}, final: false, abandoned: true, message };
+          observe(verdict.kind === 'soft' || verdict.kind === 'sender' ? 'retry' : 'fail');
+          // Who caused it decides what is recorded (record-outcomes.ts): a hard bounce suppresses
+          // the address, a sender failure pauses the channel and touches no contact.
+          return { ...failedResult(verdict.reason, verdict.kind === 'hard_bounce' || verdict.kind === 'rejected', message), failure: { ...verdict, address: decided.sending.to } };
         }
       };
     },

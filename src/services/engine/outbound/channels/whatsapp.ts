@@ -8,6 +8,7 @@ import { markSending } from '../../../messages/message-store';
 import { buildTemplateContext } from '../../../messages/render-context';
 import { renderWhatsApp, TemplateRenderError, type WhatsAppRequest } from '../../../messages/render-message';
 import { captureWhatsApp } from '../../../messages/whatsapp-capture';
+import { classifyWhatsAppFailure } from '../../../messages/send-failures';
 import { sendWhatsAppMessage } from '../../../messages/whatsapp-client';
 import { whatsappRecipient } from '../../../messages/whatsapp-recipient';
 import { unsubscribeUrl } from '../../../unsubscribe/unsubscribe-links';
@@ -33,9 +34,10 @@ import type { ClaimedSend } from '../outbox';
 //   4. POSTed to Graph with the account's token (whatsapp-client.ts, bounded by timeoutMs), or,
 //      with no token, captured as JSON under the data folder's outbox/.
 // Graph's answer: 2xx `sent` with messages[0].id; 429 (130429 and the other rate-limit codes),
-// 5xx, no answer in time or a lost connection: retried on the webhook step's schedule; any
-// other 4xx fails the step, with Graph's code. The outcome is written by record-outcomes.ts
-// with the run's move, in one transaction.
+// 5xx, no answer in time or a lost connection: retried on the webhook step's schedule; a
+// sender-side code (190, 368, a template error: messages/send-failures.ts) pauses the channel or
+// the step's template; any other 4xx fails the step, with Graph's code. The outcome is written
+// by record-outcomes.ts with the run's move, in one transaction.
 
 export interface WhatsAppChannelOptions {
   settings: ChannelSettings;
@@ -127,8 +129,14 @@ export function whatsappChannel(options: WhatsAppChannelOptions): Channel {
         }
         // This process stopping cut it short: sent again with the same callback data.
         if (answer.abandoned) return { ok: false, reason: answer.error, detail, final: false, abandoned: true, message };
-        observe(answer.retryable ? 'retry' : 'fail');
-        return failed(answer.error, !answer.retryable, message, { ...detail, error: answer.error, ...(answer.code !== null && { code: answer.code }) });
+        const verdict = classifyWhatsAppFailure(answer);
+        observe(verdict.kind === 'soft' || verdict.kind === 'sender' ? 'retry' : 'fail');
+        // Who caused it decides what is recorded (record-outcomes.ts): a sender failure (the
+        // token, the account, the step's template) pauses and touches no contact.
+        return {
+          ...failed(verdict.reason, verdict.kind === 'hard_bounce' || verdict.kind === 'rejected', message, { ...detail, error: answer.error, ...(answer.code !== null && { code: answer.code }) }),
+          failure: { ...verdict, address: `+${recipient.to}` },
+        };
       };
     },
   };
