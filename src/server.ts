@@ -90,7 +90,7 @@ async function main() {
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
   const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs, logThrottle) : undefined;
   // SEQUENCE_ENGINE=off: runs move only where a worker runs the engine.
-  const engine = config.sequenceEngine ? startSequenceEngine(db, config, logger, channels, logThrottle, metrics?.engine, metrics?.messages, redis) : undefined;
+  const engine = config.sequenceEngine ? startSequenceEngine(db, config, logger, channels, logThrottle, metrics?.engine, metrics && { ...metrics.messages, whatsapp: metrics.whatsapp }, redis) : undefined;
   const bounceListener = await startConfiguredBounceListener(config, db, channels, logger, metrics);
 
   const local = localBaseUrl(config.host, port);

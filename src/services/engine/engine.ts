@@ -181,9 +181,11 @@ export class SequenceEngine {
       },
       random: webhook.random,
       wake: (lingerMs) => this.wake(lingerMs),
-      recorded: ({ counts, due, messages: reached, paused }) => {
+      recorded: ({ counts, due, messages: reached, paused, whatsapp }) => {
         this.count(counts);
         for (const labels of reached) messages.metrics?.total.inc(labels);
+        if (whatsapp.optedOut > 0) messages.metrics?.whatsapp?.optOuts.inc({ source: 'send' }, whatsapp.optedOut);
+        if (whatsapp.invalid > 0) messages.metrics?.whatsapp?.invalidNumbers.inc(whatsapp.invalid);
         for (const labels of paused) messages.metrics?.channelPauses?.inc(labels);
         // A channel paused here: its probe is looked for at the next pass.
         if (paused.length > 0) this.probes.soon();

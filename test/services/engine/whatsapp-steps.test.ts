@@ -163,6 +163,34 @@ describe('sequence engine: whatsapp steps', () => {
     expect(message!.error).to.contain('131026');
   });
 
+  it("opts the contact out when Graph answers a send with 131050: the contact unsubscribed from WhatsApp and the number suppressed, as the status webhook's 131050 does", async () => {
+    const { engine, run } = await setUp();
+    graph.refuse(400, 131050, 'User has stopped marketing messages');
+    await engine.runUntilIdle();
+    const [message] = await messagesOf(run.runId);
+    expect(message).to.include({ status: 'failed' });
+    const [contact] = await select<{ whatsapp_subscription_status: string }>(testDb(), 'SELECT whatsapp_subscription_status FROM contacts WHERE id = ?', [run.contact.id]);
+    expect(contact!.whatsapp_subscription_status).to.equal('unsubscribed');
+    const suppressions = await select<{ address: string; reason: string; source: string }>(testDb(), 'SELECT address, reason, source FROM suppressions WHERE account_id = ?', [run.accountId]);
+    expect(suppressions).to.deep.equal([{ address: '+4915112345678', reason: 'opt_out', source: `message:${message!.id}` }]);
+  });
+
+  it('suppresses the number as invalid after Graph answers three sends in a row with 131026', async () => {
+    const settings = channelSettings({ whatsappApiUrl: graph.apiUrl });
+    const outboxDir = mkdtempSync(path.join(tmpdir(), 'svc-outbox-'));
+    const first = await enrolledRun([WHATSAPP], {}, { phone: '+49 151 1234 5678' });
+    await putWhatsAppChannel(testDb(), { accountId: first.accountId, phoneNumberId: graph.phoneNumberId, accessToken: graph.accessToken }, settings);
+    graph.refuse(400, 131026, 'Message undeliverable');
+    const reasons = async () => (await select<{ reason: string }>(testDb(), 'SELECT reason FROM suppressions WHERE account_id = ?', [first.accountId])).map((row) => row.reason);
+    for (let sent = 1; sent <= 3; sent += 1) {
+      if (sent > 1) await caller(first.key).sequences.enroll({ id: first.sequence.id, contactIds: [first.contact.id] });
+      const { engine } = engineAt(Date.now() + 1, { messages: { settings, outboxDir }, webhook: { timeoutMs: 2_000, allowInsecure: true, random: () => 0.5 } });
+      await engine.runUntilIdle();
+      expect(await reasons()).to.deep.equal(sent < 3 ? [] : ['invalid']);
+    }
+    expect(graph.requests).to.have.length(3);
+  });
+
   it('never sends a message that has already ended without being sent (made cancelled while it waited for its retry)', async () => {
     const { engine, run, advance } = await setUp();
     graph.rateLimited();

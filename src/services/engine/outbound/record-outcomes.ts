@@ -16,6 +16,13 @@ import type { MessageTransition } from '../../messages/message-events';
 import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
 import { pauseChannels, type NewPause } from '../../channels/channel-pauses';
 import { addSuppressions, normalizeSuppressionAddress, type NewSuppression } from '../../suppressions/suppression-store';
+import {
+  failureCodeOf,
+  OPTED_OUT_CODE,
+  recordWhatsAppRecipientFailures,
+  UNDELIVERABLE_CODE,
+  type WhatsAppRecipientFailure,
+} from '../../messages/whatsapp-recipient-failures';
 import { softBounceSuppressions } from '../../suppressions/soft-bounces';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
 import type { MessageChannel } from '../../../schemas/message';
@@ -76,6 +83,9 @@ export interface Recorded {
   messages: Array<{ channel: string; outcome: string }>;
   // Channels (or templates) this record paused, for channel_pauses_total.
   paused: Array<{ channel: string; code: string }>;
+  // WhatsApp numbers Graph's answer to a send opted out (131050) or found invalid (131026 in a
+  // row), for whatsapp_opt_outs_total{source="send"} and whatsapp_numbers_invalid_total.
+  whatsapp: { optedOut: number; invalid: number };
 }
 
 export async function recordOutcomes(
@@ -86,7 +96,7 @@ export async function recordOutcomes(
   const abandoned = outcomes.filter((outcome) => outcome.kind === 'answered' && outcome.result.abandoned).map((outcome) => outcome.send);
   await handBack(db, abandoned, options.now);
   const recorded = outcomes.filter((outcome) => !(outcome.kind === 'answered' && outcome.result.abandoned));
-  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length, messages: [], paused: [] };
+  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length, messages: [], paused: [], whatsapp: { optedOut: 0, invalid: 0 } };
   return withTransaction(db, async (transaction) => {
     const runs = await lockRunsWithContacts(db, [...new Set(recorded.map((outcome) => outcome.send.runId))], transaction);
     const held = await lockSends(db, recorded.map((outcome) => outcome.send.id), transaction);
@@ -112,7 +122,7 @@ export async function recordOutcomes(
     countRunMoves(db, transaction, writes.moves);
     countRunProgress(db, transaction, options.now, writes.progress);
     const requeued = [...writes.sendUpdates()].filter((update) => update.status === 'queued').length;
-    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes, paused: writes.paused };
+    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes, paused: writes.paused, whatsapp: writes.whatsapp };
   });
 }
 
@@ -168,6 +178,7 @@ class OutcomeWrites {
   // Channels (or steps' templates) to pause, and those this record paused (channel_pauses_total).
   private readonly pauses: Array<{ accountId: string } & NewPause> = [];
   readonly paused: Array<{ channel: string; code: string }> = [];
+  whatsapp = { optedOut: 0, invalid: 0 };
   // Messages that failed soft-bouncing (soft-bounces.ts).
   private readonly softBounced: Array<{ accountId: string; contactId: string; address: string; messageId: string }> = [];
   // Addresses to suppress (hard bounces), with the contact whose message bounced.
@@ -387,8 +398,18 @@ class OutcomeWrites {
     // The messages after the runs (the one lock order: contacts, runs, outbox rows, messages);
     // their events (message.sent, .failed) recorded with the runs', one counter lock per account.
     const messageEvents = new Map<string, NewEventOf[]>();
+    const recipientFailures: WhatsAppRecipientFailure[] = [];
     for (const { after, reached } of await writeMessageMoves(db, this.messages, { now: this.now, events: messageEvents }, transaction)) {
       for (const outcome of reached) this.messageOutcomes.push({ channel: after.channel, outcome });
+      // Graph answered the send that the recipient opted out (131050) or cannot be reached
+      // (131026): handled as the status webhook's report of it is (whatsapp-recipient-failures.ts).
+      const code = after.channel === 'whatsapp' && after.status === 'failed' ? failureCodeOf(after.error) : null;
+      if (code === OPTED_OUT_CODE || code === UNDELIVERABLE_CODE) {
+        recipientFailures.push({ accountId: after.account_id, to: after.to_address, contactId: after.contact_id, code, source: `message:${after.id}` });
+      }
+    }
+    if (recipientFailures.length > 0) {
+      this.whatsapp = await recordWhatsAppRecipientFailures(db, recipientFailures, { now: this.now, via: 'send', events: messageEvents }, transaction);
     }
     // The hard bounces' addresses, and those whose soft bounces kept coming, after the messages
     // (contact.suppressed recorded with the rest).
