@@ -4,6 +4,7 @@ import { messageOfBounceAddress } from './bounce-addresses';
 import type { ParsedReport } from './parse-report';
 import { messageKeyOf } from './parse-report';
 import type { Feedback, FeedbackKind } from './record-feedback';
+import { permanentEnhancedKind } from '../messages/send-failures';
 
 // What a report sent to the listener comes to, for the message its address (or, for an ARF
 // report, its Original-Mail-From or the original's Message-ID) names.
@@ -14,14 +15,15 @@ const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'virus', 'other']);
 
 // A DSN's recipients, the worst first: a DSN to one VERP address is about one message, sent to
 // one recipient.
-// - failed with 5.x.x: a hard bounce, except 5.7.x (policy or content, RFC 3463): rejected;
+// - failed with 5.x.x: as an answer when sending is (permanentEnhancedKind): a hard bounce when
+//   the code names the address (5.1.x, 5.2.1, 5.5.x), else rejected (5.7.x policy or content);
 // - failed with 4.x.x (or no status), delayed: soft;
 // - delivered: delivered (a success DSN, sent only when asked for).
 export function dsnKind(report: Extract<ParsedReport, { type: 'dsn' }>): { kind: FeedbackKind; detail: string } | null {
   const ranked: Array<{ kind: FeedbackKind; detail: string; rank: number }> = report.recipients.map((recipient) => {
     const detail = [recipient.status, recipient.diagnostic].filter(Boolean).join(' ') || recipient.action;
     if (recipient.action === 'failed' && recipient.status?.startsWith('5.')) {
-      return recipient.status.startsWith('5.7.') ? { kind: 'rejected' as const, detail, rank: 3 } : { kind: 'hard_bounce' as const, detail, rank: 4 };
+      return permanentEnhancedKind(recipient.status) === 'rejected' ? { kind: 'rejected' as const, detail, rank: 3 } : { kind: 'hard_bounce' as const, detail, rank: 4 };
     }
     if (recipient.action === 'failed' || recipient.action === 'delayed') return { kind: 'soft_bounce' as const, detail, rank: 2 };
     if (recipient.action === 'delivered') return { kind: 'delivered' as const, detail, rank: 1 };

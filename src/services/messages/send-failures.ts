@@ -96,6 +96,15 @@ const codes = (failure: SmtpFailure) => [failure.responseCode, failure.enhanced]
 
 // The SMTP verdict, in the order the issue gives: the sender's own stages first (a 4xx there is
 // still only soft), then the recipient's.
+// A permanent (5.x.x) RFC 3463 code, by whom it names: the recipient's address (5.1.x, 5.2.1,
+// 5.5.x: a hard bounce, the address suppressed), or anything else, policy and content (5.7.x)
+// among it (rejected: the message fails, no one is suppressed). Shared by the answers when
+// sending and the DSNs that come back later (bounces/report-feedback.ts).
+export function permanentEnhancedKind(enhanced: string): 'hard_bounce' | 'rejected' {
+  const [, subject, detail] = enhanced.split('.');
+  return subject === '1' || (subject === '2' && detail === '1') || subject === '5' ? 'hard_bounce' : 'rejected';
+}
+
 export function classifySmtpFailure(failure: SmtpFailure): SendFailureVerdict {
   const { stage, responseCode, enhanced } = failure;
   const answered = responseCode !== null;
@@ -129,11 +138,10 @@ export function classifySmtpFailure(failure: SmtpFailure): SendFailureVerdict {
     return { kind: 'soft', code: 'smtp_unreachable', reason: `${CONNECTION_WORDS[system] ?? 'connection failed'} (${system})` };
   }
   if (enhanced !== null) {
-    const [, subject, detail] = enhanced.split('.');
-    if (subject === '1' || (subject === '2' && detail === '1') || subject === '5') {
+    if (permanentEnhancedKind(enhanced) === 'hard_bounce') {
       return { kind: 'hard_bounce', code: 'hard_bounce', reason: `bounced: ${shown} ${recipientWords(enhanced)}` };
     }
-    if (subject === '7') return { kind: 'rejected', code: 'rejected', reason: `rejected: ${shown} refused by the receiver's policy` };
+    if (enhanced.split('.')[1] === '7') return { kind: 'rejected', code: 'rejected', reason: `rejected: ${shown} refused by the receiver's policy` };
     return { kind: 'rejected', code: 'rejected', reason: `rejected: ${shown} the receiving server refused the message` };
   }
   // No enhanced code: RFC 5321's mailbox replies on RCPT (550, 551, 553) are the recipient's;
