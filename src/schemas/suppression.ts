@@ -17,7 +17,7 @@ export const suppressionReasonSchema = z
   .describe(
     'hard_bounce (a receiving server refused the address for good), complaint (the recipient reported a message as spam), ' +
       'unsubscribe, opt_out (a WhatsApp STOP or Meta\'s marketing opt-out), invalid (the number cannot receive messages), ' +
-      'manual (added through the API or the dashboard).',
+      'manual (added by hand, through the API or by a signed-in user).',
   );
 
 export const suppressionSchema = z
@@ -32,7 +32,7 @@ export const suppressionSchema = z
       .string()
       .nullable()
       .describe(
-        'What suppressed it: `message:<id>` (a bounce or complaint of that message), `provider:<event>`, `user:<id>` (the dashboard), ' +
+        'What suppressed it: `message:<id>` (a bounce or complaint of that message), `provider:<event>`, `user:<id>` (a signed-in user), ' +
           '`api_key:<id>` (the API), `cli` (the admin command line).',
       )
       .meta({ example: 'message:01938a3e-5b2c-7d4e-9f10-2a3b4c5d6e7f' }),
