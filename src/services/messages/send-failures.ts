@@ -37,6 +37,9 @@ export interface SmtpFailure {
   enhanced: string | null;
   // nodemailer's code, or the system's beneath it (ECONNREFUSED, ENOTFOUND, ETIMEDOUT, EAUTH).
   code: string | null;
+  // Our own words, when the service itself cut the attempt (smtp-attempt.ts: a stage's bound,
+  // a stop): they say which wait ran out, and are never a server's text.
+  words?: string;
 }
 
 // What nodemailer's error says (its `command`, `responseCode`, `response`, `code` and the
@@ -51,7 +54,9 @@ export function smtpFailureOf(error: unknown): SmtpFailure {
   const responseCode = typeof failure.responseCode === 'number' ? failure.responseCode : null;
   const response = typeof failure.response === 'string' ? failure.response : '';
   const enhanced = /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(response.trim())?.[1] ?? null;
-  return { stage: stageOf(command, code, original), responseCode, enhanced, code: original ?? code };
+  const own = error as { ownWords?: unknown; message?: unknown } | null;
+  const words = own?.ownWords === true && typeof own.message === 'string' ? own.message : undefined;
+  return { stage: stageOf(command, code, original), responseCode, enhanced, code: original ?? code, ...(words && { words }) };
 }
 
 // The system's codes of a certificate or handshake that failed (Node's TLS and OpenSSL's).
@@ -128,14 +133,14 @@ export function classifySmtpFailure(failure: SmtpFailure): SendFailureVerdict {
     if (permanent) return { kind: 'sender', code: 'smtp_relay_refused', reason: `the relay refused the session (${shown})`, scope: 'channel' };
     if (temporary) return { kind: 'soft', code: 'smtp_deferred', reason: `the relay deferred the session (${shown})`, senderWhenExhausted: true };
     const system = failure.code ?? 'ESOCKET';
-    return { kind: 'soft', code: 'smtp_unreachable', reason: `${CONNECTION_WORDS[system] ?? 'connection failed'} (${system})`, senderWhenExhausted: true };
+    return { kind: 'soft', code: 'smtp_unreachable', reason: `${failure.words ?? CONNECTION_WORDS[system] ?? 'connection failed'} (${system})`, senderWhenExhausted: true };
   }
   // RCPT TO, DATA (its command or the reply after the final dot). Only the recipient's soft
   // bounces read `deferred: …` (SOFT_BOUNCE_PREFIX): what soft-bounces.ts counts.
   if (temporary || enhanced?.startsWith('4.')) return { kind: 'soft', code: 'soft_bounce', reason: `${SOFT_BOUNCE_PREFIX}${shown} the receiving server asked us to try again later` };
   if (!permanent) {
     const system = failure.code ?? 'ESOCKET';
-    return { kind: 'soft', code: 'smtp_unreachable', reason: `${CONNECTION_WORDS[system] ?? 'connection failed'} (${system})` };
+    return { kind: 'soft', code: 'smtp_unreachable', reason: `${failure.words ?? CONNECTION_WORDS[system] ?? 'connection failed'} (${system})` };
   }
   if (enhanced !== null) {
     if (permanentEnhancedKind(enhanced) === 'hard_bounce') {

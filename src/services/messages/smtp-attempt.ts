@@ -66,9 +66,10 @@ export class SmtpAttempt {
         ? Object.assign(new Error(cut.stage === 'reply' ? `no answer to the final dot within ${cut.ms} ms` : `no answer within ${cut.ms} ms`), {
             code: 'ETIMEDOUT',
             command: cut.stage === 'reply' ? 'DATA' : 'CONN',
+            ownWords: true,
           })
         : cut
-          ? Object.assign(new Error('aborted: the service is stopping'), { code: 'EABORT' })
+          ? Object.assign(new Error('aborted: the service is stopping'), { code: 'EABORT', ownWords: true })
           : error instanceof Error
             ? error
             : new Error(String(error));

@@ -104,7 +104,7 @@ describe('sequence engine: email steps through SMTP', function () {
     let message = await messageOf(run.runId);
     expect(message!.status).to.equal('queued');
     // Cut after the final dot: an unknown outcome, sent again once (email-unknown-outcome.test.ts).
-    expect(message!.error).to.match(/^unknown outcome: smtp ECONNECTION/);
+    expect(message!.error).to.match(/^unknown outcome: connection closed by the server \(ECONNECTION\)/);
     expect((await run.timeline()).status).to.equal('running');
 
     advance(6_000);
