@@ -28,6 +28,8 @@ export const stepStatsSchema = z.object({
   completed: count('Runs whose step succeeded in the window.', 110),
   skipped: byReason('Runs that left the step without doing it in the window (ended from outside while at it, or a message step skipped), by reason.'),
   failed: count('Runs that failed at the step in the window.', 2),
+  bounced: count('The step\'s messages that bounced in the window (a hard bounce, at once or reported later): messages, not runs.', 1),
+  complained: count('The step\'s messages reported as spam in the window: messages, not runs.', 0),
   waiting: count('Active runs (pending, running, paused) at the step now, whatever the window.', 4),
 });
 

@@ -40,8 +40,8 @@ describe('GET /sequences/{id}/stats', () => {
     expect(stats.days[29]).to.deep.equal({ date: today, enrollments: 2, completions: 0, exits: {}, messages: { sent: 0, delivered: 0, read: 0, failed: 0, bounced: 0, complained: 0 } });
     expect(stats.from).to.equal(stats.days[0].date);
     expect(stats.steps).to.deep.equal([
-      { stepId: 'pause', type: 'wait', reached: 2, completed: 0, skipped: {}, failed: 0, waiting: 2 },
-      { stepId: 'done', type: 'exit', reached: 0, completed: 0, skipped: {}, failed: 0, waiting: 0 },
+      { stepId: 'pause', type: 'wait', reached: 2, completed: 0, skipped: {}, failed: 0, bounced: 0, complained: 0, waiting: 2 },
+      { stepId: 'done', type: 'exit', reached: 0, completed: 0, skipped: {}, failed: 0, bounced: 0, complained: 0, waiting: 0 },
     ]);
   });
 

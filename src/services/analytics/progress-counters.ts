@@ -28,7 +28,9 @@ import { reasonKey } from './reasons';
 
 export const WAITING_SHARDS = 8;
 
-export type StepOutcome = 'reached' | 'completed' | 'skipped' | 'failed';
+// bounced, complained: a step's messages (not runs) that reached those statuses, at once or
+// reported later (message-progress.ts).
+export type StepOutcome = 'reached' | 'completed' | 'skipped' | 'failed' | 'bounced' | 'complained';
 export type DayMetric = 'enrollments' | 'completions' | 'exits' | 'sent' | 'delivered' | 'read' | 'failed' | 'bounced' | 'complained';
 export type EndStatus = 'completed' | 'cancelled' | 'failed';
 
@@ -87,6 +89,16 @@ export function countRunProgress(db: Database, transaction: Transaction, at: Dat
 export function countMessageDays(db: Database, transaction: Transaction, reached: Iterable<{ sequenceId: string; at: Date; metric: DayMetric }>): void {
   const deltas = deltasOf(db, transaction);
   for (const { sequenceId, at, metric } of reached) addDay(deltas, sequenceId, utcDay(at), metric, '', 1);
+}
+
+// A step's messages that bounced or drew a complaint (each once per message), on the day of it.
+export function countMessageSteps(
+  db: Database,
+  transaction: Transaction,
+  reached: Iterable<{ sequenceId: string; stepId: string; at: Date; outcome: 'bounced' | 'complained' }>,
+): void {
+  const deltas = deltasOf(db, transaction);
+  for (const { sequenceId, stepId, at, outcome } of reached) add(deltas.steps, [sequenceId, utcDay(at), stepId, outcome, ''], 1);
 }
 
 // How a run left the step it was at: its step's outcome, else its end's (a skip, by the end's

@@ -19,6 +19,9 @@ export interface StepStats {
   completed: number;
   skipped: Record<string, number>;
   failed: number;
+  // The step's messages (not runs) that bounced, or drew a complaint, in the window.
+  bounced: number;
+  complained: number;
   waiting: number;
 }
 
@@ -73,7 +76,7 @@ export async function sequenceStats(db: Database, input: { accountId: string; se
   const steps = new Map<string, StepStats>();
   const stepOf = (stepId: string) => {
     let stats = steps.get(stepId);
-    if (!stats) steps.set(stepId, (stats = { stepId, type: typeOf.get(stepId) ?? 'unknown', reached: 0, completed: 0, skipped: {}, failed: 0, waiting: 0 }));
+    if (!stats) steps.set(stepId, (stats = { stepId, type: typeOf.get(stepId) ?? 'unknown', reached: 0, completed: 0, skipped: {}, failed: 0, bounced: 0, complained: 0, waiting: 0 }));
     return stats;
   };
   // The current version's steps first, in their order (each, with or without figures); then
@@ -84,7 +87,9 @@ export async function sequenceStats(db: Database, input: { accountId: string; se
     if (runs === 0) continue;
     const stats = stepOf(row.step_id);
     if (row.outcome === 'skipped') stats.skipped[row.reason] = (stats.skipped[row.reason] ?? 0) + runs;
-    else if (row.outcome === 'reached' || row.outcome === 'completed' || row.outcome === 'failed') stats[row.outcome] += runs;
+    else if (row.outcome === 'reached' || row.outcome === 'completed' || row.outcome === 'failed' || row.outcome === 'bounced' || row.outcome === 'complained') {
+      stats[row.outcome] += runs;
+    }
   }
   for (const row of waitingRows) if (Number(row.runs) !== 0) stepOf(row.step_id).waiting = Number(row.runs);
 

@@ -166,7 +166,7 @@ describe('sequence stats: the counters the engine keeps', () => {
     expect(messages).to.deep.equal({ sent: 1, delivered: 1, read: 1, failed: 0, bounced: 0, complained: 0 });
   });
 
-  it('counts a late bounce as bounced (not failed) and a complaint as complained, once each, on the day reported', async () => {
+  it('counts a late bounce as bounced (not failed) and a complaint as complained, once each, on the day reported and at the step that sent it', async () => {
     const fixture = await messageFixture();
     const db = testDb();
     const at = new Date();
@@ -178,13 +178,15 @@ describe('sequence stats: the counters the engine keeps', () => {
     }
     const figures = await stats(fixture.key, fixture.sequence.id);
     expect(figures.days.find((day) => day.date === utcDay(at))!.messages).to.deep.equal({ sent: 2, delivered: 0, read: 0, failed: 0, bounced: 1, complained: 1 });
+    // And by the step that sent them: messages, apart from the step's runs.
+    expect(step(figures, 'pause')).to.deep.include({ bounced: 1, complained: 1 });
   });
 
   it('answers for a sequence never run: its steps at zero and its days empty, read from a handful of counter rows', async () => {
     const { key } = await buildTenant();
     const sequence = await activeSequence(key, [{ id: 'only', type: 'wait', duration: 'P1D' }]);
     const figures = await stats(key, sequence.id, 7);
-    expect(figures.steps).to.deep.equal([{ stepId: 'only', type: 'wait', reached: 0, completed: 0, skipped: {}, failed: 0, waiting: 0 }]);
+    expect(figures.steps).to.deep.equal([{ stepId: 'only', type: 'wait', reached: 0, completed: 0, skipped: {}, failed: 0, bounced: 0, complained: 0, waiting: 0 }]);
     expect(figures.days.map((day) => day.date)).to.have.length(7);
     expect(figures.days.every((day) => day.enrollments === 0 && Object.keys(day.exits).length === 0)).to.equal(true);
     const rows = await select<{ n: number | string }>(testDb(), 'SELECT COUNT(*) AS n FROM sequence_days WHERE sequence_id = ?', [sequence.id]);
@@ -206,7 +208,7 @@ describe('sequence stats: a step skipped for its contact', () => {
     const { engine } = engineAt();
     await engine.runUntilIdle();
     const figures = await stats(key, sequence.id);
-    expect(step(figures, 'mail')).to.deep.include({ reached: 2, completed: 1, skipped: { unsubscribed: 1 }, failed: 0, waiting: 0 });
+    expect(step(figures, 'mail')).to.deep.include({ reached: 2, completed: 1, skipped: { unsubscribed: 1 }, failed: 0, bounced: 0, complained: 0, waiting: 0 });
     expect(step(figures, 'after')).to.deep.include({ reached: 2, waiting: 2 });
   });
 });
