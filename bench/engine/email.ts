@@ -57,6 +57,9 @@ export async function measureEmail(bench: EngineBench, count: number, progress: 
     ...DEFAULT_CHANNEL_SETTINGS,
     secrets: secretsKeyFrom(randomBytes(32)),
     smtpUrl: sink.url,
+    // Through the shared relay only From a verified domain goes out: the step's, as the
+    // operator's own (EMAIL_FROM's domain counts as verified for every account).
+    emailFrom: EMAIL_STEP.from!,
     // The server-wide cap is the case's subject, not a bound on it.
     emailMaxPerSecond: 1_000_000,
     publicBaseUrl: 'https://bench.test',
