@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { Fragment, useState, type FormEvent } from 'react';
+import { Fragment, useState } from 'react';
 import { Field } from '../../components/field';
 import { None } from '../../components/none';
 import { Pager } from '../../components/pager';
@@ -7,8 +7,9 @@ import { QueryState } from '../../components/query-state';
 import { SelectField } from '../../components/select-field';
 import { Table } from '../../components/table';
 import { useCursorPages } from '../../components/use-cursor-pages';
+import { useUrlFilters } from '../../components/use-url-filters';
 import { When } from '../../components/when';
-import { Link, navigate, useLocation } from '../../router';
+import { Link } from '../../router';
 import { fieldErrors, trpc } from '../../trpc';
 import { EnrollDialog, type Enrollee } from '../sequences/enroll-dialog';
 import { CreateContactDialog } from './create-contact-dialog';
@@ -48,21 +49,9 @@ function filtersFrom(search: URLSearchParams): Filters {
   return { q: search.get('q') ?? '', tag: search.get('tag') ?? '', email: subscription(search.get('email')), whatsapp: subscription(search.get('whatsapp')) };
 }
 
-function showFilters(filters: Filters) {
-  const params = new URLSearchParams(Object.entries(filters).filter(([, value]) => value.trim() !== ''));
-  navigate(params.size > 0 ? `/contacts?${params}` : '/contacts');
-}
 
 export function ContactsPage() {
-  const { search } = useLocation();
-  const filters = filtersFrom(search);
-  // What is typed, until searched for; it follows the address when that changes (Back).
-  const [draft, setDraft] = useState<Filters>(filters);
-  const [shown, setShown] = useState(search.toString());
-  if (shown !== search.toString()) {
-    setShown(search.toString());
-    setDraft(filters);
-  }
+  const { search, filters, draft, setDraft, filtered, submit, clear } = useUrlFilters('/contacts', filtersFrom, NO_FILTERS);
   const pages = useCursorPages(JSON.stringify(filters));
   const listFilters = {
     q: filters.q.trim() || undefined,
@@ -90,15 +79,6 @@ export function ContactsPage() {
     setSelection({ key: pageKey, picked: next });
   };
   const errors = fieldErrors(contacts.error);
-  const filtered = Object.values(filters).some(Boolean);
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    showFilters(draft);
-  };
-  const clear = () => {
-    setDraft(NO_FILTERS);
-    showFilters(NO_FILTERS);
-  };
 
   return (
     <>

@@ -1,5 +1,5 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { Field } from '../../components/field';
 import { FormDialog } from '../../components/form-dialog';
@@ -9,8 +9,8 @@ import { QueryState } from '../../components/query-state';
 import { SelectField } from '../../components/select-field';
 import { Table } from '../../components/table';
 import { useCursorPages } from '../../components/use-cursor-pages';
+import { useUrlFilters } from '../../components/use-url-filters';
 import { When } from '../../components/when';
-import { navigate, useLocation } from '../../router';
 import { fieldErrors, trpc } from '../../trpc';
 
 // Audience -> Suppressions (docs/channels.md "Suppressions"): the addresses this account never
@@ -42,7 +42,7 @@ interface Filters {
 }
 const NO_FILTERS: Filters = { address: '', channel: '', reason: '' };
 
-// The filters live in the address (?address=&channel=&reason=), as the contacts list's do.
+// The filters live in the address (?address=&channel=&reason=): use-url-filters.ts.
 function filtersFrom(search: URLSearchParams): Filters {
   const channel = search.get('channel');
   const reason = search.get('reason');
@@ -53,22 +53,11 @@ function filtersFrom(search: URLSearchParams): Filters {
   };
 }
 
-function showFilters(filters: Filters) {
-  const params = new URLSearchParams(Object.entries(filters).filter(([, value]) => value.trim() !== ''));
-  navigate(params.size > 0 ? `/suppressions?${params}` : '/suppressions');
-}
 
 type Suppression = { channel: Channel; address: string; reason: Reason; source: string | null; createdAt: string };
 
 export function SuppressionsPage() {
-  const { search } = useLocation();
-  const filters = filtersFrom(search);
-  const [draft, setDraft] = useState<Filters>(filters);
-  const [shown, setShown] = useState(search.toString());
-  if (shown !== search.toString()) {
-    setShown(search.toString());
-    setDraft(filters);
-  }
+  const { search, filters, draft, setDraft, filtered, submit, clear } = useUrlFilters('/suppressions', filtersFrom, NO_FILTERS);
   const pages = useCursorPages(JSON.stringify(filters));
   const list = useQuery({
     ...trpc.dashboard.suppressions.list.queryOptions({
@@ -84,15 +73,6 @@ export function SuppressionsPage() {
   const [removing, setRemoving] = useState<Suppression | null>(null);
   const [notice, setNotice] = useState('');
   const errors = fieldErrors(list.error);
-  const filtered = Object.values(filters).some(Boolean);
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    showFilters(draft);
-  };
-  const clear = () => {
-    setDraft(NO_FILTERS);
-    showFilters(NO_FILTERS);
-  };
 
   return (
     <>
