@@ -86,7 +86,7 @@ async function main() {
 
   const eventRetention = new EventRetention(db, { ...DEFAULT_EVENT_RETENTION, retentionDays: config.eventRetentionDays }, logger);
   eventRetention.start();
-  const maintenance = startMaintenance(db, config, logger, logThrottle);
+  const maintenance = startMaintenance(db, config, logger, logThrottle, metrics && { projection: metrics.projection });
   // WEBHOOK_DISPATCHER=off: a separate `npm run worker` delivers instead.
   const dispatcher = config.webhookDispatcher ? startWebhookDispatcher(db, webhooks, logger, config.webhookTimeoutMs, logThrottle) : undefined;
   // SEQUENCE_ENGINE=off: runs move only where a worker runs the engine.

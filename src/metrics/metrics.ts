@@ -19,6 +19,7 @@ export interface Metrics {
   // from a run's due time to its claim, runs failed alone because their stored data could not be
   // planned or recorded, and runs set aside (dead letters).
   engine: { steps: Counter<'type' | 'outcome'>; lagSeconds: Histogram; unprocessable: Counter<'stage'>; deadLettered: Counter };
+  projection: { lagSeconds: Histogram };
   // Messages (src/services/messages/message-metrics.ts): each status a message reaches, counted
   // when it commits (the store, the status webhook); the provider's latency (the sender).
   messages: { total: Counter<'channel' | 'outcome'>; providerLatency: Histogram<'channel' | 'outcome'>; channelPauses: Counter<'channel' | 'code'> };
@@ -139,6 +140,12 @@ export function createMetrics(db: Database): Metrics {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers,
   });
+  const projectionLag = new Histogram({
+    name: 'run_log_projection_lag_seconds',
+    help: 'From the commit of a run log row (a change to runs) to the commit of its projection into the counters and the events feed',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
   const unprocessable = new Counter({
     name: 'sequence_runs_unprocessable_total',
     help: 'Runs this process\'s engine failed alone because their stored data could not be planned (stage=plan) or recorded (stage=record)',
@@ -218,6 +225,7 @@ export function createMetrics(db: Database): Metrics {
     rateLimited,
     unavailable,
     engine: { steps, lagSeconds, unprocessable, deadLettered },
+    projection: { lagSeconds: projectionLag },
     messages: { total: messagesTotal, providerLatency, channelPauses },
     whatsapp: { inbound, optOuts, invalidNumbers },
     bounces: { feedback },

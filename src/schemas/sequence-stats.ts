@@ -55,4 +55,11 @@ export const sequenceStatsSchema = z.object({
   to: z.string().describe('The last UTC day of the window (today), YYYY-MM-DD.').meta({ example: '2026-12-23' }),
   steps: z.array(stepStatsSchema).describe('The current version\'s steps in order, then steps of older versions with figures in the window or runs waiting at them.'),
   days: z.array(dayStatsSchema).describe('Every day of the window, oldest first.'),
+  asOf: z
+    .string()
+    .describe(
+      'How fresh the figures are: every change committed before this time is counted. The counters are projected from the run log; ' +
+        'a read first applies what was committed before it, so this is normally the time of the read, and older only when that took longer than 2 s.',
+    )
+    .meta({ example: '2026-12-23T10:15:00.000Z' }),
 });

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { createMigrator, migrateToLatest } from '../../src/db/migrator';
 import { select } from '../../src/db/sql/statements';
-import { activeRunsBySequence, runStatusCounts } from '../../src/services/run-status/run-status-counts';
 import { dropAllTables, testDb } from '../support/db';
 import { insertOldContacts, migrateToJustBefore } from '../support/migrations';
 
@@ -40,9 +39,12 @@ describe(`migration ${MIGRATION}`, function () {
 
     await createMigrator(db).up({ to: '20261211000500-create-sequence-active-runs.js' });
 
-    expect(await runStatusCounts(db)).to.deep.equal({ pending: 1, running: 1, paused: 0, completed: 2, failed: 0, cancelled: 1 });
+    // (Read as the tables stand: the readers first apply the run log, a later migration's table.)
+    const counts = await select<{ status: string; runs: number | string }>(db, 'SELECT status, SUM(runs) AS runs FROM run_status_counts GROUP BY status', []);
+    expect(Object.fromEntries(counts.map((row) => [row.status, Number(row.runs)]))).to.deep.equal({ pending: 1, running: 1, paused: 0, completed: 2, failed: 0, cancelled: 1 });
     const [{ n }] = await select<{ n: number | string }>(db, 'SELECT COUNT(*) AS n FROM run_status_counts', []);
     expect(Number(n)).to.equal(6 * 16);
-    expect(await activeRunsBySequence(db, [SEQUENCE])).to.deep.equal(new Map([[SEQUENCE, 2]]));
+    const [{ runs }] = await select<{ runs: number | string }>(db, 'SELECT SUM(runs) AS runs FROM sequence_active_runs WHERE sequence_id = ?', [SEQUENCE]);
+    expect(Number(runs)).to.equal(2);
   });
 });

@@ -3,6 +3,7 @@ import { parseJson } from '../../db/sql/rows';
 import { select } from '../../db/sql/statements';
 import { NotFoundError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
+import { catchUpProjection } from '../events/projection/catch-up';
 import { normalizeId } from '../ids';
 import { utcDay, type DayMetric } from './progress-counters';
 
@@ -38,6 +39,9 @@ export interface SequenceStats {
   to: string;
   steps: StepStats[];
   days: DayStats[];
+  // Every change committed before this time is counted (the counters are projected from the
+  // run log: projection/catch-up.ts).
+  asOf: string;
 }
 
 const DAY_MS = 86_400_000;
@@ -46,6 +50,7 @@ export async function sequenceStats(db: Database, input: { accountId: string; se
   const id = normalizeId(input.sequenceId);
   const [sequence] = id ? await select<{ id: string; version: number | string | null }>(db, 'SELECT id, version FROM sequences WHERE id = ? AND account_id = ?', [id, input.accountId]) : [];
   if (!sequence) throw new NotFoundError('Sequence');
+  const { asOf } = await catchUpProjection(db);
   const now = input.now ?? new Date();
   const to = utcDay(now);
   const from = utcDay(new Date(now.getTime() - (input.days - 1) * DAY_MS));
@@ -106,7 +111,7 @@ export async function sequenceStats(db: Database, input: { accountId: string; se
     else if (row.metric === 'exits') day.exits[row.reason] = (day.exits[row.reason] ?? 0) + n;
     else day.messages[row.metric] += n;
   }
-  return { from, to, steps: [...steps.values()], days: [...days.values()] };
+  return { from, to, steps: [...steps.values()], days: [...days.values()], asOf: asOf.toISOString() };
 }
 
 function stepsOf(value: unknown): Step[] {
@@ -125,6 +130,7 @@ export async function recentActivity(
   if (ids.length === 0) return [];
   const owned = await select<{ id: string }>(db, 'SELECT id FROM sequences WHERE account_id = ? AND id IN (?)', [input.accountId, ids]);
   if (owned.length === 0) return [];
+  await catchUpProjection(db);
   const now = input.now ?? new Date();
   const rows = await select<{ sequence_id: string; metric: string; n: number | string }>(
     db,

@@ -276,10 +276,6 @@ class BatchWrites {
       // Counted from the status the run has under its lock (the caller's), to the one written.
       if (change.set.status !== undefined) this.statusMoves.push({ run, to: change.set.status });
     }
-    // A run that starts its first step is `running` before whatever the step makes of it.
-    const steps = record.kind === 'began' || record.kind === 'succeeded' || record.kind === 'send';
-    const through: RunStatus = steps && run.status === 'pending' ? 'running' : run.status;
-    if (through !== run.status) this.statusEvent(run, { ...change, to: 'running', set: { ...change.set, completedAt: null, reason: null } }, run.status);
 
     switch (record.kind) {
       case 'began':
@@ -312,7 +308,9 @@ class BatchWrites {
       case 'none':
         break;
     }
-    if (change.to !== through) this.statusEvent(run, change, through);
+    // One status event per run and record, from the status it had to the one it has: a one-step
+    // run that completes here goes pending -> completed (docs/webhooks.md "Feed versions").
+    if (change.to !== run.status) this.statusEvent(run, change, run.status);
   }
 
   private eventRun(run: ClaimedRun, change: RunChange) {

@@ -3,6 +3,7 @@ import { parseJson, toIso } from '../../db/sql/rows';
 import { select } from '../../db/sql/statements';
 import type { EventDto, EventType } from '../../schemas/event';
 import { decodeCursor, encodeCursor } from './event-cursor';
+import { catchUpProjection } from './projection/catch-up';
 
 interface EventRow {
   id: string;
@@ -22,6 +23,8 @@ export async function listEvents(
   input: { accountId: string; after?: string; type?: EventType; limit: number },
 ): Promise<{ events: EventDto[]; nextCursor: string }> {
   const after = input.after === undefined ? 0 : decodeCursor(input.after);
+  // The run events of changes committed before this read are numbered first (projection/).
+  await catchUpProjection(db);
   const rows = await select<EventRow>(
     db,
     `SELECT id, seq, type, data, created_at FROM events

@@ -2,6 +2,7 @@ import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute, executeForInsertId, insertRows, select } from '../../db/sql/statements';
 import { newRowId } from '../ids';
+import { runLogOf } from './projection/run-log';
 
 export interface NewEvent {
   type: string;
@@ -16,26 +17,51 @@ export interface RecordedEvent {
 }
 
 // Records events in the caller's transaction, with the change they describe: never one
-// without the other. Call it as the LAST thing before the transaction commits: the bump of
-// the account's counter row holds that row's lock until COMMIT, which is what makes `seq`
-// order commit order (see db/migrations/20261203000000-create-events.js). Set-based: two
-// statements whatever the number of events (three on SQLite); nothing is sent for none.
+// without the other. Call it as the LAST thing before the transaction commits.
+//
+// The run events (`run.*`) go into the transaction's run log row (projection/run-log.ts) and
+// are numbered when the projector applies it, in the order they were made, after this
+// transaction's other events: a run's events are all written that way, so they keep their
+// order among themselves (docs/webhooks.md "Order"). The others are numbered now. Answers the
+// events numbered now.
 export async function recordEvents(
   db: Database,
   accountId: string,
   events: readonly NewEvent[],
   transaction: Transaction,
 ): Promise<RecordedEvent[]> {
+  const now: NewEvent[] = [];
+  for (const event of events) {
+    if (isRunEvent(event.type)) runLogOf(db, transaction).events.push({ accountId, type: event.type, data: event.data });
+    else now.push(event);
+  }
+  return insertEvents(db, accountId, now, transaction);
+}
+
+export const isRunEvent = (type: string) => type.startsWith('run.');
+
+// Numbers and inserts events: the bump of the account's counter row holds that row's lock
+// until COMMIT, which is what makes `seq` order commit order (see
+// db/migrations/20261203000000-create-events.js); so it is the transaction's last write but
+// for its run log row. Set-based: two statements whatever the number of events (three on
+// SQLite); nothing is sent for none. `createdAt`: when the change was made (the projector's
+// events carry their transaction's time), else now.
+export async function insertEvents(
+  db: Database,
+  accountId: string,
+  events: ReadonlyArray<NewEvent & { createdAt?: Date }>,
+  transaction: Transaction,
+): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
   const last = await bumpCounter(db, accountId, events.length, transaction);
   const first = last - events.length + 1;
-  const createdAt = new Date();
-  const recorded = events.map((event, index) => ({ id: newRowId(), seq: first + index, type: event.type, createdAt }));
+  const now = new Date();
+  const recorded = events.map((event, index) => ({ id: newRowId(), seq: first + index, type: event.type, createdAt: event.createdAt ?? now }));
   await insertRows(
     db,
     'events',
     ['id', 'account_id', 'seq', 'type', 'data', 'created_at'],
-    recorded.map((event, index) => [event.id, accountId, event.seq, event.type, JSON.stringify(events[index]!.data), createdAt]),
+    recorded.map((event, index) => [event.id, accountId, event.seq, event.type, JSON.stringify(events[index]!.data), event.createdAt]),
     transaction,
   );
   return recorded;

@@ -2,6 +2,7 @@ import type { Config } from '../../config';
 import type { Database } from '../../db/database';
 import type { LogThrottle } from '../../logging/log-throttle';
 import type { Logger } from '../../logging/logger';
+import { DEFAULT_PROJECTION, projectionTask, type ProjectionMetrics } from '../events/projection/projection-task';
 import { DEFAULT_RUN_HISTORY, runHistoryTask } from './run-history-task';
 import { DEFAULT_RUN_RELEASE, runReleaseTask } from './run-release-task';
 
@@ -9,7 +10,7 @@ export interface Maintenance {
   stop(): Promise<void>;
 }
 
-// The maintenance tasks as the service and `npm run worker` run them, each process alike: the
+// The maintenance tasks (the run log's projection among them) as the service and `npm run worker` run them, each process alike: the
 // work is found in the database and taken a chunk per transaction, so any number of processes
 // may run them side by side (they take turns on the same rows).
 export function startMaintenance(
@@ -17,8 +18,10 @@ export function startMaintenance(
   config: Pick<Config, 'runHistoryDays'>,
   logger: Logger,
   logThrottle?: LogThrottle,
+  metrics?: { projection?: ProjectionMetrics },
 ): Maintenance {
   const tasks = [
+    projectionTask(db, DEFAULT_PROJECTION, { logger, logThrottle, metrics: metrics?.projection }),
     runReleaseTask(db, DEFAULT_RUN_RELEASE, { logger, logThrottle }),
     runHistoryTask(db, { ...DEFAULT_RUN_HISTORY, historyDays: config.runHistoryDays }, { logger, logThrottle }),
   ];

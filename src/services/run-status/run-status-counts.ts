@@ -1,7 +1,8 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
-import { execute, forUpdate, select } from '../../db/sql/statements';
-import { onBeforeCommit } from '../../db/sql/transaction';
+import { forUpdate, select } from '../../db/sql/statements';
+import { catchUpProjection } from '../events/projection/catch-up';
+import { addDelta, runLogOf, type RunLogEntry } from '../events/projection/run-log';
 import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from '../../schemas/statuses';
 import { countRunProgress } from '../analytics/progress-counters';
 import { CONTACT_DELETED } from '../analytics/reasons';
@@ -10,14 +11,12 @@ import { CONTACT_DELETED } from '../analytics/reasons';
 // sequence_runs (db/migrations/20261211000200-create-run-status-counts.js,
 // 20261211000500-create-sequence-active-runs.js). Every statement that inserts, deletes or
 // changes the status of runs reports its moves here, in its own transaction, with the statuses
-// it read under the runs' locks; the moves are summed and written once, just before the
-// transaction commits. So the counters commit with the runs, or not at all: exact whatever runs
-// concurrently, in any number of processes.
-//
-// Each transaction adds to one shard of the counters, chosen at random (16 per status, and per
-// sequence), so that concurrent writers rarely wait for one another on a counter row; a reader
-// sums the shards. The writes come last in the transaction, each in key order: their locks are
-// held only for the COMMIT, and two writers on one shard take them in one order.
+// it read under the runs' locks; the moves are summed into the transaction's run log row
+// (projection/run-log.ts), which commits with the runs or not at all, and the projector adds
+// them to the counters exactly once (projection/projector.ts). So the counters are exact as of
+// the projection, whatever runs concurrently, in any number of processes; a reader that needs
+// them fresh catches the projection up first (projection/catch-up.ts). Older rows are in up to
+// 16 shards; the projector (their one writer now) adds to shard 0, and readers sum the shards.
 //
 // The statements that move runs and report here (the integrator's list when they change):
 // - startRuns (runs.ts): INSERT, null -> pending;
@@ -33,8 +32,6 @@ import { CONTACT_DELETED } from '../analytics/reasons';
 // - deleteContact (contacts/contact-operations.ts), through countRunsDeletedWithContact: the
 //   cascade, status -> null.
 
-export const STATUS_SHARDS = 16;
-
 export interface RunMove {
   sequenceId: string;
   // null: the run was created (from), or deleted (to).
@@ -42,52 +39,19 @@ export interface RunMove {
   to: RunStatus | null;
 }
 
-interface Deltas {
-  statuses: Map<RunStatus, number>;
-  // Active runs (pending, running, paused) per sequence.
-  active: Map<string, number>;
-}
-
-const pending = new WeakMap<Transaction, Deltas>();
 const isActive = (status: RunStatus | null) => status !== null && (ACTIVE_RUN_STATUSES as readonly string[]).includes(status);
 
-// Runs moved from one status to another, in this transaction.
+// Runs moved from one status to another, in this transaction: into its run log row, for the
+// projector to add to the counters.
 export function countRunMoves(db: Database, transaction: Transaction, moves: Iterable<RunMove>): void {
-  let deltas = pending.get(transaction);
-  const first = !deltas;
-  deltas ??= { statuses: new Map(), active: new Map() };
-  let changed = false;
+  let entry: RunLogEntry | undefined;
   for (const { sequenceId, from, to } of moves) {
     if (from === to) continue;
-    if (from) deltas.statuses.set(from, (deltas.statuses.get(from) ?? 0) - 1);
-    if (to) deltas.statuses.set(to, (deltas.statuses.get(to) ?? 0) + 1);
-    const active = Number(isActive(to)) - Number(isActive(from));
-    if (active !== 0) deltas.active.set(sequenceId, (deltas.active.get(sequenceId) ?? 0) + active);
-    changed = true;
+    entry ??= runLogOf(db, transaction);
+    if (from) addDelta(entry.statuses, [from], -1);
+    if (to) addDelta(entry.statuses, [to], 1);
+    addDelta(entry.active, [sequenceId], Number(isActive(to)) - Number(isActive(from)));
   }
-  if (!first || !changed) return;
-  pending.set(transaction, deltas);
-  onBeforeCommit(transaction, () => writeDeltas(db, transaction, deltas));
-}
-
-async function writeDeltas(db: Database, transaction: Transaction, deltas: Deltas): Promise<void> {
-  // SQLite has one writer at a time: one shard does.
-  const shard = db.dialect === 'sqlite' ? 0 : Math.floor(Math.random() * STATUS_SHARDS);
-  await addTo(db, transaction, 'run_status_counts', 'status', shard, deltas.statuses);
-  await addTo(db, transaction, 'sequence_active_runs', 'sequence_id', shard, deltas.active);
-}
-
-async function addTo(db: Database, transaction: Transaction, table: string, key: string, shard: number, deltas: Map<string, number>): Promise<void> {
-  const rows = [...deltas].filter(([, delta]) => delta !== 0).sort(([a], [b]) => (a < b ? -1 : 1));
-  if (rows.length === 0) return;
-  const onConflict =
-    db.dialect === 'sqlite' ? `ON CONFLICT (${key}, shard) DO UPDATE SET runs = runs + excluded.runs` : 'ON DUPLICATE KEY UPDATE runs = runs + VALUES(runs)';
-  await execute(
-    db,
-    `INSERT INTO ${table} (${key}, shard, runs) VALUES ${rows.map(() => '(?, ?, ?)').join(', ')} ${onConflict}`,
-    rows.flatMap(([value, delta]) => [value, shard, delta]),
-    transaction,
-  );
 }
 
 // A contact's runs go with it (ON DELETE CASCADE, which no statement of ours sees): counted
@@ -108,6 +72,7 @@ export async function countRunsDeletedWithContact(db: Database, contactId: strin
 
 // Runs by status now: the shards summed (at most 16 rows per status, whatever the runs' number).
 export async function runStatusCounts(db: Database): Promise<Record<RunStatus, number>> {
+  await catchUpProjection(db);
   const rows = await select<{ status: string; runs: number | string | null }>(
     db,
     'SELECT status, SUM(runs) AS runs FROM run_status_counts GROUP BY status',
@@ -121,6 +86,7 @@ export async function runStatusCounts(db: Database): Promise<Record<RunStatus, n
 // Each sequence's active runs (pending, running, paused) now: at most 16 rows per sequence.
 export async function activeRunsBySequence(db: Database, sequenceIds: readonly string[]): Promise<Map<string, number>> {
   if (sequenceIds.length === 0) return new Map();
+  await catchUpProjection(db);
   const rows = await select<{ sequence_id: string; runs: number | string | null }>(
     db,
     'SELECT sequence_id, SUM(runs) AS runs FROM sequence_active_runs WHERE sequence_id IN (?) GROUP BY sequence_id',
