@@ -162,8 +162,9 @@ export const sequencesRouter = router({
         description:
           'Over the last `days` UTC days, today included (default 30): per step, the runs that reached it, completed it, ' +
           'skipped it (by reason) and failed at it, and the runs waiting at it now; per day, enrollments, completions, ' +
-          'exits by reason, and messages sent, delivered, read and failed. Read from counters the engine keeps with every ' +
-          'run it moves (docs/analytics.md): the answer\'s cost does not grow with the number of runs.',
+          'exits by reason, and messages sent, delivered, read and failed. Read from counters projected from the run log, which ' +
+          'every change to runs appends to (docs/analytics.md): the answer\'s cost does not grow with the number of runs, and ' +
+          '`asOf` says how fresh it is (every change committed before it is counted).',
         protect: true,
         errorResponses: { 400: 'days is not a whole number from 1 to 90', 404: 'Sequence not found' },
       },

@@ -36,7 +36,7 @@ export interface Projected {
 
 export async function projectRunLog(db: Database, limit = PROJECTION_BATCH): Promise<Projected> {
   return withTransaction(db, async (transaction) => {
-    await select(db, `SELECT projected_seq FROM projections WHERE name = 'runs'${forUpdate(db)}`, [], transaction);
+    await lockProjection(db, transaction);
     const rows = await select<{ seq: number | string; created_at: unknown; body: string }>(
       db,
       `SELECT seq, created_at, body FROM run_log ORDER BY seq LIMIT ${limit + 1}`,
@@ -53,6 +53,15 @@ export async function projectRunLog(db: Database, limit = PROJECTION_BATCH): Pro
     await execute(db, "UPDATE projections SET projected_seq = ?, projected_at = ? WHERE name = 'runs'", [seqs.at(-1), new Date()], transaction);
     return { rows: taken.length, writtenAt: bodies.map((body) => body.at), more: rows.length > limit };
   });
+}
+
+// The projection's lease: its row, locked until this transaction ends (made again if it went).
+async function lockProjection(db: Database, transaction: Transaction): Promise<void> {
+  const lock = () => select(db, `SELECT projected_seq FROM projections WHERE name = 'runs'${forUpdate(db)}`, [], transaction);
+  if ((await lock()).length > 0) return;
+  const onConflict = db.dialect === 'sqlite' ? 'ON CONFLICT (name) DO NOTHING' : 'ON DUPLICATE KEY UPDATE name = name';
+  await execute(db, `INSERT INTO projections (name, projected_seq) VALUES ('runs', 0) ${onConflict}`, [], transaction);
+  await lock();
 }
 
 // The deltas of every row summed, one upsert per table (tables in one order, rows in key order:
