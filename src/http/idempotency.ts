@@ -56,10 +56,16 @@ export function idempotency(db: Database, options: IdempotencyOptions = {}): Req
   const lifetimeMs = claimLifetimeMs(deadlineMs, options.commitMarginMs ?? DEFAULT_COMMIT_MARGIN_MS);
   const logThrottle = options.logThrottle ?? new LogThrottle();
   const releases = new ClaimReleases(db, { logThrottle, timers });
-  const grace = (ms: number) =>
+  // Resolves when work has ended, or after ms, whichever comes first.
+  const atMost = (work: Promise<unknown>, ms: number) =>
     new Promise<void>((resolve) => {
       const handle = timers ? timers.setTimeout(resolve, ms) : setTimeout(resolve, ms);
       (handle as { unref?: () => void }).unref?.();
+      void work.finally(() => {
+        if (timers) timers.clearTimeout(handle);
+        else clearTimeout(handle as NodeJS.Timeout);
+        resolve();
+      });
     });
   return (req, res, next) => {
     const key = req.get('idempotency-key');
@@ -86,7 +92,7 @@ export function idempotency(db: Database, options: IdempotencyOptions = {}): Req
         req.idempotency = { accountId, key, requestHash: hash };
         recordAnswer(req, res, { accountId, key, lockedUntil: claim.lockedUntil }, {
           store: (answer) => storeIdempotentAnswer(db, { accountId, key, answer }),
-          release: (owned) => Promise.race([releases.release(owned, req.log), grace(RELEASE_GRACE_MS)]),
+          release: (owned) => atMost(releases.release(owned, req.log), RELEASE_GRACE_MS),
           notSettled: (error) =>
             logThrottle.log(req.log, 'error', failureCause(error, 'idempotency'), { err: error, idempotencyKey: key }, 'idempotency key not settled'),
         });
