@@ -4,8 +4,9 @@ import { ServiceUnavailableError } from '../../errors/app-errors';
 // A time after which the work started here commits nothing: a request that holds an
 // Idempotency-Key's claim runs under one (src/http/idempotency.ts), so that the claim, which
 // lasts until the deadline plus the time its last COMMIT may take, never outlives a write of
-// its request. withTransaction (./transaction.ts) checks it just before each COMMIT: past it,
-// the transaction is rolled back and the request answers 503 Database busy (a request that
+// its request. withTransaction (./transaction.ts) checks it just before each COMMIT, and
+// execute (./statements.ts) before a write outside a transaction (it commits on its own): past
+// it, the transaction is rolled back (the statement is not sent) and the request answers 503 Database busy (a request that
 // slow waited on the database), which frees its key.
 export interface WriteDeadline {
   at: number;
