@@ -14,7 +14,7 @@ import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
 import { frontDoor } from './http/front-door';
 import type { Lifecycle } from './http/graceful-shutdown';
-import { idempotency } from './http/idempotency';
+import { idempotency, type IdempotencyOptions } from './http/idempotency';
 import { healthRoutes, readinessDependencies } from './http/health';
 import { jsonBody, requireJsonObject } from './http/json-body';
 import { metricsEndpoint } from './metrics/metrics-endpoint';
@@ -41,7 +41,7 @@ export interface AppDeps {
   db: Database;
   config: Pick<Config, 'rateLimitPerMinute'> &
     Partial<
-      Pick<Config, 'authFailureLimitPerMinute' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl' | 'publicOrigin' | 'trustProxy' | 'unsubscribeLimitPerMinute' | 'whatsappWebhook' | 'emailWebhooks'>
+      Pick<Config, 'authFailureLimitPerMinute' | 'databaseTimeouts' | 'metricsToken' | 'metricsPort' | 'publicBaseUrl' | 'publicOrigin' | 'trustProxy' | 'unsubscribeLimitPerMinute' | 'whatsappWebhook' | 'emailWebhooks'>
     >;
   logger: Logger;
   // Where rate-limit hits are kept: this process's memory unless given (Redis, shared).
@@ -66,6 +66,8 @@ export interface AppDeps {
   // The SES webhook's outside calls (the SNS signing certificate, the subscription's
   // confirmation) and the clock, given by tests; absent: bounded HTTPS GETs.
   emailProviders?: Pick<EmailWebhookDeps, 'fetchCertificate' | 'confirmSubscription' | 'now'>;
+  // Idempotency-Key's clock and timers (claims, deadlines, releases retried), given by tests.
+  idempotencyTimers?: IdempotencyOptions['timers'];
 }
 
 export function createApp({
@@ -81,6 +83,7 @@ export function createApp({
   channels,
   testSends,
   emailProviders,
+  idempotencyTimers,
 }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -180,7 +183,8 @@ export function createApp({
     }),
   );
 
-  const idempotent = idempotency(db);
+  // A keyed request's last COMMIT may take up to the statement deadline.
+  const idempotent = idempotency(db, { logThrottle, timers: idempotencyTimers, commitMarginMs: config.databaseTimeouts?.queryTimeoutMs });
 
   app.use('/api/v1', chain([...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks, channels })]));
   app.use('/trpc', chain([...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks, channels })]));

@@ -17,7 +17,7 @@ import { storedEnrollments, storedRuns } from '../support/sequence-rows';
 
 const STORE_ANSWER = /UPDATE idempotency_keys SET status_code/;
 
-// The claim of a crashed request has outlived its 60 s timeout.
+// The claim of a crashed request has outlived its lifetime (its deadline and margin).
 async function claimTimedOut(accountId: string, key: string) {
   await execute(testDb(), 'UPDATE idempotency_keys SET locked_until = ? WHERE account_id = ? AND idempotency_key = ?', [new Date(Date.now() - 1_000), accountId, key]);
 }

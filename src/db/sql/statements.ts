@@ -3,6 +3,7 @@ import type { Database } from '../database';
 import { directStatementOptions } from '../direct-statements';
 import { orUnavailable } from './unavailable';
 import { writeOutsideTransaction } from './transaction';
+import { assertBeforeWriteDeadline } from './write-deadline';
 
 // Every raw statement goes through here: values are bound the same way on both dialects, and
 // the few statements whose syntax differs between SQLite and MySQL/MariaDB are written once.
@@ -46,7 +47,10 @@ export async function execute(
   values: readonly unknown[],
   transaction?: Transaction,
 ): Promise<number> {
-  // No transaction: SQLite's one writer queue still (src/db/sql/transaction.ts).
+  // No transaction: the statement commits on its own, so a request past its deadline does not
+  // send it (./write-deadline.ts); on SQLite, through the one writer queue still
+  // (src/db/sql/transaction.ts).
+  if (!transaction) assertBeforeWriteDeadline();
   if (!transaction && db.dialect === 'sqlite') return writeOutsideTransaction(db, (joined) => execute(db, sql, values, joined));
   return orUnavailable(
     async () => (await db.sequelize.query(sql, directStatementOptions({ values, returnsRows: false }, transaction))) as unknown as number,

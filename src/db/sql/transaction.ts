@@ -2,6 +2,7 @@ import type { Transaction } from 'sequelize';
 import { ServiceUnavailableError } from '../../errors/app-errors';
 import type { Database } from '../database';
 import { orUnavailable } from './unavailable';
+import { assertBeforeWriteDeadline } from './write-deadline';
 
 export type TransactionFn<T> = (transaction: Transaction) => Promise<T>;
 
@@ -53,6 +54,8 @@ function withBeforeCommit<T>(fn: TransactionFn<T>): TransactionFn<T> {
     const result = await fn(transaction);
     // A piece of work may leave more (it runs in the loop's order).
     for (let list = beforeCommit.get(transaction); list && list.length > 0; ) await list.shift()!();
+    // A request past its deadline commits nothing (./write-deadline.ts): it is rolled back.
+    assertBeforeWriteDeadline();
     return result;
   };
 }
