@@ -23,7 +23,7 @@ import type { SendRate } from './outbound/send-rate/send-rate';
 import { planBatch } from './plan-batch';
 import type { RunResult } from './record-batch';
 import { recordIsolated, type RecordedIsolated } from './record-isolated';
-import { claimDueRuns, loadClaimedRuns, nextDueAt, type Claim, type DeadLetter } from './run-queue';
+import { claimDueRuns, endLeases, loadClaimedRuns, nextDueAt, type Claim, type DeadLetter } from './run-queue';
 import type { StepCount } from './step-counts';
 
 // What the engine reports, if given (src/metrics/metrics.ts registers them).
@@ -334,6 +334,17 @@ export class SequenceEngine {
     this.reportDeadLetters(claim.deadLettered);
     if (claim.runs.length === 0) return { claimed: claim.deadLettered.length, sendsQueued: 0 };
     for (const { dueAt } of claim.runs) this.options.metrics?.lagSeconds.observe(Math.max(0, now.getTime() - dueAt.getTime()) / 1000);
+    try {
+      return await this.runClaimed(claim, now);
+    } catch (error) {
+      // A pass that cannot record gives its claims back now, for the next pass (this process's
+      // or another's) to take: the lease is for a process that died, not one that failed.
+      await endLeases(this.db, claim.runs.map((run) => run.id), claim.token, now).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async runClaimed(claim: Claim, now: Date): Promise<{ claimed: number; sendsQueued: number }> {
     const runs = await loadClaimedRuns(this.db, claim);
     await this.dropVanished(claim, runs.length);
     // One run at a time: a run this version cannot plan or record fails alone.

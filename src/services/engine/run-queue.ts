@@ -283,6 +283,14 @@ export async function releaseRuns(db: Database, runIds: readonly string[], token
   await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = NULL WHERE id IN (?) AND claim_token = ?', [now, runIds, token]);
 }
 
+// A pass that failed ends its leases now: its runs are due at once, and keep the claim token,
+// so that the next claim counts this one as a claim that ran out unrecorded (a run that makes
+// every pass fail is still set aside after DEAD_LETTER_AFTER of them).
+export async function endLeases(db: Database, runIds: readonly string[], token: string, now: Date): Promise<void> {
+  if (runIds.length === 0) return;
+  await execute(db, 'UPDATE sequence_runs SET due_at = ? WHERE id IN (?) AND claim_token = ? AND due_at > ?', [now, runIds, token, now]);
+}
+
 // Of the claimed runs, those this claim still holds, locked for the rest of the transaction:
 // every write of a claimed run goes through here first. With each, its status as locked (what
 // a write then moves it from, for the status counters).

@@ -6,7 +6,10 @@ import { testDb, withFailingStatements } from '../../support/db';
 import { bufferLogger } from '../../support/log-buffer';
 import { manualTimers } from '../../support/manual-timers';
 import { passesDuringOutage, refused, until } from '../../support/outage';
-import { enrolledRun } from './support';
+import { select } from '../../../src/db/sql/statements';
+import { toDate } from '../../../src/db/sql/rows';
+import { failStatements } from '../../support/commit-faults';
+import { engineAt, enrolledRun } from './support';
 
 // The engine while its database is down (docs/sequences.md "How runs move"): its passes back
 // off (500 ms doubling to 15 s), the failures are logged at most once per cause per 10 s
@@ -69,5 +72,33 @@ describe('sequence engine while the database is down', () => {
       await engine.stop(100);
       await dispatcher.stop(100);
     }
+  });
+});
+
+describe('sequence engine: a pass that cannot record', () => {
+  it('gives its claims back at once: the runs are due now, not when the lease ends, and the next pass moves them', async () => {
+    const run = await enrolledRun([{ id: 'mark', type: 'tag', add: ['x'] }]);
+    const { engine, now } = engineAt();
+    // The record's lock of the claimed runs fails (as on a statement deadline); the claim did not.
+    const failing = failStatements(/^SELECT id, status FROM sequence_runs WHERE id IN/);
+    try {
+      await engine.runOnce().then(
+        () => expect.fail('the pass should have failed'),
+        (error: Error) => expect(error.message).to.contain('engine pass failed'),
+      );
+    } finally {
+      failing.restore();
+    }
+    const [row] = await select<{ due_at: unknown; claim_token: string | null }>(testDb(), 'SELECT due_at, claim_token FROM sequence_runs WHERE id = ?', [run.runId]);
+    // Due at the failed pass's time (the lease would have been a minute later), its claim kept
+    // for the dead-letter count.
+    expect(toDate(row!.due_at).getTime()).to.be.at.most(now());
+    expect(row!.claim_token).to.be.a('string');
+    // The clock has not moved: the next pass takes it at once.
+    expect(await engine.runUntilIdle()).to.equal(1);
+    expect((await run.timeline()).status).to.equal('completed');
+    const [after] = await select<{ expired_claims: number | string }>(testDb(), 'SELECT expired_claims FROM sequence_runs WHERE id = ?', [run.runId]);
+    expect(Number(after!.expired_claims)).to.equal(1);
+    await engine.stop(100);
   });
 });
