@@ -126,6 +126,9 @@ export class SequenceEngine {
   private stopped = false;
   private running = false;
   private unsubscribe: (() => void) | undefined;
+  // The last pass's record, while it runs in the background (passRuns), and its failure.
+  private recording: Promise<void> | undefined;
+  private recordFailure: unknown;
   // Where the fair claim's next search for accounts with due runs starts (run-queue.ts).
   private claimCursor = '';
 
@@ -244,6 +247,7 @@ export class SequenceEngine {
   // and sends it started. Tests and the benchmark drive the engine with it.
   async runOnce(): Promise<number> {
     const { taken, retryInMs } = await this.tick(true);
+    await this.recording;
     await this.dispatcher.settled();
     await this.probes.settled();
     if (retryInMs !== undefined) throw new Error('the engine pass failed (see the log)');
@@ -262,6 +266,7 @@ export class SequenceEngine {
   }
 
   async settled(): Promise<void> {
+    await this.recording;
     await this.dispatcher.settled();
     await this.probes.settled();
   }
@@ -274,6 +279,7 @@ export class SequenceEngine {
     this.unsubscribe?.();
     this.timers.clearTimeout(this.timer);
     await this.ticking;
+    await this.recording;
     await this.dispatcher.stop(boundMs);
     await settleWithin(this.probes.settled(), boundMs);
     this.smtp.close();
@@ -310,7 +316,7 @@ export class SequenceEngine {
       // The runs' part goes by the database's time, read now: what it claims, plans and records
       // counts from the clock the leases are counted from (engine-clock.ts).
       now = (await this.clock.read()).getTime();
-      const { claimed: count, sendsQueued } = await this.passRuns(new Date(now));
+      const { claimed: count, sendsQueued } = await this.passRuns(new Date(now), !force);
       claimed = count;
       this.runsDirty = false;
       // A full batch: there is more, look again at once. Otherwise at the next due time.
@@ -323,7 +329,12 @@ export class SequenceEngine {
     return { taken: claimed + started + probes.started, nextAt: Math.min(this.runsNextAt, nextAt, probes.nextAt) };
   }
 
-  private async passRuns(now: Date): Promise<{ claimed: number; sendsQueued: number }> {
+  // Claims, loads and plans; then records. When the batch is full (more is due) and the loop
+  // runs the pass (not runOnce), it records in the background: the loop's next pass claims and
+  // plans while this one records (one record at a time, each still checking its claim's token
+  // under the runs' locks, record-batch.ts: the same as two engines side by side).
+  private async passRuns(now: Date, overlap: boolean): Promise<{ claimed: number; sendsQueued: number }> {
+    this.throwRecordFailure();
     const claim = await claimDueRuns(this.db, now, {
       limit: this.batchSize,
       leaseMs: this.leaseMs,
@@ -334,17 +345,63 @@ export class SequenceEngine {
     this.reportDeadLetters(claim.deadLettered);
     if (claim.runs.length === 0) return { claimed: claim.deadLettered.length, sendsQueued: 0 };
     for (const { dueAt } of claim.runs) this.options.metrics?.lagSeconds.observe(Math.max(0, now.getTime() - dueAt.getTime()) / 1000);
+    const claimed = claim.runs.length + claim.deadLettered.length;
+    let results: RunResult[];
     try {
-      return await this.runClaimed(claim, now);
+      results = await this.loadAndPlan(claim, now);
+      // The previous pass's record first: its runs' next steps are then seen by this one's.
+      await this.recording;
+      this.throwRecordFailure();
     } catch (error) {
-      // A pass that cannot record gives its claims back now, for the next pass (this process's
-      // or another's) to take: the lease is for a process that died, not one that failed.
-      await endLeases(this.db, claim.runs.map((run) => run.id), claim.token, now).catch(() => undefined);
+      await this.giveBack(claim, now);
       throw error;
     }
+    const recorded = this.record(results, now).then(
+      ({ counts, sendsQueued }) => {
+        this.count(counts);
+        return sendsQueued;
+      },
+      async (error: unknown) => {
+        await this.giveBack(claim, now);
+        throw error;
+      },
+    );
+    // Only with more to claim (a full batch): a pass that took all that was due records at once,
+    // and its sends start in this same pass.
+    if (!overlap || claim.runs.length < this.batchSize) return { claimed, sendsQueued: await recorded };
+    const background: Promise<void> = recorded.then(
+      (sendsQueued) => {
+        if (sendsQueued > 0) this.dispatcher.markDirty();
+        // What it made due (the next steps) is looked for at once.
+        this.runsDirty = true;
+      },
+      (error: unknown) => {
+        this.recordFailure = error;
+      },
+    ).finally(() => {
+      if (this.recording === background) this.recording = undefined;
+      this.wake();
+    });
+    this.recording = background;
+    return { claimed, sendsQueued: 0 };
   }
 
-  private async runClaimed(claim: Claim, now: Date): Promise<{ claimed: number; sendsQueued: number }> {
+  // A pass that cannot record gives its claims back now, for the next pass (this process's or
+  // another's) to take: the lease is for a process that died, not one that failed.
+  private async giveBack(claim: Claim, now: Date): Promise<void> {
+    await endLeases(this.db, claim.runs.map((run) => run.id), claim.token, now).catch(() => undefined);
+  }
+
+  // A record in the background that failed fails the pass that comes after it (the loop's
+  // backoff and its log line, as for a pass that failed itself).
+  private throwRecordFailure(): void {
+    if (this.recordFailure === undefined) return;
+    const error = this.recordFailure;
+    this.recordFailure = undefined;
+    throw error;
+  }
+
+  private async loadAndPlan(claim: Claim, now: Date): Promise<RunResult[]> {
     const runs = await loadClaimedRuns(this.db, claim);
     await this.dropVanished(claim, runs.length);
     // One run at a time: a run this version cannot plan or record fails alone.
@@ -353,9 +410,7 @@ export class SequenceEngine {
     for (const { run, reason } of unplannable) {
       this.options.logger.warn({ runId: run.id, accountId: run.accountId, sequenceId: run.sequenceId, version: run.version, reason }, 'a run could not be planned: it failed alone');
     }
-    const { counts, sendsQueued } = await this.record(results, now);
-    this.count(counts);
-    return { claimed: claim.runs.length + claim.deadLettered.length, sendsQueued };
+    return results;
   }
 
   private record(results: RunResult[], now: Date): Promise<RecordedIsolated> {
