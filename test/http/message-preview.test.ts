@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { catchUpProjection } from '../../src/services/events/projection/catch-up';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { select } from '../../src/db/sql/statements';
@@ -169,6 +170,8 @@ describe('Message preview', () => {
     it('sends and writes nothing', async () => {
       const { key, sequenceId, contact, accountId } = await setUp();
       await api(key).post(`/sequences/${sequenceId}/enroll`).send({ contactIds: [contact.id] });
+      // The enroll's run events and counters, projected (a read of the sequence would do it).
+      await catchUpProjection(testDb());
       const before = await footprint(accountId);
       const { queries } = await captureQueries(async () => {
         for (const stepId of ['mail', 'chat']) expect((await previewCaller(key).sequences.preview({ id: sequenceId, stepId, contactId: contact.id })).preview).to.be.an('object');

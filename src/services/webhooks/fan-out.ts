@@ -2,6 +2,7 @@ import type { Database } from '../../db/database';
 import { parseJson } from '../../db/sql/rows';
 import { execute, insertIgnoringConflicts, select, skipLocked } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
+import { catchUpProjection } from '../events/projection/catch-up';
 import { ALWAYS_SENT } from './event-types';
 import { newRowId } from '../ids';
 
@@ -13,6 +14,9 @@ const ENDPOINTS_PER_PASS = 100;
 // Per endpoint and batch: one read of events, one multi-row INSERT, one cursor UPDATE.
 // Returns the number of deliveries created.
 export async function fanOut(db: Database, now: Date, batchSize = 500): Promise<number> {
+  // The run events of what committed before this pass are numbered first (events/projection/):
+  // a delivery waits for no projector's poll.
+  await catchUpProjection(db);
   const endpoints = await select<{ id: string }>(
     db,
     `SELECT w.id FROM webhook_endpoints w JOIN event_sequences s ON s.account_id = w.account_id

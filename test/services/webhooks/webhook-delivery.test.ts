@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { Webhook } from 'standardwebhooks';
 import { select } from '../../../src/db/sql/statements';
 import { withTransaction } from '../../../src/db/sql/transaction';
-import { recordEvents } from '../../../src/services/events/record-events';
+import { insertEvents } from '../../../src/services/events/record-events';
 import { isSpecialAddress } from '../../../src/services/webhooks/address-policy';
 import { WebhookDispatcher, type DispatcherOptions } from '../../../src/services/webhooks/dispatcher';
 import { createWebhook, listDeliveryAttempts, rotateWebhookSecret, sendTestEvent, updateWebhook } from '../../../src/services/webhooks/endpoints';
@@ -32,7 +32,7 @@ function dispatcher(settings: WebhookSettings, options: Partial<DispatcherOption
 }
 
 async function record(accountId: string, events: Array<{ type: string; data: unknown }>) {
-  return withTransaction(testDb(), (transaction) => recordEvents(testDb(), accountId, events, transaction));
+  return withTransaction(testDb(), (transaction) => insertEvents(testDb(), accountId, events, transaction));
 }
 
 function contactEvent(contactId: string, n = 0) {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { withTransaction } from '../../../src/db/sql/transaction';
-import { recordEvents } from '../../../src/services/events/record-events';
+import { insertEvents } from '../../../src/services/events/record-events';
 import { WebhookDispatcher } from '../../../src/services/webhooks/dispatcher';
 import { createWebhook } from '../../../src/services/webhooks/endpoints';
 import { silentLogger } from '../../support/app';
@@ -37,7 +37,7 @@ describe('two dispatchers on one database', function () {
           type: 'run.created',
           data: { run: { id: `r-${batch}-${i}`, contactId: `c-${(batch * 100 + i) % 250}` } },
         }));
-        ids.push(...(await withTransaction(testDb(), (t) => recordEvents(testDb(), account.id, events, t))).map((e) => e.id));
+        ids.push(...(await withTransaction(testDb(), (t) => insertEvents(testDb(), account.id, events, t))).map((e) => e.id));
       }
       dispatchers.forEach((d) => d.start());
       const until = Date.now() + 50_000;
