@@ -175,10 +175,12 @@ export class WriteTally {
 
   // "sequence_runs 2.0 rows, 9.0 entries; ..." per run.
   describe(runs: number): string {
-    return [...this.byTable]
+    const figure = (value: number) => (value >= 0.1 || value === 0 ? value.toFixed(2) : value.toPrecision(2));
+    const parts = [...this.byTable]
       .sort((a, b) => b[1].entries - a[1].entries)
-      .map(([t, n]) => `${t} ${(n.rows / runs).toFixed(2)} rows, ${(n.entries / runs).toFixed(1)} entries`)
-      .join('; ');
+      .map(([t, n]) => `${t} ${figure(n.rows / runs)} rows, ${figure(n.entries / runs)} entries`);
+    if (this.unknownRows > 0) parts.push(`${this.unknownRows} writes whose rows the driver did not say (not counted)`);
+    return parts.join('; ');
   }
 }
 
