@@ -9,7 +9,11 @@ import { startFrozenReceiver, startReceiver } from './engine/receiver';
 import { claimPlanOk, measureScale, medianOf, type SizeResult } from './engine/scale';
 import { measureRelease, type ReleaseCase } from './engine/release';
 import { ensureNumbers } from './engine/seed';
-import { measureFrozenNeighbour, measureLag, measureThroughput, type FrozenNeighbourResult, type LagResult, type ThroughputResult } from './engine/throughput';
+import { measureFrozenNeighbour, measureLag, measureThroughput, type FrozenNeighbourResult, type LagResult, type TagCaseProbe, type ThroughputResult } from './engine/throughput';
+import { databasePid } from './engine/cpu';
+import { openFloor, type Floor } from './engine/floor';
+import { cpuPerThousand, engineSide, engineTally, LOCAL5_STEPS, measureTagBesideFloor, pooled, warmFloor, type Side, type TagComparison } from './engine/floor-compare';
+import { buildDist, measureEngines, type EnginesCase } from './engine/two-engines';
 import { openBenchDatabase } from './lib/database';
 import { fixed, spread, table } from './lib/report';
 import { makeLogDir } from './lib/servers';
@@ -22,8 +26,14 @@ import { listFrom, loadAverage, machineLine, numberFrom } from './lib/settings';
 // account's burst beside another account's few due runs. How to read the output:
 // bench/README.md.
 
-const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'email', 'lag', 'frozen', 'scale', 'exactness', 'fairness', 'release']);
+// `throughput` is its three cases, each of which can be asked for alone: `floor` (the tag case
+// beside the floor), `local5` (five local steps), `webhook`.
+const PHASES = listFrom('BENCH_ENGINE_PHASES', ['throughput', 'email', 'lag', 'frozen', 'scale', 'exactness', 'fairness', 'release', 'two-engines']).flatMap((phase) =>
+  phase === 'throughput' ? ['floor', 'local5', 'webhook'] : [phase],
+);
 const TAG_RUNS = numberFrom('BENCH_TAG_RUNS', 30_000);
+const LOCAL5_RUNS = numberFrom('BENCH_LOCAL5_RUNS', 10_000);
+const TWO_ENGINE_RUNS = numberFrom('BENCH_TWO_ENGINE_RUNS', 20_000);
 const EMAIL_MESSAGES = numberFrom('BENCH_EMAIL_MESSAGES', 10_000);
 const WEBHOOK_RUNS = numberFrom('BENCH_WEBHOOK_RUNS', 10_000);
 const LAG_SECONDS = numberFrom('BENCH_LAG_SECONDS', 30);
@@ -38,6 +48,10 @@ const FROZEN_RATE = numberFrom('BENCH_FROZEN_RATE', 300);
 const FROZEN_SECONDS = numberFrom('BENCH_FROZEN_SECONDS', 20);
 
 const TARGET_TAG = 5_000;
+// Issue 35: against the floor (bench/engine/floor.ts) in the same run.
+const TARGET_TAG_FLOOR_RATIO = 0.5;
+const TARGET_TAG_CPU_RATIO = 3;
+const TARGET_LOCAL5_FLOOR_RATIO = 0.5;
 const TARGET_WEBHOOK = 1_000;
 const TARGET_EMAIL = 500;
 const TARGET_EMAIL_FLOOR_RATIO = 0.7;
@@ -50,6 +64,11 @@ const TARGET_RELEASE_PATCH_MS = 500;
 // The chunks together cost at most twice the single UPDATE of the same runs (the work itself,
 // which here is bound by the database's disk and buffer pool).
 const TARGET_RELEASE_RATIO = 2;
+
+// HOOK (issue 35, the projection): a TagCaseProbe (bench/engine/throughput.ts) that measures
+// the projection's lag during the tag case and compares its counters with a GROUP BY after it.
+// Undefined until the projector (run_log) exists; its rows then join the Targets table.
+const projectionProbe: TagCaseProbe | undefined = undefined;
 
 const out = (text = '') => process.stdout.write(`${text}\n`);
 const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
@@ -76,19 +95,55 @@ async function main() {
   out('Engine:   SequenceEngine as start-engine.ts builds it (real timers, batchSize 500, lease 60 s; webhook sends through the outbox: 32 requests at once per endpoint, 1,024 in all, 2,000 started per second per account), one process: this one');
 
   let tagRate = numberFrom('BENCH_LAG_RATE', 0) * 2;
-  if (PHASES.includes('throughput')) {
+  const dbPid = await databasePid(database.admin);
+  out(`CPU:      this process (process.cpuUsage()) + the database server's utime+stime (${dbPid === undefined ? 'unknown: its pid was not found, set BENCH_MARIADB_PID' : `pid ${dbPid}, /proc/${dbPid}/stat`})`);
+  let floor: Floor | undefined;
+  let floorRate: number | undefined;
+  const throughputs: Array<{ result: ThroughputResult; target: string }> = [];
+  const sides: Side[] = [];
+  if (PHASES.includes('floor')) {
+    floor = await openFloor(database.url, database.admin);
+    const tag = await measureTagBesideFloor(bench, floor, TAG_RUNS, dbPid, progress, projectionProbe);
+    floorRate = pooled(tag.floors).perSecond;
+    tagRate = tag.engine.perSecond;
+    throughputs.push({ result: tag.engineResult, target: `>= ${TARGET_TAG}, >= ${TARGET_TAG_FLOOR_RATIO} × floor` });
+    sides.push(...tag.floors, tag.engine);
+    reportTagBesideFloor(tag);
+    verdicts.push(['tag steps per second', fixed(tag.engine.perSecond, 0), `>= ${TARGET_TAG}`, tag.engine.perSecond >= TARGET_TAG]);
+    verdicts.push([`tag runs per second, engine ÷ floor (${fixed(floorRate, 0)}/s)`, fixed(tag.ratios.rate, 2), `>= ${TARGET_TAG_FLOOR_RATIO}`, tag.ratios.rate >= TARGET_TAG_FLOOR_RATIO]);
+    verdicts.push(['tag CPU per run, engine ÷ floor (node + database)', fixed(tag.ratios.cpu, 2), `<= ${TARGET_TAG_CPU_RATIO}`, tag.ratios.cpu <= TARGET_TAG_CPU_RATIO]);
+    // HOOK (issue 35, the projection): projectionProbe's rows (lag p99 during the tag case,
+    // counters against the GROUP BY after it) land here once it exists.
+    verdicts.push(...tag.probeRows);
+  }
+  if (PHASES.includes('local5')) {
+    if (floorRate === undefined) {
+      floor ??= await openFloor(database.url, database.admin);
+      await warmFloor(floor);
+      progress(`local5: floor, ${TAG_RUNS} runs (for its rate)`);
+      const alone = await floor.run(TAG_RUNS, dbPid);
+      floorRate = alone.perSecond;
+    }
+    progress(`local5: ${LOCAL5_RUNS} runs of ${LOCAL5_STEPS.map((step) => step.type).join(', ')}`);
+    const local5 = await measureThroughput(bench, LOCAL5_STEPS, LOCAL5_RUNS, { name: 'local5', tally: await engineTally(bench), dbPid });
+    const stepsPerSecond = local5.perSecond * local5.stepsPerRun;
+    const bound = TARGET_LOCAL5_FLOOR_RATIO * floorRate * local5.stepsPerRun;
+    throughputs.push({ result: local5, target: `>= ${fixed(bound, 0)} (0.5 × floor × 5)` });
+    sides.push({ ...engineSide('engine, five local steps', local5), name: 'engine, five local steps (per run of 5)' });
+    verdicts.push([`five local steps: steps per second (floor ${fixed(floorRate, 0)} runs/s)`, fixed(stepsPerSecond, 0), `>= ${fixed(bound, 0)} (${TARGET_LOCAL5_FLOOR_RATIO} × floor × 5)`, stepsPerSecond >= bound && local5.recorded >= LOCAL5_RUNS * local5.stepsPerRun]);
+  }
+  await floor?.close();
+  if (PHASES.includes('webhook')) {
     const receiver = await startReceiver();
     const endpointId = await bench.newEndpoint(receiver.url);
-    progress(`throughput: ${TAG_RUNS} tag runs`);
-    const tag = await measureThroughput(bench, { id: 'mark', type: 'tag', add: ['bench'] }, TAG_RUNS);
     progress(`throughput: ${WEBHOOK_RUNS} webhook runs`);
-    const webhook = await measureThroughput(bench, { id: 'hook', type: 'webhook', endpointId }, WEBHOOK_RUNS);
+    const webhook = await measureThroughput(bench, { id: 'hook', type: 'webhook', endpointId }, WEBHOOK_RUNS, { dbPid });
     await receiver.close();
-    tagRate = tag.perSecond;
-    reportThroughput([tag, webhook], receiver.requests);
-    verdicts.push(['tag steps per second', fixed(tag.perSecond, 0), `>= ${TARGET_TAG}`, tag.perSecond >= TARGET_TAG]);
+    throughputs.push({ result: webhook, target: `>= ${TARGET_WEBHOOK}` });
+    out(`Receiver requests (warm-up included): ${receiver.requests}`);
     verdicts.push(['webhook steps per second', fixed(webhook.perSecond, 0), `>= ${TARGET_WEBHOOK}`, webhook.perSecond >= TARGET_WEBHOOK]);
   }
+  if (throughputs.length > 0) reportThroughput(throughputs, sides);
 
   if (PHASES.includes('email')) {
     const email = await measureEmail(bench, EMAIL_MESSAGES, progress);
@@ -125,6 +180,17 @@ async function main() {
       await fast.close();
       await frozen.close();
     }
+  }
+
+  if (PHASES.includes('two-engines')) {
+    buildDist();
+    progress(`two-engines: ${TWO_ENGINE_RUNS} tag runs, one worker process`);
+    const one = await measureEngines(bench, 1, TWO_ENGINE_RUNS, logDir, dbPid);
+    progress(`two-engines: ${TWO_ENGINE_RUNS} tag runs, two worker processes`);
+    const two = await measureEngines(bench, 2, TWO_ENGINE_RUNS, logDir, dbPid);
+    reportEngines([one, two]);
+    verdicts.push([`two engines ÷ one (tag runs/s: ${fixed(two.perSecond, 0)} and ${fixed(one.perSecond, 0)})`, fixed(two.perSecond / one.perSecond, 2), '>= 1', two.perSecond >= one.perSecond && two.completed >= two.runs]);
+    verdicts.push(['two engines: steps recorded twice (run, step, visit)', String(one.doubled + two.doubled), '0', one.doubled + two.doubled === 0]);
   }
 
   if (PHASES.includes('exactness')) {
@@ -204,28 +270,35 @@ async function emptyDatabase(database: { url: string; admin: import('mysql2/prom
   await database.admin.query(`USE \`${name}\``);
 }
 
-function reportThroughput(results: ThroughputResult[], receiverRequests: number) {
+function reportThroughput(results: Array<{ result: ThroughputResult; target: string }>, sides: Side[]) {
   out();
-  out('## 1. Throughput: one-step runs seeded due now, one engine, until every step is recorded');
+  out('## 1. Throughput: runs seeded due now, one engine (this process), until every step is recorded');
   out();
   out(
     table(
-      ['step', 'runs', 'seconds', 'steps/s', 'target', 'recorded succeeded', 'passes', 'statements per pass'],
-      results.map((r) => [
+      ['case', 'runs', 'steps', 'seconds', 'steps/s', 'target', 'recorded succeeded', 'passes', 'statements per pass'],
+      results.map(({ result: r, target }) => [
         r.type,
         String(r.runs),
+        String(r.runs * r.stepsPerRun),
         fixed(r.seconds, 2),
-        fixed(r.perSecond, 0),
-        `>= ${r.type === 'tag' ? TARGET_TAG : TARGET_WEBHOOK}`,
+        fixed(r.perSecond * r.stepsPerRun, 0),
+        target,
         String(r.recorded),
         String(r.passes),
         fixed(r.statementsPerPass, 1),
       ]),
     ),
   );
-  out();
-  out(`Receiver requests (warm-up included): ${receiverRequests}`);
-  for (const r of results) {
+  if (sides.length > 0) {
+    out();
+    out('Per run, each side (the floor: bench/engine/floor.ts; rows and index entries: bench/engine/index-entries.ts):');
+    out();
+    out(sidesTable(sides));
+    out();
+    for (const side of sides) out(`- ${side.name}, rows and index entries written per run: ${side.writes || '-'}`);
+  }
+  for (const { result: r } of results) {
     out();
     out(
       `Statements of the measured ${r.type} runs, by shape, most time first: ${r.passes} passes, ${fixed(r.statementMs / 1000, 2)} s on the connection ` +
@@ -239,6 +312,52 @@ function reportThroughput(results: ThroughputResult[], receiverRequests: number)
       ),
     );
   }
+}
+
+function sidesTable(sides: Side[]): string {
+  return table(
+    ['side', 'runs', 'seconds', 'runs/s', 'CPU ms / 1,000 runs', 'node', 'database', 'statements / run', 'index entries / run'],
+    sides.map((s) => [
+      s.name,
+      String(s.runs),
+      fixed(s.seconds, 2),
+      fixed(s.perSecond, 0),
+      fixed(cpuPerThousand(s), 0),
+      fixed((1000 * (s.cpu.nodeMs + s.cpu.othersMs)) / s.runs, 0),
+      fixed((1000 * s.cpu.dbMs) / s.runs, 0),
+      fixed(s.statements / s.runs, 3),
+      fixed(s.entries / s.runs, 1),
+    ]),
+  );
+}
+
+function reportTagBesideFloor(c: TagComparison) {
+  const floor = pooled(c.floors);
+  out();
+  out(`## 1a. One-step tag runs beside the floor: floor, engine, floor, ${c.engine.runs} runs each, one database`);
+  out();
+  out(sidesTable([...c.floors, floor, c.engine]));
+  out();
+  out(
+    table(
+      ['engine ÷ floor', 'runs/s', 'CPU per run', 'node CPU per run', 'database CPU per run', 'statements per run', 'index entries per run'],
+      [['', fixed(c.ratios.rate, 2), fixed(c.ratios.cpu, 2), fixed(c.ratios.nodeCpu, 2), fixed(c.ratios.dbCpu, 2), fixed(c.ratios.statements, 2), fixed(c.ratios.entries, 2)]],
+    ),
+  );
+  out();
+  out(`Targets: runs/s >= ${TARGET_TAG_FLOOR_RATIO}, CPU per run <= ${TARGET_TAG_CPU_RATIO}. The floor's figures are its two runs together (rates: their mean). CPU: this process's, which ran the floor's loop and the engine in turn, and the database server's (shared with anything else using it).`);
+}
+
+function reportEngines(cases: EnginesCase[]) {
+  out();
+  out('## Two engines on one database: `npm run worker` processes (node dist/worker.js), one and then two, one-step tag runs made due at once');
+  out();
+  out(
+    table(
+      ['workers', 'runs', 'completed', 'seconds', 'runs/s', 'workers CPU ms / 1,000 runs', 'database CPU ms / 1,000 runs', 'steps recorded twice'],
+      cases.map((c) => [String(c.workers), String(c.runs), String(c.completed), fixed(c.seconds, 2), fixed(c.perSecond, 0), fixed((1000 * c.cpu.othersMs) / c.runs, 0), fixed((1000 * c.cpu.dbMs) / c.runs, 0), String(c.doubled)]),
+    ),
+  );
 }
 
 function reportEmail(r: EmailResult) {

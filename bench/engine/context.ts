@@ -9,6 +9,7 @@ import { createAccount } from '../../src/services/accounts';
 import { SequenceEngine, type EngineMetrics, type EngineOptions } from '../../src/services/engine/engine';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import { createWebhook } from '../../src/services/webhooks/endpoints';
+import type { WriteTally } from './index-entries';
 
 // What the engine benchmark's phases share: the database (a connection for seeding and
 // reading, a Database for the services), one account, and engines as the product builds them,
@@ -52,9 +53,12 @@ export async function benchAccount(url: string, admin: Connection): Promise<Engi
 export class StatementCounter {
   readonly shapes = new Map<string, { count: number; ms: number }>();
   total = 0;
+  // When set, every write's rows and index entries are counted too (index-entries.ts).
+  tally?: WriteTally;
   reset(): void {
     this.shapes.clear();
     this.total = 0;
+    this.tally?.reset();
   }
   add(sql: string, ms: number): void {
     this.total += 1;
@@ -98,10 +102,13 @@ export function productEngine(url: string, statements: StatementCounter, extra: 
   const query = db.sequelize.query.bind(db.sequelize) as (sql: unknown, options?: unknown) => Promise<unknown>;
   db.sequelize.query = (async (sql: unknown, options?: unknown) => {
     const started = performance.now();
+    const text = () => (typeof sql === 'string' ? sql : String((sql as { query?: unknown })?.query ?? sql));
     try {
-      return await query(sql, options);
+      const result = await query(sql, options);
+      statements.tally?.record(text(), result);
+      return result;
     } finally {
-      statements.add(typeof sql === 'string' ? sql : String((sql as { query?: unknown })?.query ?? sql), performance.now() - started);
+      statements.add(text(), performance.now() - started);
     }
   }) as typeof db.sequelize.query;
   const engine = new SequenceEngine(db, {

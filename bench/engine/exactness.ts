@@ -64,16 +64,17 @@ process.on('exit', () => {
   for (const worker of workers) worker.kill('SIGKILL');
 });
 
-function startWorker(url: string, logDir: string, name: string): ChildProcess {
+// `npm run worker` as a process of its own (node dist/worker.js); its output in logDir/name.log.
+export function startWorker(url: string, logDir: string, name: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
   const log = fs.openSync(path.join(logDir, `${name}.log`), 'a');
-  const child = spawn(process.execPath, [path.join(REPO, 'dist', 'worker.js')], { cwd: REPO, env: processEnv(url), stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, [path.join(REPO, 'dist', 'worker.js')], { cwd: REPO, env: { ...processEnv(url), ...env }, stdio: ['ignore', log, log] });
   fs.closeSync(log);
   workers.add(child);
   child.once('exit', () => workers.delete(child));
   return child;
 }
 
-async function stopWorker(child: ChildProcess): Promise<void> {
+export async function stopWorker(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');

@@ -1,70 +1,132 @@
 import { CLAIM_SELECT } from '../../src/services/engine/run-queue';
 import type { EngineBench } from './context';
 import { percentile, productEngine, sleep, StatementCounter } from './context';
+import { cpuSpan, type CpuSpan } from './cpu';
+import type { WriteTally } from './index-entries';
 import { seedContacts, seedRuns } from './seed';
 
 // Items 1 and 2: steps per second of one engine as the product runs it, on runs seeded due
 // now; then the lag from due to claim with runs falling due at a steady rate.
 
 export interface ThroughputResult {
+  // The case's name: the step's type for a one-step sequence, else ThroughputOptions.name.
   type: string;
   runs: number;
+  // Steps of each run (1 for a one-step sequence).
+  stepsPerRun: number;
   seconds: number;
+  // Runs per second; steps per second is perSecond × stepsPerRun.
   perSecond: number;
   recorded: number;
   passes: number;
   statementsPerPass: number;
+  statements: number;
   statementMs: number;
   topStatements: Array<[string, { count: number; ms: number }]>;
+  // CPU of the measured runs: this process (the engine and the driver's 5 ms poll) and the database server.
+  cpu: CpuSpan;
+  // With ThroughputOptions.tally: the index entries the measured runs wrote.
+  tally?: WriteTally;
+}
+
+// HOOK (issue 35, the projection): a measurement taken beside the tag case, such as the
+// projection's lag (p99 under 1 s during the case) and its counters against a GROUP BY after
+// it. `started` is called when the measured engine starts (its runs seeded, due); `finished`
+// after it has recorded every step and stopped (a projector may still be catching up: wait for
+// it there). The rows it answers are added to the Targets table as they are
+// ([figure, measured, target, pass]). Nothing implements it yet: bench/engine.ts passes
+// `projectionProbe`, undefined until the projector exists.
+export interface TagCaseProbe {
+  started(info: ProbeInfo): void | Promise<void>;
+  finished(info: ProbeInfo & { seconds: number }): Promise<Array<[string, string, string, boolean]>>;
+}
+
+export interface ProbeInfo {
+  accountId: string;
+  sequenceId: string;
+  runs: number;
+}
+
+export interface ThroughputOptions {
+  // A name for a case of several steps (the report's "step" column).
+  name?: string;
+  // Counts the measured runs' index entries (the engine's statements, index-entries.ts).
+  tally?: WriteTally;
+  // The database server's pid, for its CPU (cpu.ts).
+  dbPid?: number;
+  probe?: TagCaseProbe;
+  // Filled by the measured run: the probe's rows.
+  probeRows?: Array<[string, string, string, boolean]>;
 }
 
 const WARM_RUNS = 2_000;
 
-// Runs of a one-step sequence (`step`), all due now, through one engine; a warm-up of
-// WARM_RUNS first (JIT, pools), then the measured runs with a fresh engine.
-export async function measureThroughput(bench: EngineBench, step: Record<string, unknown> & { id: string; type: string }, runs: number): Promise<ThroughputResult> {
+// Runs of a sequence (one `step`, or `steps`), all due now, through one engine; a warm-up of
+// WARM_RUNS first (JIT, pools), then the measured runs with a fresh engine. A run is done when
+// its last step has succeeded (for `[tag, branch, update, tag, exit]`: the exit).
+export async function measureThroughput(
+  bench: EngineBench,
+  stepOrSteps: (Record<string, unknown> & { id: string; type: string }) | Array<Record<string, unknown> & { id: string; type: string }>,
+  runs: number,
+  options: ThroughputOptions = {},
+): Promise<ThroughputResult> {
+  const steps = Array.isArray(stepOrSteps) ? stepOrSteps : [stepOrSteps];
+  const first = steps[0]!;
+  const last = steps.at(-1)!;
   const contacts = await seedContacts(bench.admin, bench.accountId, runs + WARM_RUNS);
-  const sequenceId = await bench.newSequence([step as never]);
+  const sequenceId = await bench.newSequence(steps as never);
   const statements = new StatementCounter();
 
-  await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId, contacts, count: WARM_RUNS, contactOffset: runs, stepId: step.id, state: 'due', dueAt: new Date(Date.now() - 1000) });
-  await untilSteps(bench.url, statements, step.type, WARM_RUNS, 120_000);
+  await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId, contacts, count: WARM_RUNS, contactOffset: runs, stepId: first.id, state: 'due', dueAt: new Date(Date.now() - 1000) });
+  await untilSteps(bench.url, statements, last.type, WARM_RUNS, 120_000);
 
-  await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId, contacts, count: runs, stepId: step.id, state: 'due', dueAt: new Date(Date.now() - 1000) });
+  await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId, contacts, count: runs, stepId: first.id, state: 'due', dueAt: new Date(Date.now() - 1000) });
+  statements.tally = options.tally;
   statements.reset();
-  const { seconds } = await untilSteps(bench.url, statements, step.type, runs, 30 * 60_000);
+  const probeInfo = { accountId: bench.accountId, sequenceId, runs };
+  const { seconds, cpu } = await untilSteps(bench.url, statements, last.type, runs, 30 * 60_000, options.dbPid, {
+    started: () => options.probe?.started(probeInfo),
+  });
+  if (options.probe) options.probeRows = await options.probe.finished({ ...probeInfo, seconds });
   const [rows] = await bench.admin.query(
     `SELECT COUNT(*) AS c FROM run_step_executions e JOIN sequence_runs r ON r.id = e.run_id
      WHERE r.sequence_id = ? AND e.status = 'succeeded'`,
     [sequenceId],
   );
-  const recorded = Number((rows as Array<{ c: number }>)[0].c) - WARM_RUNS;
+  const recorded = Number((rows as Array<{ c: number }>)[0].c) - WARM_RUNS * steps.length;
   const passes = [...statements.shapes].filter(([shape]) => shape.startsWith(CLAIM_SELECT.slice(0, CLAIM_SELECT.indexOf(' ?')))).reduce((sum, [, n]) => sum + n.count, 0);
   return {
-    type: step.type,
+    type: steps.length === 1 ? first.type : (options.name ?? steps.map((s) => s.type).join('-')),
     runs,
+    stepsPerRun: steps.length,
     seconds,
     perSecond: runs / seconds,
     recorded,
     passes,
     statementsPerPass: statements.total / Math.max(1, passes),
+    statements: statements.total,
     statementMs: [...statements.shapes.values()].reduce((sum, n) => sum + n.ms, 0),
     topStatements: [...statements.shapes].sort((a, b) => b[1].ms - a[1].ms).slice(0, 16),
+    cpu,
+    tally: options.tally,
   };
 }
 
 // Starts a product engine, waits until it has recorded `count` succeeded steps of `type`, stops it.
-async function untilSteps(url: string, statements: StatementCounter, type: string, count: number, boundMs: number) {
+// CPU is counted from the engine's start to the last step recorded (its stop is left out).
+async function untilSteps(url: string, statements: StatementCounter, type: string, count: number, boundMs: number, dbPid?: number, hooks: { started?: () => unknown } = {}) {
   const { engine, counts, db } = productEngine(url, statements);
+  const cpu = cpuSpan(dbPid);
   const started = performance.now();
   engine.start();
   try {
+    await hooks.started?.();
     for (;;) {
       if ((counts.succeeded.get(type) ?? 0) >= count) break;
       if (performance.now() - started > boundMs) throw new Error(`${type}: only ${counts.succeeded.get(type) ?? 0} of ${count} steps after ${boundMs} ms`);
       await sleep(5);
     }
-    return { seconds: (performance.now() - started) / 1000, counts };
+    return { seconds: (performance.now() - started) / 1000, counts, cpu: cpu.end() };
   } finally {
     await engine.stop(10_000);
     await db.close();
