@@ -68,7 +68,7 @@ describe('sequence engine: emails claimed ahead', function () {
     // The one cut short after its final dot is an unknown outcome (one attempt, sent again with
     // its Message-ID); the two that waited were never begun: no attempt.
     expect(sends.map((send) => [send.status, Number(send.attempt), send.claim_token]).sort()).to.deep.equal([['queued', 0, null], ['queued', 0, null], ['queued', 1, null]]);
-    const second = engineAt(Date.now() + 2_000, { messages });
+    const second = engineAt(Date.now() + 60_000, { messages });
     cleanups.push(() => second.engine.stop(50));
     await second.engine.runUntilIdle();
     // The one cut short after its final dot may be received twice (same Message-ID); the others once.
