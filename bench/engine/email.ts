@@ -50,6 +50,28 @@ export interface EmailResult {
 
 const WARM = 500;
 
+// BENCH_EMAIL_MARKS=1: the monotonic clock (µs, as a --cpu-prof profile's timestamps) where
+// each measured part begins and ends, on stderr: to read a profile of the bench by phase.
+// Beside it, this process's CPU (µs, all its threads) and mariadbd's (clock ticks, when found).
+function mark(what: string): void {
+  if (process.env.BENCH_EMAIL_MARKS !== '1') return;
+  const cpu = process.cpuUsage();
+  process.stderr.write(`bench: mark ${what} cpu ${cpu.user + cpu.system} mariadbd ${mariadbTicks()} at ${process.hrtime.bigint() / 1000n}\n`);
+}
+
+function mariadbTicks(): number {
+  for (const pid of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'mariadbd') continue;
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return NaN;
+}
+
 export async function measureEmail(bench: EngineBench, count: number, progress: (text: string) => void): Promise<EmailResult> {
   const sink = await startSmtpSink();
   const outboxDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-email-outbox-'));
@@ -76,7 +98,12 @@ export async function measureEmail(bench: EngineBench, count: number, progress: 
     await sink.reset();
     await seedRuns(bench.admin, { accountId: bench.accountId, sequenceId, contacts, count, stepId: EMAIL_STEP.id, state: 'due', dueAt: new Date(Date.now() - 1000) });
     const statements = new StatementCounter();
+    mark('engine start');
     const engineSeconds = await untilSent(bench, settings, outboxDir, sequenceId, { received: count, total: WARM + count }, sink, statements);
+    mark('engine end');
+    if (process.env.BENCH_EMAIL_MARKS === '1') {
+      for (const [shape, { count: n, ms }] of [...statements.shapes].sort((a, b) => b[1].count - a[1].count)) process.stderr.write(`bench: statement ${n} ${ms.toFixed(0)} ms ${shape.slice(0, 160)}\n`);
+    }
     const engineStats = await sink.stats();
     const [rows] = await bench.admin.query(
       "SELECT COUNT(*) AS c FROM messages WHERE sequence_id = ? AND status <> 'sent'",
@@ -102,7 +129,9 @@ export async function measureEmail(bench: EngineBench, count: number, progress: 
       };
     });
     const renderMicros = ((performance.now() - renderStarted) * 1000) / Math.max(1, floorMessages.length);
+    mark('floor start');
     const floor = await measureFloor(sink, floorMessages, SMTP_POOL);
+    mark('floor end');
     return {
       messages: count,
       engineSeconds,

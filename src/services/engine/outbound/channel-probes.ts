@@ -72,7 +72,7 @@ export class ChannelProbes {
     // No relay (messages are captured): nothing to refuse them.
     if (!sender.smtpUrl) return true;
     try {
-      return await this.options.transports.get(sender.smtpUrl).verify();
+      return await this.options.transports.verify(sender.smtpUrl);
     } catch {
       return false;
     }

@@ -46,6 +46,14 @@ export interface DispatcherOptions {
 // process make the next look read them again; other processes' are found within this).
 const LINGER_MS = 2;
 const GROUPS_FRESH_MS = 100;
+// Outcomes of lingering channels recorded together once this many wait (or their linger ended).
+const RECORD_BATCH = 100;
+
+interface Waiting {
+  claimed: ClaimedSend;
+  send: Send;
+  claimedAt: number;
+}
 
 // The outbound layer's dispatcher (docs/architecture.md "The outbound layer"): each look claims
 // the sends it may start now, fairly (send-shares.ts), and starts their requests; each request's
@@ -56,6 +64,12 @@ const GROUPS_FRESH_MS = 100;
 export class OutboundDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perTargetCount = new Map<string, number>();
+  // Sends claimed ahead (Channel.claimAhead), per group, in their claim's order: each starts as
+  // one of its group's ends.
+  private readonly waiting = new Map<string, Waiting[]>();
+  private waitingTotal = 0;
+  // Sends under way or waiting, per channel (the recorder lingers only for a channel that has some).
+  private readonly pendingPerChannel = new Map<string, number>();
   private readonly buckets: RateBuckets;
   private readonly throttle: SendThrottle | undefined;
   private readonly recorder: OutcomeRecorder;
@@ -83,9 +97,15 @@ export class OutboundDispatcher {
       options.now,
     );
     // Sends queued again (retries, interrupted ones): the groups read are stale.
-    this.recorder = new OutcomeRecorder(db, options, () => {
-      this.groupsStale = true;
-    });
+    this.recorder = new OutcomeRecorder(
+      db,
+      options,
+      () => {
+        this.groupsStale = true;
+      },
+      (channel) => this.channel(channel)?.recordLingerMs ?? 0,
+      (channel) => (this.pendingPerChannel.get(channel) ?? 0) > 0,
+    );
   }
 
   // Sends were queued in this process: the next pass looks, and reads the groups again.
@@ -121,9 +141,9 @@ export class OutboundDispatcher {
       groups: queued,
       now,
       cursor: this.cursor,
-      free: this.options.maxInFlight - this.inFlight.size,
-      perTarget: this.options.perTarget,
-      inFlight: (key) => this.perTargetCount.get(key) ?? 0,
+      free: this.options.maxInFlight - this.inFlight.size - this.waitingTotal,
+      perTarget: (group) => this.options.perTarget + (this.channel(group.channel)?.claimAhead?.sends ?? 0),
+      inFlight: (key) => (this.perTargetCount.get(key) ?? 0) + (this.waiting.get(key)?.length ?? 0),
       tokens: (group) => this.buckets.available(group.accountId, group.channel),
       nextTokenAt: (group) => this.buckets.nextAt(group.accountId, group.channel),
     });
@@ -179,7 +199,7 @@ export class OutboundDispatcher {
 
   // The requests begun, and the outcomes recorded.
   async settled(): Promise<void> {
-    while (this.inFlight.size > 0 || this.recorder.busy) {
+    while (this.inFlight.size > 0 || this.recorder.busy || this.waitingTotal > 0) {
       await Promise.all(this.inFlight.values());
       await this.recorder.settled();
     }
@@ -189,6 +209,8 @@ export class OutboundDispatcher {
   // under way, then cuts the rest short: they go back with their ids, not counted as attempts.
   async stop(boundMs: number): Promise<void> {
     this.stopped = true;
+    // Claimed ahead and not begun: back at once, with their ids.
+    for (const key of [...this.waiting.keys()]) this.startWaiting(key);
     if (await settleWithin(Promise.all(this.inFlight.values()), boundMs)) {
       this.abort.abort();
       await Promise.all(this.inFlight.values());
@@ -208,8 +230,57 @@ export class OutboundDispatcher {
         this.logThrottle('error', error, 'outbound sends could not start');
         continue;
       }
-      for (const claimed of ofChannel) this.start(claimed, send);
+      const claimedAt = this.options.now();
+      for (const claimed of ofChannel) {
+        this.pendingPerChannel.set(claimed.channel, (this.pendingPerChannel.get(claimed.channel) ?? 0) + 1);
+        const key = groupKey(claimed);
+        if ((this.perTargetCount.get(key) ?? 0) < this.options.perTarget) {
+          this.start(claimed, send);
+          continue;
+        }
+        const queue = this.waiting.get(key);
+        if (queue) queue.push({ claimed, send, claimedAt });
+        else this.waiting.set(key, [{ claimed, send, claimedAt }]);
+        this.waitingTotal += 1;
+      }
     }
+  }
+
+  private channel(name: string): Channel | undefined {
+    return this.options.channels.find((channel) => channel.name === name);
+  }
+
+  // A send of the group ended: its waiting sends start while the group has slots. One claimed
+  // too long ago to begin within its lease (claimAhead.startWithinMs), or any once the
+  // dispatcher stops, goes back, due now, with its id (an abandoned attempt: not counted).
+  private startWaiting(key: string): void {
+    const queue = this.waiting.get(key);
+    while (queue && queue.length > 0 && (this.stopped || (this.perTargetCount.get(key) ?? 0) < this.options.perTarget)) {
+      const next = queue.shift()!;
+      this.waitingTotal -= 1;
+      const within = this.channel(next.claimed.channel)?.claimAhead?.startWithinMs ?? Infinity;
+      if (this.stopped || this.options.now() - next.claimedAt > within) {
+        const at = new Date(this.options.now());
+        this.recorder.add({
+          kind: 'answered',
+          send: next.claimed,
+          result: { ok: false, reason: 'not begun: handed back', detail: {}, final: false, abandoned: true },
+          startedAt: at,
+          finishedAt: at,
+        });
+        this.ended(next.claimed.channel);
+        continue;
+      }
+      this.start(next.claimed, next.send);
+    }
+    if (queue && queue.length === 0) this.waiting.delete(key);
+  }
+
+  private ended(channel: string): void {
+    const left = (this.pendingPerChannel.get(channel) ?? 1) - 1;
+    if (left === 0) this.pendingPerChannel.delete(channel);
+    else this.pendingPerChannel.set(channel, left);
+    this.recorder.poke();
   }
 
   private start(claimed: ClaimedSend, send: Send): void {
@@ -225,8 +296,12 @@ export class OutboundDispatcher {
         const left = (this.perTargetCount.get(key) ?? 1) - 1;
         if (left === 0) this.perTargetCount.delete(key);
         else this.perTargetCount.set(key, left);
+        this.startWaiting(key);
+        this.ended(claimed.channel);
         this.dirty = true;
-        this.options.wake(LINGER_MS);
+        // A group still holding half of what it may claim ahead has work: no look for it yet.
+        const ahead = this.channel(claimed.channel)?.claimAhead?.sends ?? 0;
+        if ((this.waiting.get(key)?.length ?? 0) * 2 < ahead || ahead === 0) this.options.wake(LINGER_MS);
       });
     this.inFlight.set(claimed.id, work);
   }
@@ -239,33 +314,73 @@ export class OutboundDispatcher {
 // Writes outcomes as they come: one transaction for those that arrived while the previous one
 // was being written, so a fast receiver's outcome waits at most for one record, never for a
 // slow receiver's request.
+// A channel may let its outcomes linger (Channel.recordLingerMs: an email's, whose run waits for
+// nothing sooner): they wait for others, up to that long (real time) or RECORD_BATCH of them,
+// while more of that channel are under way; never beside another channel's outcome.
 class OutcomeRecorder {
-  private readonly queue: Outcome[] = [];
+  private readonly queue: Array<{ outcome: Outcome; at: number }> = [];
   private writing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Database,
     private readonly options: DispatcherOptions,
     private readonly requeued: () => void,
+    private readonly lingerOf: (channel: string) => number,
+    private readonly pending: (channel: string) => boolean,
   ) {}
 
   get busy(): boolean {
-    return this.writing !== undefined;
+    return this.writing !== undefined || this.queue.length > 0;
   }
 
   add(outcome: Outcome): void {
-    this.queue.push(outcome);
-    this.writing ??= this.drain();
+    this.queue.push({ outcome, at: Date.now() });
+    this.poke();
+  }
+
+  // Records now what need not wait, or sets the timer of the first that may.
+  poke(force = false): void {
+    if (this.writing || this.queue.length === 0) return;
+    const waitMs = force ? 0 : this.lingerMs();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (waitMs <= 0) {
+      this.writing = this.drain();
+      return;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.poke(true);
+    }, waitMs);
+    this.timer.unref?.();
   }
 
   async settled(): Promise<void> {
-    while (this.writing) await this.writing;
+    this.poke(true);
+    while (this.writing) {
+      await this.writing;
+      this.poke(true);
+    }
+  }
+
+  // How much longer the queue may wait: 0 if any outcome may not linger, or its channel has
+  // nothing more under way, or a batch is full.
+  private lingerMs(): number {
+    if (this.queue.length >= RECORD_BATCH) return 0;
+    let until = Infinity;
+    for (const { outcome, at } of this.queue) {
+      const linger = this.lingerOf(outcome.send.channel);
+      if (linger <= 0 || !this.pending(outcome.send.channel)) return 0;
+      until = Math.min(until, at + linger);
+    }
+    return until - Date.now();
   }
 
   private async drain(): Promise<void> {
     try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, 500);
+      {
+        const batch = this.queue.splice(0, 500).map(({ outcome }) => outcome);
         try {
           await this.record(batch);
         } catch {
@@ -282,6 +397,8 @@ class OutcomeRecorder {
       }
     } finally {
       this.writing = undefined;
+      // What arrived meanwhile: now, or once it has lingered.
+      this.poke();
     }
   }
 

@@ -14,7 +14,8 @@ export interface ShareInput {
   cursor: string | undefined;
   // This process's free request slots, all targets together.
   free: number;
-  perTarget: number;
+  // Sends one group may hold (under way, and claimed ahead: dispatcher.ts).
+  perTarget: number | ((group: SendGroup) => number);
   inFlight: (key: string) => number;
   tokens: (group: SendGroup) => number;
   nextTokenAt: (group: SendGroup) => number;
@@ -53,7 +54,7 @@ export function shareOut(input: ShareInput): Share {
   let cursor = input.cursor;
   for (const { group, key } of order) {
     if (free <= 0) break;
-    const slots = input.perTarget - input.inFlight(key);
+    const slots = (typeof input.perTarget === 'number' ? input.perTarget : input.perTarget(group)) - input.inFlight(key);
     if (slots <= 0) continue;
     const tokens = input.tokens(group);
     if (tokens < 1) {

@@ -34,6 +34,13 @@ export type Send = (send: ClaimedSend, signal: AbortSignal) => Promise<SendResul
 
 export interface Channel {
   readonly name: string;
+  // Sends claimed ahead, beyond those under way (the dispatcher's per-target bound), each started
+  // as one under way ends, so a look claims (and a record writes) many at once. One not started
+  // within startWithinMs of its claim goes back (its lease must outlast the attempt it begins).
+  readonly claimAhead?: { sends: number; startWithinMs: number };
+  // Its outcomes wait up to this long for others to be recorded with them (never while nothing
+  // of this channel is under way or waiting, nor beside another channel's outcome).
+  readonly recordLingerMs?: number;
   // What a batch of claimed sends needs (their targets, read in one statement), and the
   // function that sends one. Never throws for a receiver's failure: that is a result.
   load(db: Database, sends: readonly ClaimedSend[]): Promise<Send>;

@@ -53,6 +53,14 @@ export function emailChannel(options: EmailChannelOptions): Channel {
   const { settings } = options;
   return {
     name: 'email',
+    // A look claims up to 128 of an account's emails, 32 under way at once (the pool's five
+    // connections each with a few queued), the rest begun as those end: one claim, one load,
+    // one `sending` write and a few records for a hundred messages, not for a few. The email
+    // lease is the longest attempt plus 30 s (engine.ts): one begun within 15 s of its claim
+    // ends within it.
+    claimAhead: { sends: 96, startWithinMs: 15_000 },
+    // An email's outcome waits up to 100 ms for others: recorded together, in a few statements.
+    recordLingerMs: 100,
     async load(db: Database, sends) {
       const targets = await loadMessageTargets(db, sends);
       const senders = await resolveEmailSenders(db, [...new Set(sends.map((send) => send.accountId))], settings);
