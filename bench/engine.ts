@@ -9,8 +9,9 @@ import { startFrozenReceiver, startReceiver } from './engine/receiver';
 import { claimPlanOk, measureScale, medianOf, type SizeResult } from './engine/scale';
 import { measureRelease, type ReleaseCase } from './engine/release';
 import { ensureNumbers } from './engine/seed';
-import { measureFrozenNeighbour, measureLag, measureThroughput, type FrozenNeighbourResult, type LagResult, type TagCaseProbe, type ThroughputResult } from './engine/throughput';
+import { measureFrozenNeighbour, measureLag, measureThroughput, type FrozenNeighbourResult, type LagResult, type ThroughputResult } from './engine/throughput';
 import { databasePid } from './engine/cpu';
+import { projectionProbe } from './engine/projection-probe';
 import { openFloor, type Floor } from './engine/floor';
 import { cpuPerThousand, engineSide, engineTally, LOCAL5_STEPS, measureTagBesideFloor, pooled, warmFloor, type Side, type TagComparison } from './engine/floor-compare';
 import { buildDist, measureEngines, type EnginesCase } from './engine/two-engines';
@@ -65,10 +66,6 @@ const TARGET_RELEASE_PATCH_MS = 500;
 // which here is bound by the database's disk and buffer pool).
 const TARGET_RELEASE_RATIO = 2;
 
-// HOOK (issue 35, the projection): a TagCaseProbe (bench/engine/throughput.ts) that measures
-// the projection's lag during the tag case and compares its counters with a GROUP BY after it.
-// Undefined until the projector (run_log) exists; its rows then join the Targets table.
-const projectionProbe: TagCaseProbe | undefined = undefined;
 
 const out = (text = '') => process.stdout.write(`${text}\n`);
 const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
@@ -103,7 +100,7 @@ async function main() {
   const sides: Side[] = [];
   if (PHASES.includes('floor')) {
     floor = await openFloor(database.url, database.admin);
-    const tag = await measureTagBesideFloor(bench, floor, TAG_RUNS, dbPid, progress, projectionProbe);
+    const tag = await measureTagBesideFloor(bench, floor, TAG_RUNS, dbPid, progress, projectionProbe(database.url));
     floorRate = pooled(tag.floors).perSecond;
     tagRate = tag.engine.perSecond;
     throughputs.push({ result: tag.engineResult, target: `>= ${TARGET_TAG}, >= ${TARGET_TAG_FLOOR_RATIO} × floor` });
@@ -112,8 +109,7 @@ async function main() {
     verdicts.push(['tag steps per second', fixed(tag.engine.perSecond, 0), `>= ${TARGET_TAG}`, tag.engine.perSecond >= TARGET_TAG]);
     verdicts.push([`tag runs per second, engine ÷ floor (${fixed(floorRate, 0)}/s)`, fixed(tag.ratios.rate, 2), `>= ${TARGET_TAG_FLOOR_RATIO}`, tag.ratios.rate >= TARGET_TAG_FLOOR_RATIO]);
     verdicts.push(['tag CPU per run, engine ÷ floor (node + database)', fixed(tag.ratios.cpu, 2), `<= ${TARGET_TAG_CPU_RATIO}`, tag.ratios.cpu <= TARGET_TAG_CPU_RATIO]);
-    // HOOK (issue 35, the projection): projectionProbe's rows (lag p99 during the tag case,
-    // counters against the GROUP BY after it) land here once it exists.
+    // The projection's lag during the tag case, and its counters against a GROUP BY after it.
     verdicts.push(...tag.probeRows);
   }
   if (PHASES.includes('local5')) {

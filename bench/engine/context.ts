@@ -6,6 +6,7 @@ import { sqlTemplate } from '../../src/db/sql-template';
 import { createLogger } from '../../src/logging/logger';
 import type { StepInput } from '../../src/schemas/sequence-definition';
 import { createAccount } from '../../src/services/accounts';
+import { DEFAULT_PROJECTION, projectionTask } from '../../src/services/events/projection/projection-task';
 import { SequenceEngine, type EngineMetrics, type EngineOptions } from '../../src/services/engine/engine';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import { createWebhook } from '../../src/services/webhooks/endpoints';
@@ -117,8 +118,27 @@ export function productEngine(url: string, statements: StatementCounter, extra: 
     webhook: { timeoutMs: 10_000, allowInsecure: true },
     ...extra,
   });
+  // The run log's projection, as the worker runs it beside the engine (start-maintenance.ts):
+  // its work is part of the write path, and its lag is measured (projectionLagsMs).
+  const projection = projectionTask(db, DEFAULT_PROJECTION, {
+    logger: createLogger('warn'),
+    metrics: { lagSeconds: { observe: (seconds) => void projectionLagsMs.push(seconds * 1000) } },
+  });
+  const start = engine.start.bind(engine);
+  const stop = engine.stop.bind(engine);
+  engine.start = () => {
+    projection.start();
+    start();
+  };
+  engine.stop = async (boundMs: number) => {
+    await stop(boundMs);
+    await projection.stop();
+  };
   return { engine, counts, db };
 }
+
+// Every projected run log row's lag (ms), of every product engine this process started.
+export const projectionLagsMs: number[] = [];
 
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return NaN;

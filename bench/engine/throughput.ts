@@ -29,13 +29,11 @@ export interface ThroughputResult {
   tally?: WriteTally;
 }
 
-// HOOK (issue 35, the projection): a measurement taken beside the tag case, such as the
-// projection's lag (p99 under 1 s during the case) and its counters against a GROUP BY after
-// it. `started` is called when the measured engine starts (its runs seeded, due); `finished`
-// after it has recorded every step and stopped (a projector may still be catching up: wait for
-// it there). The rows it answers are added to the Targets table as they are
-// ([figure, measured, target, pass]). Nothing implements it yet: bench/engine.ts passes
-// `projectionProbe`, undefined until the projector exists.
+// A measurement taken beside the tag case: the projection's lag (p99 under 1 s during the
+// case) and its counters against a GROUP BY after it (projection-probe.ts). `started` is called
+// when the measured engine starts (its runs seeded, due); `finished` after it has recorded every
+// step and stopped (the projection may still be catching up: the probe waits for it). The rows
+// it answers are added to the Targets table as they are ([figure, measured, target, pass]).
 export interface TagCaseProbe {
   started(info: ProbeInfo): void | Promise<void>;
   finished(info: ProbeInfo & { seconds: number }): Promise<Array<[string, string, string, boolean]>>;
