@@ -82,9 +82,9 @@ export async function measureThroughput(
   statements.tally = options.tally;
   statements.reset();
   const probeInfo = { accountId: bench.accountId, sequenceId, runs };
-  const { seconds, cpu } = await untilSteps(bench.url, statements, last.type, runs, 30 * 60_000, options.dbPid, {
-    started: () => options.probe?.started(probeInfo),
-  });
+  // (Before the engine starts: the probe reads where the counters stand.)
+  await options.probe?.started(probeInfo);
+  const { seconds, cpu } = await untilSteps(bench.url, statements, last.type, runs, 30 * 60_000, options.dbPid);
   if (options.probe) options.probeRows = await options.probe.finished({ ...probeInfo, seconds });
   const [rows] = await bench.admin.query(
     `SELECT COUNT(*) AS c FROM run_step_executions e JOIN sequence_runs r ON r.id = e.run_id
