@@ -31,7 +31,7 @@ export interface ThroughputResult {
 
 // A measurement taken beside the tag case: the projection's lag (p99 under 1 s during the
 // case) and its counters against a GROUP BY after it (projection-probe.ts). `started` is called
-// when the measured engine starts (its runs seeded, due); `finished` after it has recorded every
+// just before the measured engine starts (its runs seeded, due); `finished` after it has recorded every
 // step and stopped (the projection may still be catching up: the probe waits for it). The rows
 // it answers are added to the Targets table as they are ([figure, measured, target, pass]).
 export interface TagCaseProbe {

@@ -438,8 +438,11 @@ export class SequenceEngine {
   // When the runs are next due, at most idlePollMs away (another process may make work due).
   private async nextDue(now: number): Promise<number> {
     const next = await nextDueAt(this.db);
-    if (!next) return now + this.idlePollMs;
-    return Math.max(now, Math.min(now + this.idlePollMs, next.getTime()));
+    // Due already, after a claim that took every claimable run: what is left is leased (to this
+    // process, whose record wakes it, or to another) or locked by a writer; looked at again within
+    // idlePollMs, not at once over and over.
+    if (!next || next.getTime() <= now) return now + this.idlePollMs;
+    return Math.min(now + this.idlePollMs, next.getTime());
   }
 
   // Claimed, but no longer a run with a step to take (it ended or went in the meantime): its

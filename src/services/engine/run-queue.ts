@@ -17,9 +17,10 @@ import { roundRobin, shareOf, type DueRun } from './claim-shares';
 //
 // The claim reads the sequence_runs_due index in due order and stops at `limit`: its cost is
 // the batch's, whatever the number of runs waiting (bench/engine.ts measures it at a million).
-// The claim's lease is the run's next due time: a worker that dies holding it leaves a run that
-// is due again when the lease ends, and another worker takes it; nothing else ever needs to
-// find stuck runs.
+// The claim's lease is lease_until, a column in no index (so a claim rewrites no index entry):
+// a worker that dies holding it leaves a run that is claimable again when the lease ends, and
+// another worker takes it; nothing else ever needs to find stuck runs. The claim passes over
+// runs whose lease is live (at most the batches in flight, at the head of the due index).
 // - MySQL/MariaDB: SELECT ... FOR UPDATE SKIP LOCKED, then one UPDATE; concurrent workers
 //   pass over each other's rows instead of waiting for them.
 // - SQLite: one writer at a time; the claim's SELECT and UPDATE are one transaction, and a second
@@ -38,6 +39,10 @@ import { roundRobin, shareOf, type DueRun } from './claim-shares';
 // Accounts outside the head of the due index that one pass reads runs of: bounds the claim's
 // statement (and with SLICE_ACCOUNTS, the pass's cost); the cursor moves on to the others.
 const MAX_OTHER_ACCOUNTS = 64;
+
+// A run no live claim holds: none, or its lease has ended (lease_until NULL with a token: a claim
+// made before the lease had a column of its own, whose lease is its due_at).
+const NOT_LEASED = '(claim_token IS NULL OR lease_until IS NULL OR lease_until <= ?)';
 
 // What a claim reads of each due run.
 const CLAIM_COLUMNS = 'id, account_id, sequence_id, due_at, claim_token, expired_claims';
@@ -86,7 +91,7 @@ export async function claimDueRuns(db: Database, now: Date, options: ClaimOption
   const deadLetterAfter = Math.max(1, Math.floor(options.deadLetterAfter ?? DEAD_LETTER_AFTER));
   return withTransaction(db, async (transaction) => {
     let cursor = options.cursor ?? '';
-    const head = (await select<DueRow>(db, `${CLAIM_SELECT.replace('LIMIT ?', `LIMIT ${limit}`)}${skipLocked(db)}`, [now], transaction)).map(dueRun);
+    const head = (await select<DueRow>(db, `${CLAIM_SELECT.replace('LIMIT ?', `LIMIT ${limit}`)}${skipLocked(db)}`, [now, now], transaction)).map(dueRun);
     let runs = head;
     if (head.length >= limit) {
       const inHead = new Set(head.map((run) => run.accountId));
@@ -112,7 +117,7 @@ export async function claimDueRuns(db: Database, now: Date, options: ClaimOption
       // expired_claims first: MySQL's UPDATE reads a column as the assignments before it left it.
       await execute(
         db,
-        `UPDATE sequence_runs SET expired_claims = CASE WHEN claim_token IS NULL THEN 0 ELSE expired_claims + 1 END, due_at = ?, claim_token = ?,
+        `UPDATE sequence_runs SET expired_claims = CASE WHEN claim_token IS NULL THEN 0 ELSE expired_claims + 1 END, lease_until = ?, claim_token = ?,
            dead_lettered_at = NULL WHERE id IN (?)`,
         [leaseEnd, token, runs.map((run) => run.id)],
         transaction,
@@ -160,7 +165,7 @@ async function earliestDueOf(db: Database, accountIds: readonly string[], share:
   const rows = await select<DueRow>(
     db,
     `${earliestDueSql(accountIds.length, share)}${skipLocked(db)}`,
-    [...accountIds.flatMap((accountId) => [accountId, now]), now],
+    [...accountIds.flatMap((accountId) => [accountId, now, now]), now, now],
     transaction,
   );
   return rows.map(dueRun);
@@ -170,13 +175,13 @@ async function earliestDueOf(db: Database, accountIds: readonly string[], share:
 export function earliestDueSql(accounts: number, share: number): string {
   const perAccount = Array.from(
     { length: accounts },
-    (_, index) => `SELECT * FROM (SELECT id FROM sequence_runs WHERE due_account = ? AND due_at <= ? ORDER BY due_at LIMIT ${share}) a${index}`,
+    (_, index) => `SELECT * FROM (SELECT id FROM sequence_runs WHERE due_account = ? AND due_at <= ? AND ${NOT_LEASED} ORDER BY due_at LIMIT ${share}) a${index}`,
   ).join(' UNION ALL ');
-  return `SELECT ${CLAIM_COLUMNS} FROM sequence_runs WHERE id IN (SELECT id FROM (${perAccount}) fair) AND due_at <= ?`;
+  return `SELECT ${CLAIM_COLUMNS} FROM sequence_runs WHERE id IN (SELECT id FROM (${perAccount}) fair) AND due_at <= ? AND ${NOT_LEASED}`;
 }
 
 // The text of the claim's first SELECT (the head of the due index), for the benchmark's EXPLAIN.
-export const CLAIM_SELECT = `SELECT ${CLAIM_COLUMNS} FROM sequence_runs WHERE due_at <= ? ORDER BY due_at LIMIT ?`;
+export const CLAIM_SELECT = `SELECT ${CLAIM_COLUMNS} FROM sequence_runs WHERE due_at <= ? AND ${NOT_LEASED} ORDER BY due_at LIMIT ?`;
 
 // The earliest time anything is due, for the loop to sleep until: the index's first non-null
 // entry. No WHERE: MIN skips NULLs by itself, and with `due_at IS NOT NULL` written out MariaDB
@@ -280,15 +285,16 @@ function readRules(row: { exit_when: string | null; sending_window: string | nul
 // another worker to take now rather than when the lease ends.
 export async function releaseRuns(db: Database, runIds: readonly string[], token: string, now: Date): Promise<void> {
   if (runIds.length === 0) return;
-  await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = NULL WHERE id IN (?) AND claim_token = ?', [now, runIds, token]);
+  await execute(db, 'UPDATE sequence_runs SET due_at = ?, claim_token = NULL, lease_until = NULL WHERE id IN (?) AND claim_token = ?', [now, runIds, token]);
 }
 
-// A pass that failed ends its leases now: its runs are due at once, and keep the claim token,
+// A pass that failed ends its leases now: its runs (due, or the claim would not have taken them)
+// can be claimed at once, and keep the claim token,
 // so that the next claim counts this one as a claim that ran out unrecorded (a run that makes
 // every pass fail is still set aside after DEAD_LETTER_AFTER of them).
 export async function endLeases(db: Database, runIds: readonly string[], token: string, now: Date): Promise<void> {
   if (runIds.length === 0) return;
-  await execute(db, 'UPDATE sequence_runs SET due_at = ? WHERE id IN (?) AND claim_token = ? AND due_at > ?', [now, runIds, token, now]);
+  await execute(db, 'UPDATE sequence_runs SET lease_until = ? WHERE id IN (?) AND claim_token = ? AND lease_until > ?', [now, runIds, token, now]);
 }
 
 // Of the claimed runs, those this claim still holds, locked for the rest of the transaction:

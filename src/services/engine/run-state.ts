@@ -204,6 +204,8 @@ export function runChangeSql(change: Pick<RunChange, 'set' | 'keepClaim'>, now: 
   if (set.completedAt !== undefined) column('completed_at', set.completedAt);
   if (set.reason !== undefined) column('reason', set.reason);
   if (!change.keepClaim) parts.push('claim_token = NULL');
+  // Due now with its claim kept (a released run): claimable now, as its due time says.
+  else if (set.dueAt !== undefined) parts.push('lease_until = NULL');
   column('updated_at', now);
   return { set: parts.join(', '), values };
 }

@@ -89,10 +89,10 @@ describe('sequence engine: a pass that cannot record', () => {
     } finally {
       failing.restore();
     }
-    const [row] = await select<{ due_at: unknown; claim_token: string | null }>(testDb(), 'SELECT due_at, claim_token FROM sequence_runs WHERE id = ?', [run.runId]);
-    // Due at the failed pass's time (the lease would have been a minute later), its claim kept
-    // for the dead-letter count.
-    expect(toDate(row!.due_at).getTime()).to.be.at.most(now());
+    const [row] = await select<{ lease_until: unknown; claim_token: string | null }>(testDb(), 'SELECT lease_until, claim_token FROM sequence_runs WHERE id = ?', [run.runId]);
+    // The lease ended at the failed pass's time (it would have been a minute later), its claim
+    // kept for the dead-letter count.
+    expect(toDate(row!.lease_until).getTime()).to.be.at.most(now());
     expect(row!.claim_token).to.be.a('string');
     // The clock has not moved: the next pass takes it at once.
     expect(await engine.runUntilIdle()).to.equal(1);

@@ -94,6 +94,6 @@ describe("the run's state machine", () => {
   it('set aside, held for the window, woken: only the due time changes', () => {
     expect(nextRunState({ status: 'running' }, { kind: 'set-aside' }, now).set).to.deep.equal({ dueAt: null });
     expect(nextRunState({ status: 'pending' }, { kind: 'hold', until: later }, now).set).to.deep.equal({ dueAt: later });
-    expect(runChangeSql(nextRunState({ status: 'running' }, { kind: 'wake' }, now), now)).to.deep.equal({ set: 'due_at = ?, updated_at = ?', values: [now, now] });
+    expect(runChangeSql(nextRunState({ status: 'running' }, { kind: 'wake' }, now), now)).to.deep.equal({ set: 'due_at = ?, lease_until = NULL, updated_at = ?', values: [now, now] });
   });
 });
