@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Transaction } from 'sequelize';
 import { addTags } from '../../../src/services/contacts/contact-operations';
 import { execute, select } from '../../../src/db/sql/statements';
 import { planRun } from '../../../src/services/engine/plan-run';
@@ -102,20 +103,20 @@ describe('sequence engine: races and edge cases', () => {
       }
       expect.fail(`nothing blocked in ${pattern}`);
     };
-    // Holds the account's event counter: the engine's record stops just before its events, with
-    // the run locked and its wait written. The contact write then reads the run (as it was
-    // before the engine's record) and waits for it.
-    const hold = await db.sequelize.transaction();
-    await select(db, 'SELECT last_seq FROM event_sequences WHERE account_id = ? FOR UPDATE', [run.accountId], hold);
+    // Holds the end of the run log (a gap lock, so REPEATABLE READ): the engine's record stops at
+    // its last statement, the log row with its events, with the run locked and its wait written.
+    // The contact write then reads the run (as it was before the engine's record) and waits for it.
+    const hold = await db.sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ });
+    await select(db, 'SELECT seq FROM run_log WHERE seq >= 0 FOR UPDATE', [], hold);
     const { engine } = engineAt();
     let pass: Promise<number> | undefined;
     let tagging: Promise<unknown> | undefined;
     try {
       pass = engine.runOnce();
-      await blockedIn('INSERT INTO event_sequences%');
+      await blockedIn('INSERT INTO run_log%');
       tagging = addTags(db, { accountId: run.accountId, id: run.contact.id, tags: ['purchased'] });
       // The contact write, waiting for the engine's run (whichever statement it waits in).
-      await blockedIn('%', 'INSERT INTO event_sequences%');
+      await blockedIn('%', 'INSERT INTO run_log%');
     } finally {
       await hold.commit();
     }
