@@ -28,14 +28,17 @@ export async function lockContactsById(
   return new Set(rows.map((row) => row.id));
 }
 
-// Locks the account's contacts among `ids`; returns their rows.
+// Locks the account's contacts among `ids`; returns their rows. `knownEmails`: the emails the
+// caller read a moment ago (the engine, at its claim), tried first instead of reading them
+// again; a contact whose email changed since is read and locked as any other.
 export function lockContactRows(
   db: Database,
   accountId: string,
   ids: readonly string[],
   transaction: Transaction,
+  knownEmails?: ReadonlyMap<string, string>,
 ): Promise<ContactRow[]> {
-  return lockThroughEmailIndex<ContactRow>(db, CONTACT_SELECT, accountId, ids, transaction);
+  return lockThroughEmailIndex<ContactRow>(db, CONTACT_SELECT, accountId, ids, transaction, knownEmails);
 }
 
 // Locks one contact of the account and returns its row, or undefined when there is none.
@@ -54,19 +57,24 @@ async function lockThroughEmailIndex<Row extends { id: string }>(
   accountId: string,
   ids: readonly string[],
   transaction: Transaction,
+  knownEmails?: ReadonlyMap<string, string>,
 ): Promise<Row[]> {
   const locked = new Map<string, Row>();
   let pending = ids;
+  let hinted = knownEmails !== undefined && ids.every((id) => knownEmails.has(id));
   while (pending.length > 0) {
     if (db.dialect === 'sqlite') {
       return select<Row>(db, `${selectFrom} WHERE account_id = ? AND id IN (?)`, [accountId, pending], transaction);
     }
-    const found = await select<{ id: string; email_normalized: string }>(
-      db,
-      'SELECT id, email_normalized FROM contacts WHERE account_id = ? AND id IN (?)',
-      [accountId, pending],
-      transaction,
-    );
+    const found = hinted
+      ? pending.map((id) => ({ id, email_normalized: knownEmails!.get(id)! }))
+      : await select<{ id: string; email_normalized: string }>(
+          db,
+          'SELECT id, email_normalized FROM contacts WHERE account_id = ? AND id IN (?)',
+          [accountId, pending],
+          transaction,
+        );
+    hinted = false;
     if (found.length === 0) break;
     // Named: with the list indexes (account_id, ...) to choose from, the optimizer may read the
     // account's range of another one, locking rows in its order and rows of other writers.

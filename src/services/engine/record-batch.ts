@@ -126,8 +126,10 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
 async function lockChangedContacts(db: Database, runs: readonly ClaimedRun[], transaction: Transaction) {
   const rows = new Map<string, ContactState & { row: ContactChange['row'] }>();
   for (const [accountId, accountRuns] of byAccount(runs)) {
-    const ids = accountRuns.map((run) => run.contactId);
-    for (const row of await lockContactRows(db, accountId, ids, transaction)) rows.set(row.id, { ...stateFromRow(row), row });
+    const ids = [...new Set(accountRuns.map((run) => run.contactId))];
+    // The emails as the claim read them: the lock goes through the email index at once.
+    const emails = new Map(accountRuns.map((run) => [run.contactId, run.contact.email_normalized]));
+    for (const row of await lockContactRows(db, accountId, ids, transaction, emails)) rows.set(row.id, { ...stateFromRow(row), row });
   }
   return rows;
 }

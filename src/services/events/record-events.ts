@@ -45,11 +45,11 @@ export const isRunEvent = (type: string) => type.startsWith('run.');
 // db/migrations/20261203000000-create-events.js); so it is the transaction's last write but
 // for its run log row. Set-based: two statements whatever the number of events (three on
 // SQLite); nothing is sent for none. `createdAt`: when the change was made (the projector's
-// events carry their transaction's time), else now.
+// events carry their transaction's time), else now; `json`: the data already serialised.
 export async function insertEvents(
   db: Database,
   accountId: string,
-  events: ReadonlyArray<NewEvent & { createdAt?: Date }>,
+  events: ReadonlyArray<NewEvent & { createdAt?: Date; json?: string }>,
   transaction: Transaction,
 ): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
@@ -61,7 +61,7 @@ export async function insertEvents(
     db,
     'events',
     ['id', 'account_id', 'seq', 'type', 'data', 'created_at'],
-    recorded.map((event, index) => [event.id, accountId, event.seq, event.type, JSON.stringify(events[index]!.data), event.createdAt]),
+    recorded.map((event, index) => [event.id, accountId, event.seq, event.type, events[index]!.json ?? JSON.stringify(events[index]!.data), event.createdAt]),
     transaction,
   );
   return recorded;

@@ -1,11 +1,11 @@
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../../db/database';
 import { addToCounters } from '../../../db/sql/counter-rows';
-import { parseJson, toDate } from '../../../db/sql/rows';
+import { toDate } from '../../../db/sql/rows';
 import { execute, forUpdate, select } from '../../../db/sql/statements';
 import { withTransaction } from '../../../db/sql/transaction';
 import { insertEvents } from '../record-events';
-import type { RunLogBody } from './run-log';
+import { parseRunLogBody, type RunLogBody } from './run-log';
 
 // The projector: applies run log rows (run-log.ts) to what is projected from them (the
 // analytics counters, the runs-by-status and active-runs gauges, the run events of the events
@@ -45,7 +45,7 @@ export async function projectRunLog(db: Database, limit = PROJECTION_BATCH): Pro
     );
     const taken = rows.slice(0, limit);
     if (taken.length === 0) return { rows: 0, writtenAt: [], more: false };
-    const bodies = taken.map((row) => ({ ...parseJson<RunLogBody>(row.body), at: toDate(row.created_at).getTime() }));
+    const bodies = taken.map((row) => ({ ...parseRunLogBody(row.body), at: toDate(row.created_at).getTime() }));
     await applyCounters(db, transaction, bodies);
     await applyEvents(db, transaction, bodies);
     const seqs = taken.map((row) => Number(row.seq));
@@ -91,13 +91,13 @@ async function applyCounters(db: Database, transaction: Transaction, bodies: rea
 // Each account's run events in the rows' order, numbered now; accounts in one order (the
 // counter rows' locks, as every writer takes them).
 async function applyEvents(db: Database, transaction: Transaction, bodies: readonly RunLogBody[]): Promise<void> {
-  const byAccount = new Map<string, Array<{ type: string; data: unknown; createdAt: Date }>>();
+  const byAccount = new Map<string, Array<{ type: string; data: null; json: string; createdAt: Date }>>();
   for (const body of bodies) {
     const createdAt = new Date(body.at);
-    for (const [accountId, type, data] of body.events ?? []) {
+    for (const { accountId, type, json } of body.events) {
       let list = byAccount.get(accountId);
       if (!list) byAccount.set(accountId, (list = []));
-      list.push({ type, data, createdAt });
+      list.push({ type, data: null, json, createdAt });
     }
   }
   for (const accountId of [...byAccount.keys()].sort()) {

@@ -34,15 +34,31 @@ export interface RunLogEntry {
   events: Array<{ accountId: string; type: string; data: unknown }>;
 }
 
-// As stored: arrays of [...key, delta]; the writer's time in ms.
-export interface RunLogBody {
+// As stored: a first line of JSON (the writer's time in ms, the deltas as arrays of
+// [...key, delta]), then one line per run event, `account id TAB type TAB data as JSON` (JSON
+// has no raw line breaks): the projector passes each event's data on as it is, never parsing it.
+export interface RunLogCounters {
   at: number;
   steps?: Array<[string, string, string, string, string, number]>;
   days?: Array<[string, string, string, string, number]>;
   waiting?: Array<[string, string, number]>;
   statuses?: Array<[RunStatus, number]>;
   active?: Array<[string, number]>;
-  events?: Array<[string, string, unknown]>;
+}
+
+export interface RunLogBody extends RunLogCounters {
+  events: Array<{ accountId: string; type: string; json: string }>;
+}
+
+export function parseRunLogBody(text: string): RunLogBody {
+  const lines = text.split('\n');
+  const counters = JSON.parse(lines[0]!) as RunLogCounters;
+  const events = lines.slice(1).map((line) => {
+    const first = line.indexOf('\t');
+    const second = line.indexOf('\t', first + 1);
+    return { accountId: line.slice(0, first), type: line.slice(first + 1, second), json: line.slice(second + 1) };
+  });
+  return { ...counters, events };
 }
 
 const entries = new WeakMap<Transaction, RunLogEntry>();
@@ -69,27 +85,28 @@ export function addDelta<K extends readonly string[]>(map: Map<string, Delta<K>>
 }
 
 async function appendRow(db: Database, transaction: Transaction, entry: RunLogEntry): Promise<void> {
-  const body = bodyOf(entry, Date.now());
+  const at = Date.now();
+  const body = bodyOf(entry, at);
   if (!body) return;
-  await execute(db, 'INSERT INTO run_log (created_at, body) VALUES (?, ?)', [new Date(body.at), JSON.stringify(body)], transaction);
+  await execute(db, 'INSERT INTO run_log (created_at, body) VALUES (?, ?)', [new Date(at), body], transaction);
   transaction.afterCommit(() => notifyLogged());
 }
 
 // Null when the transaction changed nothing the projection counts (deltas that summed to 0).
-function bodyOf(entry: RunLogEntry, at: number): RunLogBody | null {
+function bodyOf(entry: RunLogEntry, at: number): string | null {
   const rows = <K extends readonly string[]>(map: Map<string, Delta<K>>) =>
     [...map.values()].filter(({ delta }) => delta !== 0).map(({ key, delta }) => [...key, delta] as unknown as [...K, number]);
-  const body: RunLogBody = { at };
+  const counters: RunLogCounters = { at };
   const steps = rows(entry.steps);
   const days = rows(entry.days);
   const waiting = rows(entry.waiting);
   const statuses = rows(entry.statuses);
   const active = rows(entry.active);
-  if (steps.length > 0) body.steps = steps;
-  if (days.length > 0) body.days = days;
-  if (waiting.length > 0) body.waiting = waiting;
-  if (statuses.length > 0) body.statuses = statuses;
-  if (active.length > 0) body.active = active;
-  if (entry.events.length > 0) body.events = entry.events.map(({ accountId, type, data }) => [accountId, type, data]);
-  return Object.keys(body).length > 1 ? body : null;
+  if (steps.length > 0) counters.steps = steps;
+  if (days.length > 0) counters.days = days;
+  if (waiting.length > 0) counters.waiting = waiting;
+  if (statuses.length > 0) counters.statuses = statuses;
+  if (active.length > 0) counters.active = active;
+  if (Object.keys(counters).length === 1 && entry.events.length === 0) return null;
+  return [JSON.stringify(counters), ...entry.events.map(({ accountId, type, data }) => `${accountId}\t${type}\t${JSON.stringify(data)}`)].join('\n');
 }
