@@ -134,6 +134,10 @@ describe(browserSuite('the sequence page\'s Analytics panel: the funnel and the 
     await page.getByRole('button', { name: 'Sign in' }).click();
     const panel = page.getByRole('region', { name: 'Analytics' });
     await panel.getByRole('heading', { name: 'Per step' }).waitFor();
+    // How fresh the figures are: counted up to the read (the projection caught up first).
+    const asOf = await panel.locator('.analytics-as-of time').getAttribute('datetime');
+    expect(Date.now() - Date.parse(asOf!)).to.be.within(0, 60_000);
+    expect(await panel.locator('.analytics-as-of').innerText()).to.match(/^Counted up to .+: every change before then is in\.$/);
 
     const funnel = panel.getByRole('list', { name: 'Per step' });
     const items = await funnel.locator('li').evaluateAll((lis) => lis.map((li) => (li as HTMLElement).innerText.replace(/\s*\n\s*/g, ' / ').trim()));

@@ -70,7 +70,8 @@ export function AnalyticsPanel({ sequence }: { sequence: { id: string } }) {
         {({ stats }) => (
           <>
             <p className="meta">
-              The last {DAYS} days, {stats.from} to {stats.to} (UTC). Waiting: active runs at the step now.
+              The last {DAYS} days, {stats.from} to {stats.to} (UTC). Waiting: active runs at the step now.{' '}
+              <span className="analytics-as-of">Counted up to <time dateTime={stats.asOf}>{new Date(stats.asOf).toLocaleTimeString()}</time>: every change before then is in.</span>
             </p>
             <Funnel steps={stats.steps} />
             <Series days={stats.days} />
