@@ -16,6 +16,12 @@ module.exports = {
   },
 
   async down(queryInterface) {
+    // SQLite: plain DROP COLUMN (3.35+); Sequelize's removeColumn rebuilds the table and fails
+    // on the generated due_account column's index (as 20261213000100's down says).
+    if (queryInterface.sequelize.getDialect() === 'sqlite') {
+      await queryInterface.sequelize.query('ALTER TABLE sequence_runs DROP COLUMN lease_until');
+      return;
+    }
     await queryInterface.removeColumn('sequence_runs', 'lease_until');
   },
 };
