@@ -1,5 +1,6 @@
 import type { ContactState } from '../contacts/contact-state';
 import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
+import { chainChange } from './chain';
 import type { RunResult } from './record-batch';
 
 // Exit rules hold inside a batch (docs/sequences.md "Exit rules"). Two runs of one contact can
@@ -17,7 +18,7 @@ import type { RunResult } from './record-batch';
 export function exitsWithinBatch(results: readonly RunResult[], contacts: ReadonlyMap<string, ContactState>): Map<number, string> {
   const changesByContact = new Map<string, number[]>();
   results.forEach((result, index) => {
-    if (result.kind !== 'step' || result.outcome.kind !== 'change' || !contacts.has(result.run.contactId)) return;
+    if (result.kind !== 'step' || !chainChange(result) || !contacts.has(result.run.contactId)) return;
     const indexes = changesByContact.get(result.run.contactId);
     if (indexes) indexes.push(index);
     else changesByContact.set(result.run.contactId, [index]);
@@ -44,7 +45,9 @@ export function exitsWithinBatch(results: readonly RunResult[], contacts: Readon
   return cancelled;
 }
 
+// A run's change: its step's, or its chain's changes in order (plan-run.ts).
 function changeOf(result: RunResult): (contact: ContactState) => ContactState {
-  if (result.kind !== 'step' || result.outcome.kind !== 'change') throw new Error('not a change');
-  return result.outcome.change;
+  const change = result.kind === 'step' ? chainChange(result) : null;
+  if (!change) throw new Error('not a change');
+  return change;
 }

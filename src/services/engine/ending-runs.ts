@@ -1,3 +1,4 @@
+import { linksOf } from './chain';
 import type { RunResult } from './record-batch';
 import type { ClaimedRun } from './run-queue';
 
@@ -16,8 +17,10 @@ export function runsToLockContactsOf(results: readonly RunResult[]): ClaimedRun[
   return results.filter((result) => changesContact(result) || mayEnd(result)).map((result) => result.run);
 }
 
+// A chain (plan-run.ts) counts by its steps: it changes the contact if one of them does, and may
+// end by its last step (or an exit rule it meets).
 function changesContact(result: RunResult): boolean {
-  return result.kind === 'step' && result.outcome.kind === 'change';
+  return result.kind === 'step' && linksOf(result).some((link) => link.outcome.kind === 'change');
 }
 
 function mayEnd(result: RunResult): boolean {
@@ -28,12 +31,15 @@ function mayEnd(result: RunResult): boolean {
     case 'end':
       return true;
     case 'step': {
-      const { outcome } = result;
+      if (result.after?.kind === 'exit') return true;
+      if (result.after?.kind === 'defer') return false;
+      const links = linksOf(result);
+      const { step, outcome } = links[links.length - 1]!;
       // A wait, or a send queued: the run waits at its step.
       if (outcome.kind === 'sleep' || outcome.kind === 'send') return false;
       if (outcome.kind === 'complete') return true;
       if (outcome.kind === 'next' && outcome.to !== undefined) return !result.steps.some((step) => step.id === outcome.to);
-      return isLast(result.step.id, result.steps);
+      return isLast(step.id, result.steps);
     }
     default:
       return true;

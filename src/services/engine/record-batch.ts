@@ -7,7 +7,7 @@ import type { NewEventOf } from '../../schemas/event';
 import type { ExecutionDto } from '../../schemas/sequence';
 import type { Step, StepOf } from '../../schemas/sequence-definition';
 import type { RunStatus } from '../../schemas/statuses';
-import { stateFromRow } from '../contacts/contact-row';
+import { stateFromRow, type ContactRow } from '../contacts/contact-row';
 import { assertWithinLimits, type ContactState } from '../contacts/contact-state';
 import { lockContactRows } from '../contacts/lock-contacts';
 import { writeContactChanges, type ContactChange } from '../contacts/write-contact-changes';
@@ -16,7 +16,7 @@ import { runStatusChangedEvent } from '../events/run-events';
 import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import { newRowId } from '../ids';
 import { countRunMoves } from '../run-status/run-status-counts';
-import { countRunProgress } from '../analytics/progress-counters';
+import { countRunProgress, type RunProgress } from '../analytics/progress-counters';
 import { progressOfChange } from '../analytics/run-change-progress';
 import { exitsWithinBatch } from './batch-exits';
 import { runsToLockContactsOf } from './ending-runs';
@@ -26,6 +26,7 @@ import { cancelSends, queueSends, type SendToQueue } from './outbound/outbox';
 import { byAccount, claimedEventRun, lockClaimedRuns, type ClaimedRun } from './run-queue';
 import { changesRun, clip, nextRunState, runChangeSql, type RunChange, type RunFacts, type RunInput } from './run-state';
 import type { StepCount } from './step-counts';
+import { linksOf, type ChainEnd, type ChainLink } from './chain';
 import type { StepOutcome } from './steps/step-outcome';
 
 // Records what a batch of claimed runs did, in one transaction whatever the batch's size: the
@@ -51,8 +52,12 @@ export type RunResult =
   | { run: ClaimedRun; kind: 'defer'; until: Date }
   // An exit rule holds, or the step is gone: the run ends.
   | { run: ClaimedRun; kind: 'end'; status: 'cancelled' | 'failed'; reason: string }
-  // Its step ran: the handler's outcome (steps/).
-  | { run: ClaimedRun; kind: 'step'; step: Step; steps: readonly Step[]; outcome: StepOutcome };
+  // Its step ran: the handler's outcome (steps/). A step done here that the run's next local
+  // steps follow in the same pass (plan-run.ts): `chain`, those steps in order, each with its
+  // outcome; `after`, what the plan found after the last of them, when it is not that step's
+  // own outcome: an exit rule the chain's changes meet, or a window that is closed.
+  | { run: ClaimedRun; kind: 'step'; step: Step; steps: readonly Step[]; outcome: StepOutcome; chain?: ChainLink[]; after?: ChainEnd };
+
 
 export interface RecordedBatch {
   counts: StepCount[];
@@ -60,10 +65,17 @@ export interface RecordedBatch {
   sendsQueued: number;
 }
 
-// What the record does about one run, decided: its input to the state machine, and what the
-// step leaves in the timeline.
+// What the record does about one run, decided: its moves in order, each an input to the state
+// machine and what it leaves in the timeline. One move, but for a chain of local steps
+// (plan-run.ts): one per step it takes, and then its end (an exit rule met, a window closed).
+// `contact`: the contact as its chain left it (what a send it queues composes), if it changed it.
 interface Decision {
   run: ClaimedRun;
+  moves: Move[];
+  contact?: ContactState;
+}
+
+interface Move {
   input: RunInput;
   step?: Step;
   record:
@@ -78,8 +90,10 @@ interface Decision {
     | { kind: 'send'; send: Extract<StepOutcome, { kind: 'send' }> };
 }
 
-// How a tag or update step's change to its contact came out, in batch order.
-type ChangeVerdict = { kind: 'applied' } | { kind: 'refused'; reason: string } | { kind: 'exit'; reason: string };
+// How a tag or update step's change to its contact came out, in batch order. Refused: the change
+// of the run's step `at` (0 its own step, 1 and on its chain's) breaks the contact's limits; the
+// changes before it are applied.
+type ChangeVerdict = { kind: 'applied' } | { kind: 'refused'; reason: string; at: number } | { kind: 'exit'; reason: string };
 
 export async function recordBatch(db: Database, results: readonly RunResult[], now: Date): Promise<RecordedBatch> {
   if (results.length === 0) return { counts: [], sendsQueued: 0 };
@@ -96,8 +110,8 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
       .filter((result) => owned.has(result.run.id))
       .map((result): RunResult => (result.kind === 'park' && active.has(result.run.sequenceId) ? { run: result.run, kind: 'defer', until: now } : result));
 
-    const { verdicts, changes } = resolveContactChanges(mine, contactRows);
-    const decisions = mine.map((result) => decide(result, verdicts.get(result.run.id)));
+    const { verdicts, changes, states } = resolveContactChanges(mine, contactRows);
+    const decisions = mine.map((result) => decide(result, verdicts.get(result.run.id), states.get(result.run.id)));
 
     const contactEvents: AccountEvent[] = [];
     const exceptRunIds = new Set(mine.map((result) => result.run.id));
@@ -115,7 +129,8 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     // runs' locks.
     countRunMoves(db, transaction, writes.moves().map(({ run, to }) => ({ sequenceId: run.sequenceId, from: owned.get(run.id)!, to })));
     // The analytics counters (analytics/progress-counters.ts): each run's move, as written.
-    countRunProgress(db, transaction, now, decisions.map(({ run, input }) => progressOfChange(run.sequenceId, run.currentStepId, input, nextRunState(factsOf(run), input, now))));
+    // A chain's runs move once per step, in order.
+    countRunProgress(db, transaction, now, writes.progress);
     for (const [accountId, events] of groupEvents(contactEvents, writes.runEvents)) {
       await recordEvents(db, accountId, events, transaction);
     }
@@ -145,34 +160,49 @@ async function sequencesActiveAgain(db: Database, results: readonly RunResult[],
 }
 
 // The tag and update steps' changes, applied in batch order to the contacts as locked (a
-// contact's two runs in one batch both see their change). A change that would break a contact's
-// limits (101 tags) is refused: its step fails and changes nothing. The batch's other runs of a
-// changed contact whose exit rule the change made hold end here, as cancelRunsOnExit ends the
-// contact's runs outside the batch.
+// contact's two runs in one batch both see their change); a chain's changes in its order. A
+// change that would break a contact's limits (101 tags) is refused: its step fails and changes
+// nothing (a chain's earlier changes stay). The batch's other runs of a changed contact whose
+// exit rule the change made hold end here, as cancelRunsOnExit ends the contact's runs outside
+// the batch.
 function resolveContactChanges(
   results: readonly RunResult[],
   locked: ReadonlyMap<string, ContactState & { row: ContactChange['row'] }>,
-): { verdicts: Map<string, ChangeVerdict>; changes: Map<string, ContactChange & { accountId: string }> } {
+): { verdicts: Map<string, ChangeVerdict>; changes: Map<string, ContactChange & { accountId: string }>; states: Map<string, ContactState> } {
   const verdicts = new Map<string, ChangeVerdict>();
   const changes = new Map<string, ContactChange & { accountId: string }>();
+  // Each changing run's contact as its changes left it.
+  const states = new Map<string, ContactState>();
   // A run whose exit rule another change of this batch meets is cancelled, and does not act
   // (batch-exits.ts).
   for (const [index, reason] of exitsWithinBatch(results, locked)) verdicts.set(results[index]!.run.id, { kind: 'exit', reason });
   for (const result of results) {
-    if (result.kind !== 'step' || result.outcome.kind !== 'change' || verdicts.has(result.run.id)) continue;
+    if (result.kind !== 'step' || verdicts.has(result.run.id)) continue;
+    const links = linksOf(result);
+    if (!links.some((link) => link.outcome.kind === 'change')) continue;
     const base = locked.get(result.run.contactId);
     if (!base) continue;
     const current = changes.get(result.run.contactId);
-    const after = result.outcome.change(current?.after ?? stripRow(base));
-    try {
-      assertWithinLimits(after);
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      verdicts.set(result.run.id, { kind: 'refused', reason: error.message });
-      continue;
+    const before = current?.after ?? stripRow(base);
+    let state = before;
+    let verdict: ChangeVerdict = { kind: 'applied' };
+    for (const [at, link] of links.entries()) {
+      if (link.outcome.kind !== 'change') continue;
+      const after = link.outcome.change(state);
+      try {
+        assertWithinLimits(after);
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        verdict = { kind: 'refused', reason: error.message, at };
+        break;
+      }
+      state = after;
     }
-    verdicts.set(result.run.id, { kind: 'applied' });
-    changes.set(result.run.contactId, { accountId: result.run.accountId, row: base.row, before: current?.before ?? stripRow(base), after });
+    verdicts.set(result.run.id, verdict);
+    // Refused at its first change: nothing applied.
+    if (verdict.kind === 'refused' && !links.slice(0, verdict.at).some((link) => link.outcome.kind === 'change')) continue;
+    states.set(result.run.id, state);
+    changes.set(result.run.contactId, { accountId: result.run.accountId, row: base.row, before: current?.before ?? stripRow(base), after: state });
   }
   for (const result of results) {
     const change = changes.get(result.run.contactId);
@@ -180,48 +210,69 @@ function resolveContactChanges(
     const rule = couldTriggerExit(change.before, change.after) ? matchingExitRule(result.run.exitWhen, change.after) : null;
     if (rule) verdicts.set(result.run.id, { kind: 'exit', reason: exitReason(rule) });
   }
-  return { verdicts, changes };
+  return { verdicts, changes, states };
 }
 
 // What a run's result comes to, once its contact's changes are known.
-function decide(result: RunResult, verdict: ChangeVerdict | undefined): Decision {
+function decide(result: RunResult, verdict: ChangeVerdict | undefined, contact: ContactState | undefined): Decision {
   const { run } = result;
-  if (verdict?.kind === 'exit') return { run, input: { kind: 'end', status: 'cancelled', reason: verdict.reason }, record: { kind: 'ended', reason: `run cancelled: ${verdict.reason}` } };
+  const one = (move: Move): Decision => ({ run, moves: [move] });
+  if (verdict?.kind === 'exit') return one({ input: { kind: 'end', status: 'cancelled', reason: verdict.reason }, record: { kind: 'ended', reason: `run cancelled: ${verdict.reason}` } });
   switch (result.kind) {
     case 'park':
-      return { run, input: { kind: 'set-aside' }, record: { kind: 'none' } };
+      return one({ input: { kind: 'set-aside' }, record: { kind: 'none' } });
     case 'defer':
-      return { run, input: { kind: 'hold', until: result.until }, record: { kind: 'none' } };
+      return one({ input: { kind: 'hold', until: result.until }, record: { kind: 'none' } });
     case 'end':
-      return { run, input: { kind: 'end', status: result.status, reason: result.reason }, record: { kind: 'ended', reason: `run ${result.status}: ${result.reason}` } };
+      return one({ input: { kind: 'end', status: result.status, reason: result.reason }, record: { kind: 'ended', reason: `run ${result.status}: ${result.reason}` } });
     case 'step': {
-      const { step, steps, outcome } = result;
-      const following = () => steps[steps.findIndex((candidate) => candidate.id === step.id) + 1]?.id ?? null;
-      switch (outcome.kind) {
-        case 'sleep':
-          return { run, step, input: { kind: 'began', until: outcome.until }, record: { kind: 'began' } };
-        case 'send':
-          return { run, step, input: { kind: 'began', until: null }, record: { kind: 'send', send: outcome } };
-        case 'complete':
-          return { run, step, input: { kind: 'succeeded', next: null }, record: { kind: 'succeeded', detail: null } };
-        case 'next':
-          return { run, step, input: { kind: 'succeeded', next: outcome.to ?? following() }, record: { kind: 'succeeded', detail: outcome.detail ?? null } };
-        case 'change':
-          if (verdict?.kind === 'refused') {
-            return { run, step, input: { kind: 'failed', reason: `step "${step.id}": ${verdict.reason}` }, record: { kind: 'failed', reason: verdict.reason } };
-          }
-          return { run, step, input: { kind: 'succeeded', next: following() }, record: { kind: 'succeeded', detail: null } };
+      const moves: Move[] = [];
+      for (const [at, { step, outcome }] of linksOf(result).entries()) {
+        const refused = verdict?.kind === 'refused' && verdict.at === at ? verdict.reason : null;
+        moves.push(stepMove(step, outcome, result.steps, refused));
+        // A chain stops at the step whose change is refused: the run fails there.
+        if (refused !== null) return { run, moves, contact };
       }
+      const { after } = result;
+      if (after?.kind === 'exit') moves.push({ input: { kind: 'end', status: 'cancelled', reason: after.reason }, record: { kind: 'ended', reason: `run cancelled: ${after.reason}` } });
+      if (after?.kind === 'defer') moves.push({ input: { kind: 'hold', until: after.until }, record: { kind: 'none' } });
+      return { run, moves, contact };
     }
   }
 }
 
-// The sends of the steps that began one (webhook, email and whatsapp steps), for queueSends.
+// A step's move, from its outcome (refused: its change breaks the contact's limits).
+function stepMove(step: Step, outcome: StepOutcome, steps: readonly Step[], refused: string | null): Move {
+  const following = () => steps[steps.findIndex((candidate) => candidate.id === step.id) + 1]?.id ?? null;
+  switch (outcome.kind) {
+    case 'sleep':
+      return { step, input: { kind: 'began', until: outcome.until }, record: { kind: 'began' } };
+    case 'send':
+      return { step, input: { kind: 'began', until: null }, record: { kind: 'send', send: outcome } };
+    case 'complete':
+      return { step, input: { kind: 'succeeded', next: null }, record: { kind: 'succeeded', detail: null } };
+    case 'next':
+      return { step, input: { kind: 'succeeded', next: outcome.to ?? following() }, record: { kind: 'succeeded', detail: outcome.detail ?? null } };
+    case 'change':
+      if (refused !== null) return { step, input: { kind: 'failed', reason: `step "${step.id}": ${refused}` }, record: { kind: 'failed', reason: refused } };
+      return { step, input: { kind: 'succeeded', next: following() }, record: { kind: 'succeeded', detail: null } };
+  }
+}
+
+// The sends of the steps that began one (webhook, email and whatsapp steps), for queueSends. A
+// chain's send is its last move, at the visit its chain reached, and is composed with the run at
+// that step and the contact as the chain changed it.
 function sendToQueue(now: Date) {
   return (decision: Decision): SendToQueue[] => {
-    if (decision.record.kind !== 'send' || !decision.step) return [];
-    const { run, step } = decision;
-    const { channel, target } = decision.record.send;
+    const at = decision.moves.findIndex((move) => move.record.kind === 'send');
+    const move = decision.moves[at];
+    if (!move || move.record.kind !== 'send' || !move.step) return [];
+    const { step } = move;
+    const run: ClaimedRun =
+      at === 0 && !decision.contact
+        ? decision.run
+        : { ...decision.run, visit: decision.run.visit + at, currentStepId: step.id, contact: decision.contact ? rowOf(decision.run.contact, decision.contact) : decision.run.contact };
+    const { channel, target } = move.record.send;
     return [
       {
         run: { id: run.id, accountId: run.accountId, visit: run.visit },
@@ -239,6 +290,12 @@ function sendToQueue(now: Date) {
   };
 }
 
+// A contact's row with the state a chain left it in (its tags and custom fields: what tag and
+// update steps change).
+function rowOf(row: ContactRow, state: ContactState): ContactRow {
+  return { ...row, tags: JSON.stringify(state.tags), custom_fields: JSON.stringify(state.customFields) };
+}
+
 interface AccountEvent {
   accountId: string;
   event: NewEventOf;
@@ -253,10 +310,38 @@ function factsOf(run: ClaimedRun): RunFacts {
   return { status: run.status, currentStepId: run.currentStepId, stepStartedAt: run.stepStartedAt, claimed: true };
 }
 
+// The run as a change left it, for the change after it (a chain's next step).
+function factsAfter(facts: RunFacts, change: RunChange): RunFacts {
+  const { set } = change;
+  return {
+    status: change.to,
+    currentStepId: set.currentStepId !== undefined ? set.currentStepId : facts.currentStepId,
+    stepStartedAt: set.stepStartedAt !== undefined ? set.stepStartedAt : facts.stepStartedAt,
+    claimed: true,
+  };
+}
+
+// A chain's changes as the one change the run's UPDATE writes: each column as the last change
+// that sets it left it, the status it ends with, and its visit moved once per step it left
+// (visit + n).
+function mergedChange(from: RunStatus, changes: readonly RunChange[]): RunChange {
+  if (changes.length === 1) return changes[0]!;
+  const set: RunChange['set'] = Object.assign({}, ...changes.map((change) => change.set));
+  const visits = changes.filter((change) => change.set.visit === 'next').length;
+  delete set.visit;
+  if (visits > 0) set.visit = visits === 1 ? 'next' : visits;
+  const to = changes[changes.length - 1]!.to;
+  delete set.status;
+  if (to !== from) set.status = to;
+  return { from, to, set, keepClaim: changes.every((change) => change.keepClaim) };
+}
+
 // The writes of one batch, gathered, then sent set-based.
 class BatchWrites {
   readonly counts: StepCount[] = [];
   readonly runEvents: AccountEvent[] = [];
+  // Each run's moves for the analytics counters, in order (a chain's, one per step).
+  readonly progress: RunProgress[] = [];
   private readonly inserts: unknown[][] = [];
   // Executions under way that end now, by how they end (each run's detail apart: a branch's
   // way differs from run to run, and must not split the statement).
@@ -268,8 +353,21 @@ class BatchWrites {
   constructor(private readonly now: Date) {}
 
   add(decision: Decision): void {
-    const { run, step, record } = decision;
-    const change = nextRunState(factsOf(run), decision.input, this.now);
+    const { run } = decision;
+    // A chain's moves one after the other, each from the state the one before left (its step,
+    // its visit); the run is written once, with where they end.
+    let facts = factsOf(run);
+    let visit = run.visit;
+    const changes: RunChange[] = [];
+    for (const [index, move] of decision.moves.entries()) {
+      const change = nextRunState(facts, move.input, this.now);
+      this.progress.push(progressOfChange(run.sequenceId, facts.currentStepId ?? null, move.input, change));
+      this.move(run, move, change, { first: index === 0, visit, stepId: facts.currentStepId ?? null });
+      changes.push(change);
+      if (change.set.visit === 'next') visit += 1;
+      facts = factsAfter(facts, change);
+    }
+    const change = mergedChange(run.status, changes);
     if (changesRun(change)) {
       const key = JSON.stringify([change.set, change.keepClaim]);
       const group = this.runUpdates.get(key);
@@ -278,48 +376,59 @@ class BatchWrites {
       // Counted from the status the run has under its lock (the caller's), to the one written.
       if (change.set.status !== undefined) this.statusMoves.push({ run, to: change.set.status });
     }
+    // One status event per run and record, from the status it had to the one it has: a one-step
+    // run that completes here goes pending -> completed, and so does a chain of local steps that
+    // ends the run (docs/webhooks.md "Feed versions").
+    if (change.to !== run.status) this.statusEvent(run, change, run.status);
+  }
 
+  // One move's record: its execution and its event. `first`: the run's own step (the claimed
+  // state: its attempts, a wait under way); a chain's later steps start afresh, attempt 1, at
+  // the visits after the run's.
+  private move(run: ClaimedRun, move: Move, change: RunChange, at: { first: boolean; visit: number; stepId: string | null }): void {
+    const { step, record } = move;
+    const { first, visit } = at;
     switch (record.kind) {
       case 'began':
         this.counts.push({ type: step!.type, outcome: 'began' });
-        this.execution(run, step!, { attempt: 1, status: 'running', startedAt: this.now, finished: false });
+        this.execution(run, step!, visit, { attempt: 1, status: 'running', startedAt: this.now, finished: false });
         break;
       case 'succeeded': {
         this.counts.push({ type: step!.type, outcome: 'succeeded' });
-        const execution = { attempt: run.stepStartedAt ? Math.max(run.attempt, 1) : run.attempt + 1, detail: record.detail, startedAt: run.stepStartedAt ?? this.now };
-        if (run.stepStartedAt) this.finish(run.id, 'succeeded', null, record.detail);
-        else this.execution(run, step!, { ...execution, status: 'succeeded' });
+        const begun = first ? run.stepStartedAt : null;
+        const execution = { attempt: !first ? 1 : begun ? Math.max(run.attempt, 1) : run.attempt + 1, detail: record.detail, startedAt: begun ?? this.now };
+        if (begun) this.finish(run.id, 'succeeded', null, record.detail);
+        else this.execution(run, step!, visit, { ...execution, status: 'succeeded' });
         const dto = executionDto(step!, { ...execution, status: 'succeeded', reason: null, finishedAt: this.now });
-        this.runEvents.push({ accountId: run.accountId, event: { type: 'run.step_completed', data: { run: this.eventRun(run, change), step: { id: step!.id, type: step!.type }, execution: dto } } });
+        this.runEvents.push({ accountId: run.accountId, event: { type: 'run.step_completed', data: { run: this.eventRun(run, change, at.stepId), step: { id: step!.id, type: step!.type }, execution: dto } } });
         break;
       }
       case 'failed': {
         this.counts.push({ type: step!.type, outcome: 'failed' });
-        const execution = { attempt: run.attempt + 1, detail: null, startedAt: this.now };
-        this.execution(run, step!, { ...execution, status: 'failed', reason: record.reason });
-        this.finish(run.id, 'skipped', `run failed: ${decision.input.kind === 'failed' ? decision.input.reason : record.reason}`, null);
+        const execution = { attempt: first ? run.attempt + 1 : 1, detail: null, startedAt: this.now };
+        this.execution(run, step!, visit, { ...execution, status: 'failed', reason: record.reason });
+        if (first) this.finish(run.id, 'skipped', `run failed: ${move.input.kind === 'failed' ? move.input.reason : record.reason}`, null);
         const dto = executionDto(step!, { ...execution, status: 'failed', reason: record.reason, finishedAt: this.now });
-        this.runEvents.push({ accountId: run.accountId, event: { type: 'run.step_failed', data: { run: this.eventRun(run, change), step: { id: step!.id, type: step!.type }, execution: dto, retryAt: null } } });
+        this.runEvents.push({ accountId: run.accountId, event: { type: 'run.step_failed', data: { run: this.eventRun(run, change, at.stepId), step: { id: step!.id, type: step!.type }, execution: dto, retryAt: null } } });
         break;
       }
       case 'ended':
-        this.finish(run.id, 'skipped', record.reason, null);
+        // An execution under way is the run's own step's (a chain's steps are finished).
+        if (first) this.finish(run.id, 'skipped', record.reason, null);
         this.ended.push(run.id);
         break;
       case 'send':
       case 'none':
         break;
     }
-    // One status event per run and record, from the status it had to the one it has: a one-step
-    // run that completes here goes pending -> completed (docs/webhooks.md "Feed versions").
-    if (change.to !== run.status) this.statusEvent(run, change, run.status);
   }
 
-  private eventRun(run: ClaimedRun, change: RunChange) {
+  // The run as the change leaves it; `stepId`: the step it was at before (a chain's step).
+  private eventRun(run: ClaimedRun, change: RunChange, stepId: string | null = run.currentStepId) {
     const { set } = change;
     return claimedEventRun(run, {
       status: change.to,
-      currentStepId: set.currentStepId !== undefined ? set.currentStepId : run.currentStepId,
+      currentStepId: set.currentStepId !== undefined ? set.currentStepId : stepId,
       completedAt: set.completedAt ?? null,
       reason: set.reason ?? null,
     });
@@ -333,13 +442,14 @@ class BatchWrites {
   private execution(
     run: ClaimedRun,
     step: Step,
+    visit: number,
     row: { attempt: number; status: string; reason?: string | null; detail?: Record<string, unknown> | null; startedAt: Date; finished?: boolean },
   ): void {
     this.inserts.push([
       newRowId(),
       run.accountId,
       run.id,
-      run.visit,
+      visit,
       row.attempt,
       step.id,
       step.type,

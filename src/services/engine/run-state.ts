@@ -54,12 +54,13 @@ export type RunInput =
   | { kind: 'move'; version: number; stepId: string; keepSend: boolean };
 
 // The columns a change sets; a column not named keeps its value. `visit: 'next'` is the visit
-// after the run's own (visit + 1).
+// after the run's own (visit + 1); a number n, n visits after it (visit + n: a chain of steps
+// taken in one record, record-batch.ts).
 export interface RunColumns {
   status: RunStatus;
   version: number;
   currentStepId: string | null;
-  visit: 'next';
+  visit: 'next' | number;
   attempt: number;
   stepStartedAt: Date | null;
   dueAt: Date | null;
@@ -196,6 +197,10 @@ export function runChangeSql(change: Pick<RunChange, 'set' | 'keepClaim'>, now: 
   if (set.version !== undefined) column('version', set.version);
   if (set.currentStepId !== undefined) column('current_step_id', set.currentStepId);
   if (set.visit === 'next') parts.push('visit = visit + 1');
+  else if (set.visit !== undefined) {
+    parts.push('visit = visit + ?');
+    values.push(Math.floor(set.visit));
+  }
   if (set.attempt !== undefined) column('attempt', set.attempt);
   if (set.stepStartedAt !== undefined) column('step_started_at', set.stepStartedAt);
   if (set.dueAt !== undefined) column('due_at', set.dueAt);

@@ -27,6 +27,17 @@ describe('sequence engine: set-based batches', () => {
     ['update', [{ id: 'set', type: 'update', customFields: { stage: 2 } }]],
     ['wait', [{ id: 'w', type: 'wait', duration: 'P1D' }]],
     ['branch', [{ id: 'b', type: 'branch', if: { tag: 'vip' }, then: 'e', else: 'e' }, { id: 'e', type: 'exit' }]],
+    // A chain of local steps taken in one pass: the same statements as one step.
+    [
+      'tag, branch, update, tag, exit',
+      [
+        { id: 'mark', type: 'tag', add: ['bench'] },
+        { id: 'fork', type: 'branch', if: { tag: 'bench' }, then: 'note', else: 'done' },
+        { id: 'note', type: 'update', customFields: { stage: 'five' } },
+        { id: 'mark2', type: 'tag', add: ['bench2'] },
+        { id: 'done', type: 'exit' },
+      ],
+    ],
   ] as const) {
     it(`records 100 ${name} steps in as many statements as 2`, async () => {
       const small = await batchOf(2, [...steps]);
