@@ -40,9 +40,11 @@ describe('the bounce listener in the service and the worker', function () {
   it('npm start: prints the envelope sender and the listener, refuses other domains with 550, stops on SIGTERM with 0', async () => {
     const server = await startServer(`sqlite:${path.join(dir, 'server.sqlite')}`, ENV);
     try {
-      // Logged once it listens, after the HTTP server's line.
+      // Logged once it listens, after the HTTP server's line: on stdout for a person and in the
+      // log on stderr; two pipes, so either can arrive first.
       const until = Date.now() + 30_000;
-      while (!server.stdout().includes('Bounce listener (SMTP)') && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+      const announced = () => server.stdout().includes('Bounce listener (SMTP)') && listenerPort(server.stderr()) !== undefined;
+      while (!announced() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
       const port = listenerPort(server.stderr());
       expect(port, server.stderr()).to.be.a('number');
       expect(server.stdout()).to.include('Envelope sender (Return-Path): bounce+<token>@bounces.example.net');
