@@ -14,6 +14,9 @@ export interface PeriodicTaskOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   // Between passes that found nothing more to do.
   intervalMs: number;
+  // How long a wake() waits for more of the same before its pass (0: at once). A task woken by
+  // every commit of a busy writer then makes one pass of many commits' work, not one each.
+  wakeLingerMs?: number;
   // One bounded pass at `now`. Answers whether work is left: then the next pass comes at once.
   // shouldStop() turns true when the task is stopping: a pass checks it between its chunks.
   pass: (now: Date, shouldStop: () => boolean) => Promise<boolean>;
@@ -53,7 +56,10 @@ export class PeriodicTask {
       this.wokenWhileRunning = true;
       return;
     }
-    this.schedule(0);
+    const linger = this.options.wakeLingerMs ?? 0;
+    // A pass already due within the linger takes this wake's work too.
+    if (this.timer !== undefined && this.timerDueAt <= this.timers.now() + linger) return;
+    this.schedule(linger);
   }
 
   // One pass, now. Failures are logged and answered as "nothing more for now": the schedule
@@ -76,18 +82,20 @@ export class PeriodicTask {
   private schedule(ms: number): void {
     if (!this.scheduled) return;
     this.timers.clearTimeout(this.timer);
+    this.timerDueAt = this.timers.now() + ms;
     this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
       this.wokenWhileRunning = false;
       void this.runOnce().then((more) => {
         const retryInMs = this.backoff.failing ? this.lastRetryInMs : undefined;
-        this.schedule(retryInMs ?? (more || this.wokenWhileRunning ? 0 : this.options.intervalMs));
+        this.schedule(retryInMs ?? (more ? 0 : this.wokenWhileRunning ? (this.options.wakeLingerMs ?? 0) : this.options.intervalMs));
       });
     }, ms);
     // The schedule alone never keeps a process alive.
     (this.timer as { unref?: () => void } | undefined)?.unref?.();
   }
 
+  private timerDueAt = 0;
   private lastRetryInMs: number | undefined;
   private wokenWhileRunning = false;
 

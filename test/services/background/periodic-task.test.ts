@@ -62,4 +62,39 @@ describe('PeriodicTask', () => {
     expect(passes).to.equal(2);
     await task.stop();
   });
+
+  it('with a wake linger, takes the wakes of one linger in one pass, and lingers again after a pass that was woken', async () => {
+    const clock = manualTimers();
+    let release!: () => void;
+    let passes = 0;
+    const task = new PeriodicTask({
+      name: 'test task',
+      logger: silentLogger,
+      timers: clock.timers,
+      intervalMs: 5_000,
+      wakeLingerMs: 25,
+      async pass() {
+        passes += 1;
+        if (passes === 1) await new Promise<void>((resolve) => (release = resolve));
+        return false;
+      },
+    });
+    task.start();
+    expect(await clock.nextWait()).to.equal(5_000);
+    // Three commits in a row: one pass, 25 ms after the first.
+    task.wake();
+    clock.advance(10);
+    task.wake();
+    task.wake();
+    expect(await clock.nextWait()).to.equal(25);
+    clock.fire();
+    // Woken during its pass: the next pass lingers too, instead of coming at once.
+    task.wake();
+    release();
+    expect(await clock.nextWait()).to.equal(25);
+    clock.fire();
+    expect(await clock.nextWait()).to.equal(5_000);
+    expect(passes).to.equal(2);
+    await task.stop();
+  });
 });

@@ -149,7 +149,7 @@ describe('run log projection', () => {
     const projected = new Promise<void>((resolve) => (observed = resolve));
     const metrics = { lagSeconds: { observe: (value: number) => (lags.push(value), observed()) } };
     // The idle poll is a minute away: only the commit's wake can explain a projection now.
-    const task = projectionTask(testDb(), { intervalMs: 60_000, maxBatches: 10 }, { logger: silentLogger, metrics });
+    const task = projectionTask(testDb(), { intervalMs: 60_000, maxBatches: 10, wakeLingerMs: 0 }, { logger: silentLogger, metrics });
     task.start();
     try {
       const { sequenceId } = await enrolled(2);

@@ -11,9 +11,12 @@ export interface ProjectionSettings {
   intervalMs: number;
   // Transactions (of PROJECTION_BATCH rows) per pass; more goes on at once in the next pass.
   maxBatches: number;
+  // A commit's wake waits this long for the commits beside it: under a busy engine one projector
+  // transaction applies many records' rows instead of one each (its lag grows by at most this).
+  wakeLingerMs: number;
 }
 
-export const DEFAULT_PROJECTION: ProjectionSettings = { intervalMs: 200, maxBatches: 10 };
+export const DEFAULT_PROJECTION: ProjectionSettings = { intervalMs: 200, maxBatches: 10, wakeLingerMs: 25 };
 
 export interface ProjectionMetrics {
   // From a row's commit (its writer's time) to the projection's, per row.
@@ -32,6 +35,7 @@ export function projectionTask(
     name: 'run log projection',
     ...options,
     intervalMs: settings.intervalMs,
+    wakeLingerMs: settings.wakeLingerMs,
     async pass(_now, shouldStop) {
       for (let batch = 0; batch < settings.maxBatches && !shouldStop(); batch += 1) {
         const { rows, more, writtenAt } = await projectRunLog(db);
