@@ -1,16 +1,17 @@
 import type { AddressInfo, Socket } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 
 // A real SMTP server on port 0 for the sender's tests: each message the test lets through is
 // kept raw and parsed (mailparser). `answer(i)` says what the i-th DATA gets: 'accept', an SMTP
-// error code (451, 550), 'destroy' (the connection is cut before any answer) or 'hang' (the
-// server takes the data and never answers), or a whole reply ('550 5.1.1 No such user').
+// error code (451, 550), 'destroy' (the connection is cut before any answer), 'hang' (the
+// server takes the data and never answers), 'hold' (as 'hang' until the test calls release():
+// then accepted), or a whole reply ('550 5.1.1 No such user').
 // `options.rcpt(address)` answers RCPT TO the same way (undefined: accepted), and `options.auth`
 // asks for a login (AUTH PLAIN/LOGIN), checked against `auth.password()` at each login, so a
 // test can change the relay's password while mail flows.
 
-export type SmtpAnswer = 'accept' | 'destroy' | 'hang' | number | string;
+export type SmtpAnswer = 'accept' | 'destroy' | 'hang' | 'hold' | number | string;
 
 // A reply code with its text (an enhanced code, when given, starts the text).
 function refusal(given: number | string): Error {
@@ -45,6 +46,27 @@ export async function startSmtpServer(answer: (index: number) => SmtpAnswer = ()
   // The Message-ID of every message accepted, in order.
   const messageIds: string[] = [];
   let queueId = 0;
+  // The DATAs answered 'hold', each waiting for release() to accept it.
+  const held: Array<() => void> = [];
+  // An accepted DATA: counted by its Message-ID, kept and parsed unless told otherwise.
+  function accept(raw: string, session: SMTPServerSession, callback: (error?: Error | null, message?: string) => void): void {
+    messageIds.push(/^Message-ID:\s*(<[^>]*>)/im.exec(raw)?.[1] ?? '');
+    if (options.parse === false) {
+      queueId += 1;
+      callback(null, `queued as Q${queueId}`);
+      return;
+    }
+    void simpleParser(raw).then((parsed) => {
+      received.push({
+        raw,
+        parsed,
+        envelope: { from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((rcpt) => rcpt.address) },
+        secure: Boolean(session.secure),
+      });
+      queueId += 1;
+      callback(null, `queued as Q${queueId}`);
+    });
+  }
   const server = new SMTPServer({
     authOptional: !options.auth,
     // STARTTLS offered only when asked (smtp-server's own self-signed certificate); AUTH only
@@ -82,6 +104,10 @@ export async function startSmtpServer(answer: (index: number) => SmtpAnswer = ()
         attempts.push(raw);
         const given = answer(index);
         if (given === 'hang') return;
+        if (given === 'hold') {
+          held.push(() => accept(raw, session, callback));
+          return;
+        }
         if (given === 'destroy') {
           // The connection lost before the answer: the client cannot know what happened.
           for (const socket of sockets) socket.destroy();
@@ -91,22 +117,7 @@ export async function startSmtpServer(answer: (index: number) => SmtpAnswer = ()
           callback(refusal(given));
           return;
         }
-        messageIds.push(/^Message-ID:\s*(<[^>]*>)/im.exec(raw)?.[1] ?? '');
-        if (options.parse === false) {
-          queueId += 1;
-          callback(null, `queued as Q${queueId}`);
-          return;
-        }
-        void simpleParser(raw).then((parsed) => {
-          received.push({
-            raw,
-            parsed,
-            envelope: { from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((rcpt) => rcpt.address) },
-            secure: Boolean(session.secure),
-          });
-          queueId += 1;
-          callback(null, `queued as Q${queueId}`);
-        });
+        accept(raw, session, callback);
       });
     },
   });
@@ -123,6 +134,10 @@ export async function startSmtpServer(answer: (index: number) => SmtpAnswer = ()
     attempts,
     logins,
     messageIds,
+    // Accepts the DATAs held so far ('hold').
+    release() {
+      for (const answer of held.splice(0)) answer();
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

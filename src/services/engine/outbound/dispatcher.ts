@@ -6,7 +6,7 @@ import { failureCause } from '../../background/failure-cause';
 import { settleWithin } from '../../background/settle-within';
 import type { Channel, Send } from './channels/channel';
 import { groupKey, shareOut } from './send-shares';
-import { claimSends, sendGroups, type ClaimedSend, type SendGroup } from './outbox';
+import { claimSends, recheckClaimed, sendGroups, setAsideUnbegun, type ClaimedSend, type Recheck, type SendGroup } from './outbox';
 import { RateBuckets } from './rate-buckets';
 import { recordOutcomes, type Outcome, type Recorded } from './record-outcomes';
 import { SendThrottle, type ThrottleOptions } from './send-throttle';
@@ -68,6 +68,11 @@ export class OutboundDispatcher {
   // one of its group's ends.
   private readonly waiting = new Map<string, Waiting[]>();
   private waitingTotal = 0;
+  // Waiting sends whose turn came, read again before they begin (recheck()): one statement for
+  // all those whose turn came while the previous read was under way. Their slots are theirs.
+  private readonly checking: Waiting[] = [];
+  private readonly checkingPerKey = new Map<string, number>();
+  private check: Promise<void> | undefined;
   // Sends under way or waiting, per channel (the recorder lingers only for a channel that has some).
   private readonly pendingPerChannel = new Map<string, number>();
   private readonly buckets: RateBuckets;
@@ -141,9 +146,9 @@ export class OutboundDispatcher {
       groups: queued,
       now,
       cursor: this.cursor,
-      free: this.options.maxInFlight - this.inFlight.size - this.waitingTotal,
+      free: this.options.maxInFlight - this.inFlight.size - this.waitingTotal - this.checkingTotal(),
       perTarget: (group) => this.options.perTarget + (this.channel(group.channel)?.claimAhead?.sends ?? 0),
-      inFlight: (key) => (this.perTargetCount.get(key) ?? 0) + (this.waiting.get(key)?.length ?? 0),
+      inFlight: (key) => this.busy(key) + (this.waiting.get(key)?.length ?? 0),
       tokens: (group) => this.buckets.available(group.accountId, group.channel),
       nextTokenAt: (group) => this.buckets.nextAt(group.accountId, group.channel),
     });
@@ -199,7 +204,8 @@ export class OutboundDispatcher {
 
   // The requests begun, and the outcomes recorded.
   async settled(): Promise<void> {
-    while (this.inFlight.size > 0 || this.recorder.busy || this.waitingTotal > 0) {
+    while (this.inFlight.size > 0 || this.recorder.busy || this.waitingTotal > 0 || this.check) {
+      await this.check;
       await Promise.all(this.inFlight.values());
       await this.recorder.settled();
     }
@@ -211,6 +217,8 @@ export class OutboundDispatcher {
     this.stopped = true;
     // Claimed ahead and not begun: back at once, with their ids.
     for (const key of [...this.waiting.keys()]) this.startWaiting(key);
+    // A read under way before its sends begin: they go back too.
+    await this.check;
     if (await settleWithin(Promise.all(this.inFlight.values()), boundMs)) {
       this.abort.abort();
       await Promise.all(this.inFlight.values());
@@ -234,7 +242,7 @@ export class OutboundDispatcher {
       for (const claimed of ofChannel) {
         this.pendingPerChannel.set(claimed.channel, (this.pendingPerChannel.get(claimed.channel) ?? 0) + 1);
         const key = groupKey(claimed);
-        if ((this.perTargetCount.get(key) ?? 0) < this.options.perTarget) {
+        if (this.busy(key) < this.options.perTarget) {
           this.start(claimed, send);
           continue;
         }
@@ -250,30 +258,97 @@ export class OutboundDispatcher {
     return this.options.channels.find((channel) => channel.name === name);
   }
 
-  // A send of the group ended: its waiting sends start while the group has slots. One claimed
-  // too long ago to begin within its lease (claimAhead.startWithinMs), or any once the
-  // dispatcher stops, goes back, due now, with its id (an abandoned attempt: not counted).
+  // Requests of the group under way, and waiting sends of it being read again before they begin.
+  private busy(key: string): number {
+    return (this.perTargetCount.get(key) ?? 0) + (this.checkingPerKey.get(key) ?? 0);
+  }
+
+  private checkingTotal(): number {
+    let total = 0;
+    for (const n of this.checkingPerKey.values()) total += n;
+    return total;
+  }
+
+  // A send of the group ended: its waiting sends take the group's free slots, and are read
+  // again before they begin (recheck()). One claimed too long ago to begin within its lease
+  // (claimAhead.startWithinMs), or any once the dispatcher stops, goes back, due now, with its
+  // id (an abandoned attempt: not counted).
   private startWaiting(key: string): void {
     const queue = this.waiting.get(key);
-    while (queue && queue.length > 0 && (this.stopped || (this.perTargetCount.get(key) ?? 0) < this.options.perTarget)) {
+    while (queue && queue.length > 0 && (this.stopped || this.busy(key) < this.options.perTarget)) {
       const next = queue.shift()!;
       this.waitingTotal -= 1;
       const within = this.channel(next.claimed.channel)?.claimAhead?.startWithinMs ?? Infinity;
       if (this.stopped || this.options.now() - next.claimedAt > within) {
-        const at = new Date(this.options.now());
-        this.recorder.add({
-          kind: 'answered',
-          send: next.claimed,
-          result: { ok: false, reason: 'not begun: handed back', detail: {}, final: false, abandoned: true },
-          startedAt: at,
-          finishedAt: at,
-        });
-        this.ended(next.claimed.channel);
+        this.handBack(next);
         continue;
       }
-      this.start(next.claimed, next.send);
+      this.checking.push(next);
+      this.checkingPerKey.set(key, (this.checkingPerKey.get(key) ?? 0) + 1);
     }
     if (queue && queue.length === 0) this.waiting.delete(key);
+    this.recheck();
+  }
+
+  // Not begun: back, due now, with its id.
+  private handBack(waiting: Waiting): void {
+    const at = new Date(this.options.now());
+    this.recorder.add({
+      kind: 'answered',
+      send: waiting.claimed,
+      result: { ok: false, reason: 'not begun: handed back', detail: {}, final: false, abandoned: true },
+      startedAt: at,
+      finishedAt: at,
+    });
+    this.ended(waiting.claimed.channel);
+  }
+
+  // A send claimed ahead waited in this process while its run could be paused, unenrolled or
+  // moved, and what was answered holds (docs/sequences.md): before the waiting sends whose turn
+  // came begin, one statement reads their outbox rows and runs again (outbox.ts recheckClaimed),
+  // for all those whose turn came while the previous read was under way; the ones their run no
+  // longer wants are held or cancelled as the claim would (setAsideUnbegun, a transaction only
+  // when there are some). A read that fails hands them back.
+  private recheck(): void {
+    if (this.check || this.checking.length === 0) return;
+    this.check = (async () => {
+      while (this.checking.length > 0) {
+        const batch = this.checking.splice(0);
+        let verdicts: Map<string, Recheck> | undefined;
+        let beginAfterAll = new Set<string>();
+        try {
+          verdicts = await recheckClaimed(this.db, batch.map((waiting) => waiting.claimed));
+          const aside = batch.filter((waiting) => verdicts!.get(waiting.claimed.id) === 'setAside').map((waiting) => waiting.claimed);
+          if (aside.length > 0) {
+            beginAfterAll = new Set((await setAsideUnbegun(this.db, aside, new Date(this.options.now()))).map((send) => send.id));
+            this.groupsStale = true;
+          }
+        } catch (error) {
+          this.logThrottle('error', error, 'outbound sends waiting for their turn could not be read again: handed back');
+          verdicts = undefined;
+        }
+        const keys = new Set<string>();
+        for (const waiting of batch) {
+          const key = groupKey(waiting.claimed);
+          keys.add(key);
+          const left = (this.checkingPerKey.get(key) ?? 1) - 1;
+          if (left === 0) this.checkingPerKey.delete(key);
+          else this.checkingPerKey.set(key, left);
+          const verdict = verdicts?.get(waiting.claimed.id);
+          if (!this.stopped && (verdict === 'begin' || beginAfterAll.has(waiting.claimed.id))) this.start(waiting.claimed, waiting.send);
+          else if (!verdicts || this.stopped) this.handBack(waiting);
+          // Held or cancelled, or no longer this claim's: nothing to record here.
+          else this.ended(waiting.claimed.channel);
+        }
+        // The slots of those that did not begin: the next waiting sends of their groups.
+        for (const key of keys) this.startWaiting(key);
+        this.dirty = true;
+        this.options.wake(LINGER_MS);
+      }
+    })().finally(() => {
+      this.check = undefined;
+      this.recheck();
+    });
   }
 
   private ended(channel: string): void {

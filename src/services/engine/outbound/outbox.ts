@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../../db/database';
 import { toDate } from '../../../db/sql/rows';
-import { execute, insertRows, select, skipLocked } from '../../../db/sql/statements';
+import { execute, forUpdate, insertRows, select, skipLocked } from '../../../db/sql/statements';
 import { withTransaction } from '../../../db/sql/transaction';
 import { newRowId } from '../../ids';
 import { NOT_PAUSED_SQL, pausedChannels } from '../../channels/channel-pauses';
-import { cancelMessagesOfCancelledSends } from '../../messages/message-store';
+import { cancelMessagesOfCancelledSends, markCancelled, markRetrying } from '../../messages/message-store';
 
 // The outbox table as a queue (db/migrations/20261212000000-create-outbox.js): the sends a step
 // queues with its begin, the dispatchers' claim, and what pause, end and move do to a run's
@@ -294,6 +294,95 @@ export async function claimSends(
       cancelled: cancel.length,
     };
   });
+}
+
+// Sends claimed ahead (Channel.claimAhead) that waited in the dispatcher and are about to begin,
+// read again in one statement for the batch (the outbox rows by id, their runs and sequences):
+// an answer that came while they waited (a pause, an unenroll, a move) came before their
+// request, so they must not begin (docs/sequences.md "What was answered holds"). `begin`: still
+// this claim's and its run still wants it, as the claim decides; `setAside`: its run no longer
+// does (setAsideUnbegun); `gone`: no longer this claim's (its holder decides).
+export type Recheck = 'begin' | 'setAside' | 'gone';
+
+export async function recheckClaimed(db: Database, sends: readonly ClaimedSend[]): Promise<Map<string, Recheck>> {
+  const verdicts = new Map<string, Recheck>();
+  if (sends.length === 0) return verdicts;
+  const rows = await select<{ id: string; status: SendStatus; claim_token: string | null; run_visit: number | string; run_status: string | null; visit: number | string | null; sequence_status: string | null }>(
+    db,
+    `SELECT o.id, o.status, o.claim_token, o.run_visit, r.status AS run_status, r.visit, s.status AS sequence_status
+     FROM outbox o LEFT JOIN sequence_runs r ON r.id = o.run_id LEFT JOIN sequences s ON s.id = r.sequence_id
+     WHERE o.id IN (?)`,
+    [sends.map((send) => send.id)],
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  for (const send of sends) {
+    const row = byId.get(send.id);
+    if (!row || row.status !== 'sending' || row.claim_token !== send.token) verdicts.set(send.id, 'gone');
+    else verdicts.set(send.id, wants(row) ? 'begin' : 'setAside');
+  }
+  return verdicts;
+}
+
+// The sends recheckClaimed set aside, decided again under their runs' locks (the lock order:
+// runs, then their outbox rows) so a resume that came meanwhile is not lost: held, due now,
+// when the run is paused at the send's visit (or its sequence is not active), its message back
+// to `queued` (the resume's begin queues it again: sent with the same id); cancelled when the
+// run ended or moved on, its message `cancelled` (no server was given it). Answers those whose
+// run wants them after all (resumed meanwhile): to begin.
+export async function setAsideUnbegun(db: Database, sends: readonly ClaimedSend[], now: Date): Promise<ClaimedSend[]> {
+  if (sends.length === 0) return [];
+  return withTransaction(db, async (transaction) => {
+    const runs = new Map(
+      (
+        await select<{ id: string; status: string; visit: number | string; sequence_id: string }>(
+          db,
+          `SELECT id, status, visit, sequence_id FROM sequence_runs WHERE id IN (?)${forUpdate(db)}`,
+          [[...new Set(sends.map((send) => send.runId))]],
+          transaction,
+        )
+      ).map((row) => [row.id, row]),
+    );
+    const sequences = runs.size > 0
+      ? new Map((await select<{ id: string; status: string }>(db, 'SELECT id, status FROM sequences WHERE id IN (?)', [[...new Set([...runs.values()].map((run) => run.sequence_id))]], transaction)).map((row) => [row.id, row.status]))
+      : new Map<string, string>();
+    const held = new Map(
+      (await select<{ id: string; status: SendStatus; claim_token: string | null }>(db, `SELECT id, status, claim_token FROM outbox WHERE id IN (?)${forUpdate(db)}`, [sends.map((send) => send.id)], transaction)).map((row) => [row.id, row]),
+    );
+    const begin: ClaimedSend[] = [];
+    const hold: string[] = [];
+    const cancel: string[] = [];
+    for (const send of sends) {
+      const row = held.get(send.id);
+      if (!row || row.status !== 'sending' || row.claim_token !== send.token) continue;
+      const run = runs.get(send.runId);
+      const state = { run_visit: send.runVisit, run_status: run?.status ?? null, visit: run?.visit ?? null, sequence_status: run ? (sequences.get(run.sequence_id) ?? null) : null };
+      const atStep = state.visit !== null && Number(state.visit) === send.runVisit;
+      if (wants(state)) begin.push(send);
+      else if (atStep && (state.run_status === 'paused' || state.run_status === 'running')) hold.push(send.id);
+      else cancel.push(send.id);
+    }
+    if (hold.length > 0) {
+      await execute(db, "UPDATE outbox SET status = 'held', claim_token = NULL, started_at = NULL, due_at = ?, updated_at = ? WHERE id IN (?)", [now, now, hold], transaction);
+    }
+    if (cancel.length > 0) {
+      await execute(db, "UPDATE outbox SET status = 'cancelled', claim_token = NULL, started_at = NULL, due_at = NULL, updated_at = ? WHERE id IN (?)", [now, cancel], transaction);
+    }
+    const setAside = [...hold, ...cancel];
+    if (setAside.length > 0) {
+      // A message step's message, written `sending` by its channel's load before the send waited.
+      const messages = await select<{ id: string; outbox_id: string }>(db, "SELECT id, outbox_id FROM messages WHERE outbox_id IN (?) AND status IN ('queued', 'sending')", [setAside], transaction);
+      const held = new Set(hold);
+      await markRetrying(db, messages.filter((m) => held.has(m.outbox_id)).map((m) => ({ id: m.id, error: 'the run was paused before it was sent' })), { now }, transaction);
+      const cancelled = messages.filter((m) => !held.has(m.outbox_id)).map((m) => ({ id: m.id, reason: 'the run ended or left the step before it was sent' }));
+      if (cancelled.length > 0) await markCancelled(db, cancelled, { now }, transaction);
+    }
+    return begin;
+  });
+}
+
+// What the claim sends: a run still at the send's visit, running, in an active sequence.
+function wants(row: { run_visit: number | string; run_status: string | null; visit: number | string | null; sequence_status: string | null }): boolean {
+  return row.visit !== null && Number(row.visit) === Number(row.run_visit) && row.run_status === 'running' && row.sequence_status === 'active';
 }
 
 function byChannel(ids: readonly string[], channelOf: ReadonlyMap<string, string>): Map<string, string[]> {
