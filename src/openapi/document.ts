@@ -1,7 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
 type Components = NonNullable<OpenAPIObject['components']>;
-import { AUTHENTICATION_MESSAGES, DOMAIN_IN_USE, EMAIL_SENDER_CONFLICTS, SECRETS_KEY_MISSING } from '../errors/app-errors';
+import { ACTIVITY_CONFLICT, AUTHENTICATION_MESSAGES, DOMAIN_IN_USE, EMAIL_SENDER_CONFLICTS, SECRETS_KEY_MISSING } from '../errors/app-errors';
 import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../errors/error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
@@ -120,6 +120,7 @@ const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
   'The webhook endpoint is used by a webhook step of an active or paused sequence': 'webhook_in_use',
   [DOMAIN_IN_USE]: 'domain_in_use',
   [SECRETS_KEY_MISSING]: 'secrets_key_missing',
+  [ACTIVITY_CONFLICT]: 'activity_conflict',
 };
 
 // A 409 declared for more than one reason: its codes, and the message of the first as the example.
@@ -129,6 +130,10 @@ const CONFLICTS_FOR_MESSAGE: Record<string, { codes: ErrorCode[]; example: strin
 
 // The details a declared 409 lists, for its example (src/services/sequences/endpoint-users.ts).
 const DETAILS_FOR_CODE: Partial<Record<ErrorCode, { example: string; details: Array<{ path: string; message: string }> }>> = {
+  activity_conflict: {
+    example: `activities.3.id: ${ACTIVITY_CONFLICT}`,
+    details: [{ path: 'activities.3.id', message: ACTIVITY_CONFLICT }],
+  },
   domain_in_use: {
     example: "shop.example is the account's bounceDomain: set another bounceDomain (or null) first",
     details: [{ path: 'bounceDomain', message: "shop.example is the account's bounce domain" }],
@@ -161,6 +166,7 @@ const BODY_ERRORS: Record<string, object> = {
 const TAGS = [
   { name: 'Contacts', description: 'People you keep in sync: create, upsert by email, read, update, tag and delete.' },
   { name: 'Sequences', description: 'Enroll contacts in automated sequences and read their enrollment.' },
+  { name: 'Activities', description: 'What a contact did, posted by your systems: stored once per id, listed on the contact.' },
   { name: 'Events', description: 'What changed in the account, in commit order: poll the feed with its cursor.' },
   { name: 'Channels', description: 'The account\'s own senders: its email relay, From and DKIM key, its WhatsApp number and token, their rates.' },
   { name: 'Webhooks', description: 'Endpoints that receive the account\'s events as signed POSTs (Standard Webhooks), with retries.' },
