@@ -52,11 +52,12 @@ function errorResponse(
   description: string,
   example: string,
   codes: readonly ErrorCode[],
-  options: { headers?: object; exampleCode?: ErrorCode; details?: Array<{ path: string; message: string }> } = {},
+  options: { headers?: object; exampleCode?: ErrorCode; details?: Array<{ path: string; message: string }>; detailsOptional?: boolean } = {},
 ) {
   const validation = codes.includes('validation_failed');
   // A 409 that names what is in the way carries details too (ConflictWithDetails).
-  const base = validation ? 'ValidationError' : options.details ? 'ConflictWithDetails' : 'Error';
+  // One that may also be the Idempotency-Key's 409 (which names nothing) has them only then.
+  const base = validation ? 'ValidationError' : options.details ? (options.detailsOptional ? 'ConflictMaybeWithDetails' : 'ConflictWithDetails') : 'Error';
   const schema = {
     allOf: [
       { $ref: `#/components/schemas/${base}` },
@@ -324,8 +325,15 @@ function idempotencyErrors(conflict: string | undefined): [string, object][] {
   const description = conflict
     ? `${conflict}; or a request with the same Idempotency-Key is still running`
     : 'A request with the same Idempotency-Key is still running: retry later';
+  // A conflict that names what is in the way (activity_conflict) keeps its details.
+  const detailed = conflict ? DETAILS_FOR_CODE[CODE_FOR_MESSAGE[conflict]!] : undefined;
   return [
-    ['409', errorResponse(description, conflict ?? 'A request with this Idempotency-Key is still in progress', codes)],
+    [
+      '409',
+      detailed
+        ? errorResponse(description, detailed.example, codes, { details: detailed.details, detailsOptional: true })
+        : errorResponse(description, conflict ?? 'A request with this Idempotency-Key is still in progress', codes),
+    ],
     ['422', errorResponse('The Idempotency-Key was used for a different request', 'This Idempotency-Key was used with a different request', ['idempotency_key_reused'])],
   ];
 }
@@ -442,6 +450,12 @@ const ERROR_SCHEMAS: Components['schemas'] = {
     required: ['error', 'code', 'requestId', 'details'],
     additionalProperties: false,
   },
+};
+// The same, where the 409 may also be the Idempotency-Key's, which has no details.
+ERROR_SCHEMAS!.ConflictMaybeWithDetails = {
+  ...(ERROR_SCHEMAS!.ConflictWithDetails as object),
+  description: 'A 409 that names what is in the way in `details` (an activity_conflict: the item); `idempotency_in_progress` has none.',
+  required: ['error', 'code', 'requestId'],
 };
 
 const HEADERS: Components['headers'] = {

@@ -61,7 +61,7 @@ const occurredAtSchema = z.iso
 export const activityContactSchema = z
   .strictObject({
     email: emailSchema.optional().describe('The contact\'s email: a contact that does not exist is created.'),
-    id: z.string().optional().describe('The contact\'s id (UUID): one that does not exist is a 404.'),
+    id: z.string().optional().describe('The contact\'s id (UUID): one that does not exist is a 404.').meta({ example: '0193a1c4-6b1e-7cc2-9a53-2f1f0b6a0c11' }),
   })
   .refine((value) => (value.email === undefined) !== (value.id === undefined), { message: 'Give email or id, not both' })
   .describe('The contact, by `email` (created when new, as the trigger\'s upsert does) or by `id`.');
@@ -103,7 +103,13 @@ export const activityBatchOutputSchema = z.object({
     duplicates: z.number().int().describe('Items that were already stored (the same id, name and properties).').meta({ example: 1 }),
   }),
   activities: z
-    .array(z.object({ id: z.string(), contactId: z.string(), duplicate: duplicateSchema }))
+    .array(
+      z.object({
+        id: z.string().meta({ example: 'order-1042' }),
+        contactId: z.string().meta({ example: '0193a1c4-6b1e-7cc2-9a53-2f1f0b6a0c11' }),
+        duplicate: duplicateSchema,
+      }),
+    )
     .describe('One per item, in request order.'),
 });
 export type ActivityBatchOutcome = z.infer<typeof activityBatchOutputSchema>;
