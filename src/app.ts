@@ -36,6 +36,7 @@ import type { ChannelSettings } from './services/channels/channel-settings';
 import { DEFAULT_TEST_SENDS_PER_MINUTE } from './services/messages/send-test-email';
 import { SmtpTransports } from './services/messages/smtp-transports';
 import type { WebhookSettings } from './services/webhooks/webhook-settings';
+import type { ActivitySettings } from './services/activities/activity-settings';
 
 export interface AppDeps {
   db: Database;
@@ -57,6 +58,8 @@ export interface AppDeps {
   dashboardDir?: string;
   // Webhook URL rules and clock; absent: https only, no special-use addresses.
   webhooks?: WebhookSettings;
+  // ACTIVITY_RETENTION_DAYS and the intake's clock; absent: the default (90 days), the real clock.
+  activities?: ActivitySettings;
   // The secrets key, the senders' defaults and the unsubscribe links' address; absent: no key
   // (secrets cannot be stored, unsubscribe links answer 404) and no server-wide defaults.
   channels?: ChannelSettings;
@@ -81,6 +84,7 @@ export function createApp({
   dashboardDir,
   webhooks,
   channels,
+  activities,
   testSends,
   emailProviders,
   idempotencyTimers,
@@ -168,7 +172,7 @@ export function createApp({
     limitPerMinute: testSends?.perMinute ?? DEFAULT_TEST_SENDS_PER_MINUTE,
     now: testSends?.now ?? (() => new Date()),
   };
-  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin, webhooks, channels, testSends: testSendDeps }));
+  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin, webhooks, channels, activities, testSends: testSendDeps }));
 
   // One-click unsubscribe links: recipients', with no key and no cookie (docs/channels.md).
   const unsubscribeLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog();
@@ -186,8 +190,8 @@ export function createApp({
   // A keyed request's last COMMIT may take up to the statement deadline.
   const idempotent = idempotency(db, { logThrottle, timers: idempotencyTimers, commitMarginMs: config.databaseTimeouts?.queryTimeoutMs });
 
-  app.use('/api/v1', chain([...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks, channels })]));
-  app.use('/trpc', chain([...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks, channels })]));
+  app.use('/api/v1', chain([...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks, channels, activities })]));
+  app.use('/trpc', chain([...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks, channels, activities })]));
 
   app.use(notFound);
   app.use(errorHandler(logThrottle));

@@ -100,6 +100,8 @@ const envSchema = z.object({
   EVENT_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
   // The step executions of runs that ended longer ago than this are deleted (docs/operations.md).
   RUN_HISTORY_DAYS: z.coerce.number().int().positive().max(3650).default(90),
+  // Activities (docs/activities.md) are kept this long, by occurredAt, and refused when older.
+  ACTIVITY_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(90),
   // Webhooks (docs/webhooks.md): the insecure switch must stay off in production.
   // No default here: it depends on the database (loadConfig).
   WEBHOOK_ALLOW_INSECURE: z.enum(['true', 'false']).optional(),
@@ -202,6 +204,7 @@ export interface Config {
   // Runs that ended more than this many days ago lose their step executions (timelines); the
   // run rows stay.
   runHistoryDays: number;
+  activityRetentionDays: number;
   // http:// and private addresses for webhook URLs; only for tests and local development.
   webhookAllowInsecure: boolean;
   // The webhook dispatcher runs in the service unless off (then `npm run worker` runs it).
@@ -294,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: values.TRUST_PROXY ?? false,
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
     runHistoryDays: values.RUN_HISTORY_DAYS,
+    activityRetentionDays: values.ACTIVITY_RETENTION_DAYS,
     // The embedded database is for trying the service on one's own machine, whose webhook
     // receiver is on that machine too (http://127.0.0.1:...), as in the README's walk-through.
     // A server database is a deployment: https to public addresses only, unless told otherwise.

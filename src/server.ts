@@ -60,7 +60,7 @@ async function main() {
   const webhooks = webhookSettings(config);
   // The message editor's test sends: their own relay pool, closed at shutdown.
   const testSmtp = new SmtpTransports(undefined, channels);
-  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks, channels, testSends: { transports: testSmtp, outboxDir: path.join(config.dataDir, 'outbox') } }));
+  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks, channels, activities: { retentionDays: config.activityRetentionDays, now: () => new Date() }, testSends: { transports: testSmtp, outboxDir: path.join(config.dataDir, 'outbox') } }));
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

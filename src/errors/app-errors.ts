@@ -77,6 +77,7 @@ export class ConflictError extends AppError {
       | 'webhook_in_use'
       | 'public_base_url_required'
       | 'domain_in_use'
+      | 'activity_conflict'
     >,
     // What is in the way, one entry each (webhook_in_use: the sequences' steps).
     readonly details: IssueDetail[] = [],
@@ -104,6 +105,8 @@ export const PUBLIC_BASE_URL_REQUIRED =
 // PUT /channels/email's 409s, as the OpenAPI document declares them.
 export const EMAIL_SENDER_CONFLICTS = `${SECRETS_KEY_MISSING} (secrets_key_missing); or a relay not on this machine while PUBLIC_BASE_URL is not https (public_base_url_required)`;
 export const DOMAIN_IN_USE = "The domain is the account's bounceDomain";
+// POST /activities (and /batch): the id names a stored activity with another name or properties.
+export const ACTIVITY_CONFLICT = 'An activity with this id was stored with a different name or properties';
 
 // An Idempotency-Key sent again with a different request.
 export class UnprocessableError extends AppError {

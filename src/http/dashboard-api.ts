@@ -1,5 +1,6 @@
 import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { TestSendDeps } from '../services/messages/send-test-email';
+import type { ActivitySettings } from '../services/activities/activity-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import express, { type Request, type Router } from 'express';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
@@ -31,6 +32,7 @@ export interface DashboardApiOptions {
   publicOrigin?: string;
   // Webhook URL rules, as for the API.
   webhooks?: WebhookSettings;
+  activities?: ActivitySettings;
   // Secrets key and sender defaults, as for the API.
   channels?: ChannelSettings;
   // The message editor's test sends.
@@ -47,7 +49,7 @@ function sessionCookie(req: Request): string | undefined {
 
 // /trpc/dashboard.*: the same router, reached by session cookie instead of API key. Other
 // paths pass on to the keyed /trpc mount, which never reads the cookie.
-export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin, webhooks, channels, testSends }: DashboardApiOptions): Router {
+export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin, webhooks, channels, activities, testSends }: DashboardApiOptions): Router {
   const api = express.Router();
   const trpc = createExpressMiddleware({
     router,
@@ -62,7 +64,7 @@ export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin,
         startSession: (session) => res.cookie(SESSION_COOKIE, session.token, { ...cookie, expires: session.expiresAt }),
         endSession: () => res.clearCookie(SESSION_COOKIE, cookie),
       };
-      return { ...requestContext(request, { db, webhooks, channels }, 'trpc'), dashboard, testSends };
+      return { ...requestContext(request, { db, webhooks, channels, activities }, 'trpc'), dashboard, testSends };
     },
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);

@@ -2,12 +2,13 @@ import type { Request } from 'express';
 import type { Database } from '../db/database';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import type { ChannelSettings } from '../services/channels/channel-settings';
+import type { ActivitySettings } from '../services/activities/activity-settings';
 import { newHttpMeta, type Context } from '../trpc/context';
 import './express-types';
 
 // The procedures' context for an HTTP request, on either transport. The key was resolved
 // before (resolveApiKey), once, for the rate limiter too.
-export function requestContext(req: Request, deps: { db: Database; webhooks?: WebhookSettings; channels?: ChannelSettings }, transport: 'rest' | 'trpc'): Context {
+export function requestContext(req: Request, deps: { db: Database; webhooks?: WebhookSettings; channels?: ChannelSettings; activities?: ActivitySettings }, transport: 'rest' | 'trpc'): Context {
   return {
     db: deps.db,
     requestId: req.id,
@@ -16,6 +17,7 @@ export function requestContext(req: Request, deps: { db: Database; webhooks?: We
     http: newHttpMeta(),
     webhooks: deps.webhooks,
     channels: deps.channels,
+    activities: deps.activities,
     idempotency: req.idempotency,
   };
 }

@@ -8,6 +8,7 @@ import type { Context } from '../trpc/context';
 import { restErrorFor } from '../trpc/errors';
 import { createCallerFactory } from '../trpc/init';
 import type { ChannelSettings } from '../services/channels/channel-settings';
+import type { ActivitySettings } from '../services/activities/activity-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import './express-types';
 import { reportUnavailable } from './report-unavailable';
@@ -22,6 +23,7 @@ interface RestApiDeps {
   logThrottle: LogThrottle;
   webhooks?: WebhookSettings;
   channels?: ChannelSettings;
+  activities?: ActivitySettings;
 }
 
 type Call = (input: unknown) => Promise<unknown>;
@@ -31,10 +33,10 @@ type Call = (input: unknown) => Promise<unknown>;
 // still writes the OpenAPI document from that meta; its request handler is not used: made
 // cheap enough, it needed a patch of its build that every upgrade would break
 // (patches/README.md). Unknown paths and methods go on to the app's 404.
-export function restApi({ router, db, logThrottle, webhooks, channels }: RestApiDeps): RequestHandler {
+export function restApi({ router, db, logThrottle, webhooks, channels, activities }: RestApiDeps): RequestHandler {
   const routes = restRoutes(router);
   const createCaller = createCallerFactory(router);
-  const deps = { db, webhooks, channels };
+  const deps = { db, webhooks, channels, activities };
 
   async function serve(req: Request, res: Response, { route, params }: RouteMatch): Promise<void> {
     try {

@@ -4,6 +4,7 @@ import type { Database } from '../db/database';
 import { ServiceUnavailableError } from '../errors/app-errors';
 import type { LogThrottle } from '../logging/log-throttle';
 import type { ChannelSettings } from '../services/channels/channel-settings';
+import type { ActivitySettings } from '../services/activities/activity-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import type { AppRouter } from '../routers/app-router';
 import { retryAfterSeconds } from '../trpc/errors';
@@ -26,19 +27,21 @@ export function trpcApi({
   logThrottle,
   webhooks,
   channels,
+  activities,
 }: {
   router: AppRouter;
   db: Database;
   logThrottle: LogThrottle;
   webhooks?: WebhookSettings;
   channels?: ChannelSettings;
+  activities?: ActivitySettings;
 }): RequestHandler[] {
   return [requireJsonMutation, createExpressMiddleware({
     router,
     // One call per HTTP request: the rate limit counts requests, and a batch would let one
     // request carry any number of calls (and open that many transactions at once).
     allowBatching: false,
-    createContext: ({ req }) => requestContext(req as Request, { db, webhooks, channels }, 'trpc'),
+    createContext: ({ req }) => requestContext(req as Request, { db, webhooks, channels, activities }, 'trpc'),
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);
       return retryAfter === undefined ? {} : { headers: { 'Retry-After': String(retryAfter) } };

@@ -1,7 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
 type Components = NonNullable<OpenAPIObject['components']>;
-import { AUTHENTICATION_MESSAGES, DOMAIN_IN_USE, EMAIL_SENDER_CONFLICTS, SECRETS_KEY_MISSING } from '../errors/app-errors';
+import { ACTIVITY_CONFLICT, AUTHENTICATION_MESSAGES, DOMAIN_IN_USE, EMAIL_SENDER_CONFLICTS, SECRETS_KEY_MISSING } from '../errors/app-errors';
 import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../errors/error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
@@ -52,11 +52,12 @@ function errorResponse(
   description: string,
   example: string,
   codes: readonly ErrorCode[],
-  options: { headers?: object; exampleCode?: ErrorCode; details?: Array<{ path: string; message: string }> } = {},
+  options: { headers?: object; exampleCode?: ErrorCode; details?: Array<{ path: string; message: string }>; detailsOptional?: boolean } = {},
 ) {
   const validation = codes.includes('validation_failed');
   // A 409 that names what is in the way carries details too (ConflictWithDetails).
-  const base = validation ? 'ValidationError' : options.details ? 'ConflictWithDetails' : 'Error';
+  // One that may also be the Idempotency-Key's 409 (which names nothing) has them only then.
+  const base = validation ? 'ValidationError' : options.details ? (options.detailsOptional ? 'ConflictMaybeWithDetails' : 'ConflictWithDetails') : 'Error';
   const schema = {
     allOf: [
       { $ref: `#/components/schemas/${base}` },
@@ -120,6 +121,7 @@ const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
   'The webhook endpoint is used by a webhook step of an active or paused sequence': 'webhook_in_use',
   [DOMAIN_IN_USE]: 'domain_in_use',
   [SECRETS_KEY_MISSING]: 'secrets_key_missing',
+  [ACTIVITY_CONFLICT]: 'activity_conflict',
 };
 
 // A 409 declared for more than one reason: its codes, and the message of the first as the example.
@@ -129,6 +131,10 @@ const CONFLICTS_FOR_MESSAGE: Record<string, { codes: ErrorCode[]; example: strin
 
 // The details a declared 409 lists, for its example (src/services/sequences/endpoint-users.ts).
 const DETAILS_FOR_CODE: Partial<Record<ErrorCode, { example: string; details: Array<{ path: string; message: string }> }>> = {
+  activity_conflict: {
+    example: `activities.3.id: ${ACTIVITY_CONFLICT}`,
+    details: [{ path: 'activities.3.id', message: ACTIVITY_CONFLICT }],
+  },
   domain_in_use: {
     example: "shop.example is the account's bounceDomain: set another bounceDomain (or null) first",
     details: [{ path: 'bounceDomain', message: "shop.example is the account's bounce domain" }],
@@ -161,6 +167,7 @@ const BODY_ERRORS: Record<string, object> = {
 const TAGS = [
   { name: 'Contacts', description: 'People you keep in sync: create, upsert by email, read, update, tag and delete.' },
   { name: 'Sequences', description: 'Enroll contacts in automated sequences and read their enrollment.' },
+  { name: 'Activities', description: 'What a contact did, posted by your systems: stored once per id, listed on the contact.' },
   { name: 'Events', description: 'What changed in the account, in commit order: poll the feed with its cursor.' },
   { name: 'Channels', description: 'The account\'s own senders: its email relay, From and DKIM key, its WhatsApp number and token, their rates.' },
   { name: 'Webhooks', description: 'Endpoints that receive the account\'s events as signed POSTs (Standard Webhooks), with retries.' },
@@ -318,8 +325,15 @@ function idempotencyErrors(conflict: string | undefined): [string, object][] {
   const description = conflict
     ? `${conflict}; or a request with the same Idempotency-Key is still running`
     : 'A request with the same Idempotency-Key is still running: retry later';
+  // A conflict that names what is in the way (activity_conflict) keeps its details.
+  const detailed = conflict ? DETAILS_FOR_CODE[CODE_FOR_MESSAGE[conflict]!] : undefined;
   return [
-    ['409', errorResponse(description, conflict ?? 'A request with this Idempotency-Key is still in progress', codes)],
+    [
+      '409',
+      detailed
+        ? errorResponse(description, detailed.example, codes, { details: detailed.details, detailsOptional: true })
+        : errorResponse(description, conflict ?? 'A request with this Idempotency-Key is still in progress', codes),
+    ],
     ['422', errorResponse('The Idempotency-Key was used for a different request', 'This Idempotency-Key was used with a different request', ['idempotency_key_reused'])],
   ];
 }
@@ -436,6 +450,12 @@ const ERROR_SCHEMAS: Components['schemas'] = {
     required: ['error', 'code', 'requestId', 'details'],
     additionalProperties: false,
   },
+};
+// The same, where the 409 may also be the Idempotency-Key's, which has no details.
+ERROR_SCHEMAS!.ConflictMaybeWithDetails = {
+  ...(ERROR_SCHEMAS!.ConflictWithDetails as object),
+  description: 'A 409 that names what is in the way in `details` (an activity_conflict: the item); `idempotency_in_progress` has none.',
+  required: ['error', 'code', 'requestId'],
 };
 
 const HEADERS: Components['headers'] = {

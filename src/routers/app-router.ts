@@ -1,4 +1,5 @@
 import { router } from '../trpc/init';
+import { activitiesRouter } from './activities';
 import { channelsRouter } from './channels';
 import { contactsRouter } from './contacts';
 import { dashboardRouter } from './dashboard';
@@ -14,6 +15,7 @@ export const appRouter = router({
   runs: runsRouter,
   dashboard: dashboardRouter,
   events: eventsRouter,
+  activities: activitiesRouter,
   webhooks: webhooksRouter,
   channels: channelsRouter,
   suppressions: suppressionsRouter,

@@ -4,11 +4,12 @@ import { appRouter } from './app-router';
 import { authenticateApiKey } from '../services/api-keys';
 import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
+import type { ActivitySettings } from '../services/activities/activity-settings';
 import { newHttpMeta, type Context } from '../trpc/context';
 import { createCallerFactory } from '../trpc/init';
 
 // In-process calls to the procedures, through the same middlewares (auth included) as HTTP.
-export function createCallerContext(deps: { db: Database; apiKey?: string; webhooks?: WebhookSettings; channels?: ChannelSettings }): Context {
+export function createCallerContext(deps: { db: Database; apiKey?: string; webhooks?: WebhookSettings; channels?: ChannelSettings; activities?: ActivitySettings }): Context {
   let auth: ReturnType<Context['authenticate']> | undefined;
   return {
     db: deps.db,
@@ -18,6 +19,7 @@ export function createCallerContext(deps: { db: Database; apiKey?: string; webho
     http: newHttpMeta(),
     webhooks: deps.webhooks,
     channels: deps.channels,
+    activities: deps.activities,
   };
 }
 

@@ -22,6 +22,8 @@ import { listContactRuns } from '../services/sequences/list-runs';
 import { listContactMessages } from '../services/messages/list-messages';
 import { messageListInputSchema, messageListOutputSchema } from '../schemas/message';
 import { accountProcedure, router } from '../trpc/init';
+import { activityListInputSchema, activityListOutputSchema } from '../schemas/activity';
+import { listContactActivities } from '../services/activities/list-activities';
 import { contactListInputSchema, contactListOutputSchema, runFilters, runListInputSchema, runListOutputSchema } from '../schemas/list-queries';
 
 const TAGS = ['Contacts'];
@@ -210,6 +212,27 @@ export const contactsRouter = router({
     .query(async ({ ctx, input }) => {
       const page = await listContactMessages(ctx.db, { accountId: ctx.accountId, contactId: input.id, limit: input.limit, cursor: input.cursor });
       return { messages: page.items, nextCursor: page.nextCursor };
+    }),
+
+  activities: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/contacts/{id}/activities',
+        tags: TAGS,
+        summary: 'List a contact\'s activities',
+        description:
+          'What the contact did (POST /activities), newest first by `occurredAt` (ties by `id`), kept ' +
+          'ACTIVITY_RETENTION_DAYS days (docs/activities.md).',
+        protect: true,
+        errorResponses: { 404: 'Contact not found' },
+      },
+    })
+    .input(activityListInputSchema)
+    .output(activityListOutputSchema)
+    .query(async ({ ctx, input }) => {
+      const page = await listContactActivities(ctx.db, { accountId: ctx.accountId, contactId: input.id, limit: input.limit, cursor: input.cursor });
+      return { activities: page.items, nextCursor: page.nextCursor };
     }),
 
   get: accountProcedure

@@ -4,6 +4,7 @@ import type { DashboardHttp } from './dashboard-context';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { IdempotencyScope } from '../services/idempotency/key-in-transaction';
+import type { ActivitySettings } from '../services/activities/activity-settings';
 import type { TestSendDeps } from '../services/messages/send-test-email';
 
 // What a procedure may set about its HTTP answer. A mutable holder, because middlewares pass
@@ -29,6 +30,8 @@ export interface Context {
   // The Idempotency-Key the request claimed, if it sent one: operations that enroll write their
   // result on it in their own transaction (src/services/idempotency/key-in-transaction.ts).
   idempotency?: IdempotencyScope;
+  // Absent: ACTIVITY_RETENTION_DAYS' default and the real clock.
+  activities?: ActivitySettings;
   // Only on the dashboard's mount: the message editor's test sends (relays, outbox, limit).
   testSends?: TestSendDeps;
 }

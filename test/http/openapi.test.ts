@@ -52,6 +52,9 @@ const SUCCESS_STATUSES: Record<string, string[]> = {
   'GET /contacts': ['200'],
   'GET /contacts/{id}/runs': ['200'],
   'GET /contacts/{id}/messages': ['200'],
+  'GET /contacts/{id}/activities': ['200'],
+  'POST /activities': ['202'],
+  'POST /activities/batch': ['202'],
   'GET /sequences': ['200'],
   'GET /sequences/{id}': ['200'],
   'POST /sequences': ['201'],
@@ -360,6 +363,55 @@ const CASES: Record<string, Case[]> = {
     },
     { status: 400, when: 'the status is unknown', send: (f) => rest(f.key).get(`/contacts/${f.contact.id}/runs?status=done`) },
     { status: 404, when: 'the contact is unknown', send: (f) => rest(f.key).get(`/contacts/${unknownId()}/runs`) },
+  ],
+  'GET /contacts/{id}/activities': [
+    {
+      status: 200,
+      when: 'the contact has activities',
+      send: async (f) => {
+        await rest(f.key).post('/activities').send({ contact: { id: f.contact.id }, name: 'seen', properties: { a: 1 } });
+        return rest(f.key).get(`/contacts/${f.contact.id}/activities?limit=1`);
+      },
+    },
+    { status: 400, when: 'the limit is over 100', send: (f) => rest(f.key).get(`/contacts/${f.contact.id}/activities?limit=101`) },
+    { status: 404, when: 'the contact is unknown', send: (f) => rest(f.key).get(`/contacts/${unknownId()}/activities`) },
+  ],
+  'POST /activities': [
+    { status: 202, when: 'the contact is new', send: (f) => rest(f.key).post('/activities').send({ contact: { email: fresh() }, name: 'order_placed', id: 'o-1' }) },
+    {
+      status: 202,
+      when: 'the id is stored with the same name and properties',
+      send: async (f) => {
+        await rest(f.key).post('/activities').send({ contact: { id: f.contact.id }, name: 'seen', id: 'dup' });
+        return rest(f.key).post('/activities').send({ contact: { id: f.contact.id }, name: 'seen', id: 'dup' });
+      },
+    },
+    { status: 400, when: 'the name is empty', send: (f) => rest(f.key).post('/activities').send({ contact: { email: fresh() }, name: '' }) },
+    { status: 404, when: 'the contact id is unknown', send: (f) => rest(f.key).post('/activities').send({ contact: { id: unknownId() }, name: 'seen' }) },
+    {
+      status: 409,
+      when: 'the id is stored with another name',
+      send: async (f) => {
+        await rest(f.key).post('/activities').send({ contact: { id: f.contact.id }, name: 'seen', id: 'taken' });
+        return rest(f.key).post('/activities').send({ contact: { id: f.contact.id }, name: 'other', id: 'taken' });
+      },
+    },
+  ],
+  'POST /activities/batch': [
+    {
+      status: 202,
+      when: 'the items are new',
+      send: (f) => rest(f.key).post('/activities/batch').send({ activities: [{ contact: { email: fresh() }, name: 'a' }, { contact: { id: f.contact.id }, name: 'b' }] }),
+    },
+    { status: 400, when: 'an item is bad', send: (f) => rest(f.key).post('/activities/batch').send({ activities: [{ contact: { id: f.contact.id }, name: 'a', id: 'no spaces' }] }) },
+    {
+      status: 409,
+      when: 'an item\'s id is stored with another name',
+      send: async (f) => {
+        await rest(f.key).post('/activities').send({ contact: { id: f.contact.id }, name: 'seen', id: 'taken' });
+        return rest(f.key).post('/activities/batch').send({ activities: [{ contact: { id: f.contact.id }, name: 'other', id: 'taken' }] });
+      },
+    },
   ],
   'GET /contacts/{id}/messages': [
     { status: 200, when: 'the contact exists', send: (f) => rest(f.key).get(`/contacts/${f.contact.id}/messages?limit=1`) },

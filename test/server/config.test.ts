@@ -57,6 +57,12 @@ describe('configuration', () => {
       for (const bad of ['0', '-5', '1.5', 'long', '3600001']) expect(loadError({ SMTP_DATA_TIMEOUT_MS: bad }).message).to.include('SMTP_DATA_TIMEOUT_MS');
     });
 
+    it('keeps activities ACTIVITY_RETENTION_DAYS days, 90 unless told', () => {
+      expect(loadConfig({}).activityRetentionDays).to.equal(90);
+      expect(loadConfig({ ACTIVITY_RETENTION_DAYS: '30' }).activityRetentionDays).to.equal(30);
+      for (const bad of ['0', '-1', '1.5', 'long', '3651']) expect(loadError({ ACTIVITY_RETENTION_DAYS: bad }).message).to.include('ACTIVITY_RETENTION_DAYS');
+    });
+
     it('reads only the environment it is given', () => {
       const saved = process.env.PORT;
       process.env.PORT = '4567';

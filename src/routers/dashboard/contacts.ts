@@ -15,6 +15,8 @@ import { contactEmails } from '../../services/contacts/contact-emails';
 import { getContact } from '../../services/contacts/find-contact';
 import { listContacts } from '../../services/contacts/list-contacts';
 import { listContactRuns } from '../../services/sequences/list-runs';
+import { activityListInputSchema } from '../../schemas/activity';
+import { listContactActivities } from '../../services/activities/list-activities';
 import { unenroll } from '../../services/sequences/unenroll';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
@@ -50,6 +52,12 @@ export const dashboardContactsRouter = router({
   runs: sessionProcedure.input(runListInputSchema.extend(idParam.shape)).query(async ({ ctx, input }) => {
     const page = await listContactRuns(ctx.db, { ...runFilters(input), accountId: ctx.accountId, contactId: input.id });
     return { runs: page.items, nextCursor: page.nextCursor };
+  }),
+
+  // The contact page's Activities panel: the API's GET /contacts/{id}/activities.
+  activities: sessionProcedure.input(activityListInputSchema).query(async ({ ctx, input }) => {
+    const page = await listContactActivities(ctx.db, { accountId: ctx.accountId, contactId: input.id, limit: input.limit, cursor: input.cursor });
+    return { activities: page.items, nextCursor: page.nextCursor };
   }),
 
   update: sessionProcedure

@@ -3,6 +3,7 @@ import type { Database } from '../../db/database';
 import type { LogThrottle } from '../../logging/log-throttle';
 import type { Logger } from '../../logging/logger';
 import { DEFAULT_PROJECTION, projectionTask, type ProjectionMetrics } from '../events/projection/projection-task';
+import { activityRetentionTask, DEFAULT_ACTIVITY_RETENTION } from './activity-retention-task';
 import { DEFAULT_RUN_HISTORY, runHistoryTask } from './run-history-task';
 import { DEFAULT_RUN_RELEASE, runReleaseTask } from './run-release-task';
 
@@ -15,7 +16,7 @@ export interface Maintenance {
 // may run them side by side (they take turns on the same rows).
 export function startMaintenance(
   db: Database,
-  config: Pick<Config, 'runHistoryDays'>,
+  config: Pick<Config, 'runHistoryDays' | 'activityRetentionDays'>,
   logger: Logger,
   logThrottle?: LogThrottle,
   metrics?: { projection?: ProjectionMetrics },
@@ -24,6 +25,7 @@ export function startMaintenance(
     projectionTask(db, DEFAULT_PROJECTION, { logger, logThrottle, metrics: metrics?.projection }),
     runReleaseTask(db, DEFAULT_RUN_RELEASE, { logger, logThrottle }),
     runHistoryTask(db, { ...DEFAULT_RUN_HISTORY, historyDays: config.runHistoryDays }, { logger, logThrottle }),
+    activityRetentionTask(db, { ...DEFAULT_ACTIVITY_RETENTION, retentionDays: config.activityRetentionDays }, { logger, logThrottle }),
   ];
   for (const task of tasks) task.start();
   return {

@@ -1,6 +1,7 @@
 import { ItemPage } from '../../components/item-page';
 import { usePageTitle } from '../../components/page-title';
 import { useContact } from './contact-panels/contact';
+import { ActivitiesPanel } from './contact-panels/activities-panel';
 import { DeletePanel } from './contact-panels/delete-panel';
 import { FieldsPanel } from './contact-panels/fields-panel';
 import { RunsPanel } from './contact-panels/runs-panel';
@@ -29,6 +30,7 @@ export function ContactPage({ id }: { id: string }) {
             </div>
           </div>
           <RunsPanel contact={contact} />
+          <ActivitiesPanel contact={contact} />
           <DeletePanel contact={contact} />
         </>
       )}
