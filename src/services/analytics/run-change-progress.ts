@@ -1,5 +1,5 @@
-import type { RunChange, RunInput } from '../engine/run-state';
-import { isActiveStatus } from '../engine/run-state';
+import type { RunChange, RunInput } from '../runs/run-state';
+import { isActiveStatus } from '../runs/run-state';
 import type { RunProgress } from './progress-counters';
 
 // A run's move as the state machine answered it (engine/run-state.ts), for the counters: the

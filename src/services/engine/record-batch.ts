@@ -24,7 +24,7 @@ import { composeMessage, queuedAddress, queueStepMessages, type MessageStep } fr
 import { composeWebhook } from './outbound/channels/webhook';
 import { cancelSends, queueSends, type SendToQueue } from './outbound/outbox';
 import { byAccount, claimedEventRun, lockClaimedRuns, type ClaimedRun } from './run-queue';
-import { changesRun, clip, nextRunState, runChangeSql, type RunChange, type RunFacts, type RunInput } from './run-state';
+import { changesRun, clip, nextRunState, runChangeSql, type RunChange, type RunFacts, type RunInput } from '../runs/run-state';
 import type { StepCount } from './step-counts';
 import { linksOf, type ChainEnd, type ChainLink } from './chain';
 import type { StepOutcome } from './steps/step-outcome';

@@ -5,7 +5,7 @@ import { ValidationError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
 import { LIVE_SEND } from '../engine/outbound/outbox';
 import { cancelMessagesOfCancelledSends } from '../messages/message-store';
-import { nextRunState, runChangeSql, type RunChange } from '../engine/run-state';
+import { nextRunState, runChangeSql, type RunChange } from '../runs/run-state';
 import type { RunStatus } from '../../schemas/statuses';
 import { canonicalJson } from '../idempotency/canonical-json';
 import { activeRun } from './runs';

@@ -3,7 +3,7 @@ import { toDate } from '../../db/sql/rows';
 import { execute, select, skipLocked } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import type { RunStatus } from '../../schemas/statuses';
-import { nextRunState, runChangeSql } from '../engine/run-state';
+import { nextRunState, runChangeSql } from '../runs/run-state';
 import { afterPosition, readThrough } from '../lists/keyset';
 import { RELEASE_PREDICATES, type ReleaseKind } from './park-runs';
 

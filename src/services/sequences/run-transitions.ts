@@ -9,7 +9,7 @@ import { lockContactsById } from '../contacts/lock-contacts';
 import { skipRunningExecutions } from '../exit-rules/end-runs';
 import { notifyDueWork } from '../engine/due-work';
 import { cancelSends, holdSends } from '../engine/outbound/outbox';
-import { isActiveStatus, nextRunState, runChangeSql, type RunInput } from '../engine/run-state';
+import { isActiveStatus, nextRunState, runChangeSql, type RunInput } from '../runs/run-state';
 import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';

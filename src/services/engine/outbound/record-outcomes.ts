@@ -27,7 +27,7 @@ import { softBounceSuppressions } from '../../suppressions/soft-bounces';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
 import type { MessageChannel } from '../../../schemas/message';
 import { byAccount } from '../run-queue';
-import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunChange, type RunInput } from '../run-state';
+import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunChange, type RunInput } from '../../runs/run-state';
 import type { StepCount } from '../step-counts';
 import type { SendResult } from './channels/channel';
 import { changedRunDto, factsOf, lockRunsWithContacts, type LockedRun } from './locked-runs';
