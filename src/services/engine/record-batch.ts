@@ -22,7 +22,7 @@ import { exitsWithinBatch } from './batch-exits';
 import { runsToLockContactsOf } from './ending-runs';
 import { composeMessage, queuedAddress, queueStepMessages, type MessageStep } from './outbound/channels/message-body';
 import { composeWebhook } from './outbound/channels/webhook';
-import { cancelSends, queueSends, type SendToQueue } from './outbound/outbox';
+import { cancelSends, queueSends, type SendToQueue } from '../runs/outbox';
 import { byAccount, claimedEventRun, lockClaimedRuns, type ClaimedRun } from './run-queue';
 import { changesRun, clip, nextRunState, runChangeSql, type RunChange, type RunFacts, type RunInput } from '../runs/run-state';
 import type { StepCount } from './step-counts';

@@ -2,7 +2,7 @@ import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute } from '../../db/sql/statements';
 import type { RunStatus } from '../../schemas/statuses';
-import { cancelSends } from '../engine/outbound/outbox';
+import { cancelSends } from '../runs/outbox';
 import { endState, runChangeSql } from '../runs/run-state';
 import { countRunMoves } from '../run-status/run-status-counts';
 import { countRunProgress } from '../analytics/progress-counters';

@@ -3,7 +3,7 @@ import type { Database } from '../../db/database';
 import { execute, forUpdate, select } from '../../db/sql/statements';
 import { ValidationError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
-import { LIVE_SEND } from '../engine/outbound/outbox';
+import { LIVE_SEND } from '../runs/outbox';
 import { cancelMessagesOfCancelledSends } from '../messages/message-store';
 import { nextRunState, runChangeSql, type RunChange } from '../runs/run-state';
 import type { RunStatus } from '../../schemas/statuses';

@@ -8,7 +8,7 @@ import type { RunDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { skipRunningExecutions } from '../exit-rules/end-runs';
 import { notifyDueWork } from '../engine/due-work';
-import { cancelSends, holdSends } from '../engine/outbound/outbox';
+import { cancelSends, holdSends } from '../runs/outbox';
 import { isActiveStatus, nextRunState, runChangeSql, type RunInput } from '../runs/run-state';
 import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';

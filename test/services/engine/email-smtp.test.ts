@@ -7,7 +7,7 @@ import request from 'supertest';
 import { select } from '../../../src/db/sql/statements';
 import { putEmailChannel } from '../../../src/services/channels/email-channel';
 import { emailChannel } from '../../../src/services/engine/outbound/channels/email';
-import { claimSends, sendGroups } from '../../../src/services/engine/outbound/outbox';
+import { claimSends, sendGroups } from '../../../src/services/runs/outbox';
 import { planRun } from '../../../src/services/engine/plan-run';
 import { recordBatch } from '../../../src/services/engine/record-batch';
 import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-queue';

@@ -31,7 +31,7 @@ import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunC
 import type { StepCount } from '../step-counts';
 import type { SendResult } from './channels/channel';
 import { changedRunDto, factsOf, lockRunsWithContacts, type LockedRun } from './locked-runs';
-import type { ClaimedSend, SendStatus } from './outbox';
+import type { ClaimedSend, SendStatus } from '../../runs/outbox';
 
 // The record of outbound outcomes, each as it arrives (the dispatcher hands them here one by
 // one; those that arrive while a record is being written go together in the next): one
