@@ -11,7 +11,7 @@ import { DEFAULT_SMTP_DATA_TIMEOUT_MS, DEFAULT_SMTP_TIMEOUTS, SmtpTransports, sm
 import { LoopBackoff } from '../background/loop-backoff';
 import { settleWithin } from '../background/settle-within';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
-import { notifyDueWork, onDueWork } from './due-work';
+import { notifyDueWork, onDueWork } from '../runs/due-work';
 import { EngineClock } from './engine-clock';
 import { emailChannel } from './outbound/channels/email';
 import { webhookChannel } from './outbound/channels/webhook';

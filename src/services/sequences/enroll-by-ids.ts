@@ -8,7 +8,7 @@ import { stateFromRow } from '../contacts/contact-row';
 import { lockContactRows, lockContactsById } from '../contacts/lock-contacts';
 import { matchingExitRule } from '../exit-rules/exit-rules';
 import { requireSequenceRow } from './find-sequence';
-import { notifyDueWork } from '../engine/due-work';
+import { notifyDueWork } from '../runs/due-work';
 import { recordEvents } from '../events/record-events';
 import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
 import { newRowId } from '../ids';

@@ -9,7 +9,7 @@ import { matchingExitRule } from '../exit-rules/exit-rules';
 import { recordEvents } from '../events/record-events';
 import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transaction';
 import { requireSequenceRow, type RequiredSequence } from './find-sequence';
-import { notifyDueWork } from '../engine/due-work';
+import { notifyDueWork } from '../runs/due-work';
 import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
 
 // Trigger and enroll-by-email: upsert a contact by email and enroll it, in one transaction

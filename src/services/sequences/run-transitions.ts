@@ -7,7 +7,7 @@ import type { RunStatus } from '../../schemas/statuses';
 import type { RunDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { skipRunningExecutions } from '../exit-rules/end-runs';
-import { notifyDueWork } from '../engine/due-work';
+import { notifyDueWork } from '../runs/due-work';
 import { cancelSends, holdSends } from '../runs/outbox';
 import { isActiveStatus, nextRunState, runChangeSql, type RunInput } from '../runs/run-state';
 import { runStatusChangedEvent } from '../events/run-events';
