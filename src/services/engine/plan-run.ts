@@ -6,8 +6,8 @@ import { exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import type { ChainEnd, ChainLink } from './chain';
 import type { RunResult } from './record-batch';
 import type { ClaimedRun } from './run-queue';
-import { isInsideWindow, nextOpening } from './schedule/sending-window';
-import { runTimeZone } from './schedule/zones';
+import { isInsideWindow, nextOpening } from '../runs/schedule/sending-window';
+import { runTimeZone } from '../runs/schedule/zones';
 import { actsOutward, runStep } from './steps/run-step';
 import type { StepOutcome } from './steps/step-outcome';
 
