@@ -3,7 +3,7 @@ import { median } from '../lib/report';
 import { claimDueRuns, CLAIM_SELECT, loadClaimedRuns, nextDueAt } from '../../src/services/engine/run-queue';
 import { planRun } from '../../src/services/engine/plan-run';
 import { recordBatch, type RunResult } from '../../src/services/engine/record-batch';
-import { readVersions, versionKey } from '../../src/services/sequences/sequence-versions';
+import { readVersions, versionKey } from '../../src/services/runs/sequence-versions';
 import type { EngineBench } from './context';
 import { productEngine, StatementCounter } from './context';
 import { seedContacts, seedRuns, type SeededContacts } from './seed';

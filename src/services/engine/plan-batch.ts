@@ -3,7 +3,7 @@ import { isDatabaseUnavailable } from '../../db/sql/unavailable';
 import { StatementTimeoutError } from '../../db/statement-deadline';
 import { ServiceUnavailableError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
-import { readVersions, versionKey } from '../sequences/sequence-versions';
+import { readVersions, versionKey } from '../runs/sequence-versions';
 import { planRun } from './plan-run';
 import type { RunResult } from './record-batch';
 import type { ClaimedRun } from './run-queue';

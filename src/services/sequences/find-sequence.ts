@@ -5,7 +5,7 @@ import { forShare, select } from '../../db/sql/statements';
 import { ConflictError, NotFoundError } from '../../errors/app-errors';
 import type { ExitRule } from '../../schemas/sequence-definition';
 import { normalizeId } from '../ids';
-import { readSteps } from './sequence-versions';
+import { readSteps } from '../runs/sequence-versions';
 
 export interface RequiredSequence {
   id: string;

@@ -10,7 +10,7 @@ import type { RunStatus } from '../../schemas/statuses';
 import { canonicalJson } from '../idempotency/canonical-json';
 import { activeRun } from './runs';
 import { countRunProgress } from '../analytics/progress-counters';
-import { readVersions, versionKey } from './sequence-versions';
+import { readVersions, versionKey } from '../runs/sequence-versions';
 
 // How many runs a move took from each older version, oldest version first (those it took any from).
 export interface MovedRuns {

@@ -5,7 +5,7 @@ import { select } from '../../db/sql/statements';
 import type { WaitingFor } from '../../schemas/sequence';
 import type { Step } from '../../schemas/sequence-definition';
 import { pausedStepKey, pausedSteps } from '../channels/channel-pauses';
-import { readVersions, versionKey } from './sequence-versions';
+import { readVersions, versionKey } from '../runs/sequence-versions';
 
 // What a run is waiting for, and until when (docs/sequences.md "How runs move"), derived from
 // what the run's row already holds: nothing is stored for it. The engine writes due_at for every

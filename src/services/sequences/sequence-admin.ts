@@ -14,7 +14,7 @@ import { getSequence } from './list-sequences';
 import { moveRunsToVersion, type MovedRuns } from './move-runs';
 import { refuseEmptyingWithRuns } from './stranded-runs';
 import { keepIds, sameSteps, canonicalText } from './same-steps';
-import { readSteps, writeVersion } from './sequence-versions';
+import { readSteps, writeVersion } from '../runs/sequence-versions';
 import { resumeStepPauses } from './step-pauses';
 import { notifyReleaseRequested, requestRelease, type ReleaseKind } from './park-runs';
 

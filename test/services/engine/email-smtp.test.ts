@@ -12,7 +12,7 @@ import { planRun } from '../../../src/services/engine/plan-run';
 import { recordBatch } from '../../../src/services/engine/record-batch';
 import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-queue';
 import { SmtpTransports } from '../../../src/services/messages/smtp-transports';
-import { readSteps } from '../../../src/services/sequences/sequence-versions';
+import { readSteps } from '../../../src/services/runs/sequence-versions';
 import { appWithChannels, channelSettings, dkimPrivateKey, verifiedSendingDomain } from '../../support/channels';
 import { caller } from '../../support/app';
 import { testDb } from '../../support/db';

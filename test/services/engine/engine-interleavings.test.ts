@@ -6,7 +6,7 @@ import { planRun } from '../../../src/services/engine/plan-run';
 import { recordBatch, type RunResult } from '../../../src/services/engine/record-batch';
 import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-queue';
 import { listEvents } from '../../../src/services/events/list-events';
-import { readVersions, versionKey } from '../../../src/services/sequences/sequence-versions';
+import { readVersions, versionKey } from '../../../src/services/runs/sequence-versions';
 import { caller } from '../../support/app';
 import { testDb } from '../../support/db';
 import { engineAt, enrolledRun } from './support';

@@ -7,7 +7,7 @@ import { recordBatch, type RunResult } from '../../../src/services/engine/record
 import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-queue';
 import { createWebhook } from '../../../src/services/webhooks/endpoints';
 import { startReceiver } from '../../support/webhook-receiver';
-import { readVersions, versionKey } from '../../../src/services/sequences/sequence-versions';
+import { readVersions, versionKey } from '../../../src/services/runs/sequence-versions';
 import { listEvents } from '../../../src/services/events/list-events';
 import { caller } from '../../support/app';
 import { testDb } from '../../support/db';

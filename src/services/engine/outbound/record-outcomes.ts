@@ -11,7 +11,7 @@ import { newRowId } from '../../ids';
 import { countRunMoves, type RunMove } from '../../run-status/run-status-counts';
 import { countRunProgress, type RunProgress } from '../../analytics/progress-counters';
 import { progressOfChange } from '../../analytics/run-change-progress';
-import { readVersions, versionKey } from '../../sequences/sequence-versions';
+import { readVersions, versionKey } from '../../runs/sequence-versions';
 import type { MessageTransition } from '../../messages/message-events';
 import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
 import { pauseChannels, type NewPause } from '../../channels/channel-pauses';
