@@ -8,7 +8,8 @@ import { upsertContacts } from '../contacts/upsert-contacts';
 import { matchingExitRule } from '../exit-rules/exit-rules';
 import { recordEvents } from '../events/record-events';
 import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transaction';
-import { requireSequenceRow, type RequiredSequence } from './find-sequence';
+import { requireSequenceRow } from './find-sequence';
+import type { RequiredSequence } from '../runs/required-sequence';
 import { notifyDueWork } from '../runs/due-work';
 import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
 
