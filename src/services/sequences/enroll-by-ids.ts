@@ -10,7 +10,7 @@ import { matchingExitRule } from '../exit-rules/exit-rules';
 import { requireSequenceRow } from './find-sequence';
 import { notifyDueWork } from '../runs/due-work';
 import { recordEvents } from '../events/record-events';
-import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
+import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from '../runs/runs';
 import { newRowId } from '../ids';
 import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transaction';
 

@@ -11,7 +11,7 @@ import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transac
 import { requireSequenceRow } from './find-sequence';
 import type { RequiredSequence } from '../runs/required-sequence';
 import { notifyDueWork } from '../runs/due-work';
-import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
+import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from '../runs/runs';
 
 // Trigger and enroll-by-email: upsert a contact by email and enroll it, in one transaction
 // (docs/decisions.md "Trigger and enroll-by-email"). The contact upsert stands whatever the outcome,

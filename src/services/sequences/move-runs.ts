@@ -8,7 +8,7 @@ import { cancelMessagesOfCancelledSends } from '../messages/message-store';
 import { nextRunState, runChangeSql, type RunChange } from '../runs/run-state';
 import type { RunStatus } from '../../schemas/statuses';
 import { canonicalJson } from '../idempotency/canonical-json';
-import { activeRun } from './runs';
+import { activeRun } from '../runs/runs';
 import { countRunProgress } from '../analytics/progress-counters';
 import { readVersions, versionKey } from '../runs/sequence-versions';
 

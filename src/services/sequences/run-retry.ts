@@ -2,7 +2,7 @@ import type { Database } from '../../db/database';
 import { toIsoOrNull } from '../../db/sql/rows';
 import { select } from '../../db/sql/statements';
 import type { RunDetailDto } from '../../schemas/sequence';
-import { isActive } from './runs';
+import { isActive } from '../runs/runs';
 
 // A run's retry, as its timeline shows it: the send of the run's current visit (the outbox row,
 // engine/outbound/outbox.ts) that has failed attempts behind it and may still go out. The run

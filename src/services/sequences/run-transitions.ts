@@ -13,7 +13,7 @@ import { isActiveStatus, nextRunState, runChangeSql, type RunInput } from '../ru
 import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
-import { RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
+import { RUN_COLUMNS_READ, runFromRow, type RunRow } from '../runs/runs';
 import { countRunMoves } from '../run-status/run-status-counts';
 import { countRunProgress } from '../analytics/progress-counters';
 import { progressOfChange } from '../analytics/run-change-progress';

@@ -5,7 +5,7 @@ import { forUpdate, select } from '../../../db/sql/statements';
 import type { RunDto } from '../../../schemas/sequence';
 import type { RunStatus } from '../../../schemas/statuses';
 import { lockContactsById } from '../../contacts/lock-contacts';
-import { runFromRow } from '../../sequences/runs';
+import { runFromRow } from '../../runs/runs';
 import { byAccount } from '../run-queue';
 import type { RunChange, RunFacts } from '../../runs/run-state';
 

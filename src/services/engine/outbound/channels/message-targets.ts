@@ -3,7 +3,7 @@ import { select } from '../../../../db/sql/statements';
 import type { MessageStatus } from '../../../../schemas/message';
 import type { RunDto } from '../../../../schemas/sequence';
 import { CONTACT_COLUMNS, type ContactRow } from '../../../contacts/contact-row';
-import { RUN_SELECT, runFromRow, type RunRow } from '../../../sequences/runs';
+import { RUN_SELECT, runFromRow, type RunRow } from '../../../runs/runs';
 import type { ClaimedSend } from '../../../runs/outbox';
 
 // What a batch of message sends needs, read when they go, in three statements whatever the
