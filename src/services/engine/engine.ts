@@ -21,7 +21,7 @@ import { OutboundDispatcher } from './outbound/dispatcher';
 import { DatabaseSendRate } from './outbound/send-rate/database-send-rate';
 import type { SendRate } from './outbound/send-rate/send-rate';
 import { planBatch } from './plan-batch';
-import type { RunResult } from './record-batch';
+import type { RunResult } from './claimed-run';
 import { recordIsolated, type RecordedIsolated } from './record-isolated';
 import { claimDueRuns, endLeases, loadClaimedRuns, nextDueAt, type Claim, type DeadLetter } from './run-queue';
 import type { StepCount } from './step-counts';

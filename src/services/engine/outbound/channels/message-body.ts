@@ -4,7 +4,7 @@ import type { MessageChannel } from '../../../../schemas/message';
 import type { StepOf } from '../../../../schemas/sequence-definition';
 import { queueMessages } from '../../../messages/message-store';
 import { whatsappRecipient } from '../../../messages/whatsapp-recipient';
-import type { ClaimedRun } from '../../run-queue';
+import type { ClaimedRun } from '../../claimed-run';
 import type { QueuedSend } from '../../../runs/outbox';
 import { webhookStepId } from './webhook';
 
