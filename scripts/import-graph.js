@@ -34,7 +34,9 @@ function stripComments(text) {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
 }
 
-/** File-level edges inside src/services, as paths relative to it ('engine/run-state.ts'). */
+const relative = (dir, file) => path.relative(dir, file).split(path.sep).join('/');
+
+/** File-level edges inside src/services, as paths relative to it ('runs/run-state.ts'). */
 function servicesGraph(dir = servicesDir) {
   const graph = new Map();
   for (const file of sourceFiles(dir)) {
@@ -42,16 +44,16 @@ function servicesGraph(dir = servicesDir) {
     for (const match of stripComments(fs.readFileSync(file, 'utf8')).matchAll(SPECIFIER)) {
       if (!match[1].startsWith('.')) continue;
       const target = resolveRelative(file, match[1]);
-      if (target && target.startsWith(dir + path.sep)) targets.add(path.relative(dir, target));
+      if (target && target.startsWith(dir + path.sep)) targets.add(relative(dir, target));
     }
-    graph.set(path.relative(dir, file), [...targets].sort());
+    graph.set(relative(dir, file), [...targets].sort());
   }
   return graph;
 }
 
-/** The top folder of a services path: 'engine/outbound/outbox.ts' -> 'engine'; a file at the top is '.'. */
+/** The top folder of a services path: 'engine/outbound/dispatcher.ts' -> 'engine'; a file at the top is '.'. */
 function folderOf(file) {
-  const parts = file.split(path.sep);
+  const parts = file.split('/');
   return parts.length > 1 ? parts[0] : '.';
 }
 
