@@ -81,7 +81,7 @@ export async function releaseRunsChunk(db: Database, chunkSize: number): Promise
     let released = 0;
     if (runs.length > 0) {
       const predicate = RELEASE_PREDICATES[release.kind];
-      // Woken: due at the time of the change (the run's state machine, engine/run-state.ts).
+      // Woken: due at the time of the change (the run's state machine, runs/run-state.ts).
       const { set, values } = runChangeSql(nextRunState({ status: release.position_status as RunStatus }, { kind: 'wake' }, dueAt), dueAt);
       released = await execute(
         db,

@@ -19,7 +19,7 @@ import { countRunProgress } from '../analytics/progress-counters';
 import { progressOfChange } from '../analytics/run-change-progress';
 
 // One run's status changed from outside the engine: the internal runner's transition, pause and
-// resume. What each does to the run is the state machine's (src/services/engine/run-state.ts);
+// resume. What each does to the run is the state machine's (src/services/runs/run-state.ts);
 // here it is locked, written and told.
 
 // runs.transition: the internal runner's move (docs/decisions.md "Runs"); anything else is a 409.
