@@ -106,7 +106,7 @@ async function startRuns(sql: Sql, accountId: string, sequenceId: string, contac
   );
 }
 
-// run.created for each run started, in contact id order (src/services/sequences/runs.ts).
+// run.created for each run started, in contact id order (src/services/runs/runs.ts).
 function runsCreatedEvents(sequenceId: string, started: Map<string, ReturnType<typeof runFromRow>>) {
   return [...started.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

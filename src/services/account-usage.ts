@@ -2,7 +2,7 @@ import type { Database } from '../db/database';
 import { select } from '../db/sql/statements';
 import { NotFoundError } from '../errors/app-errors';
 import { Account } from '../models';
-import { activeRun } from './sequences/runs';
+import { activeRun } from './runs/runs';
 
 export interface AccountUsage {
   id: string;

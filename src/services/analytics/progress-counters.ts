@@ -9,7 +9,7 @@ import { reasonKey } from './reasons';
 //
 // Every writer that moves runs reports each run's move here, in its own transaction, from what
 // it read under the run's lock (as it reports status moves to run-status/run-status-counts.ts):
-// - startRuns (sequences/runs.ts): enrolled, at the first step;
+// - startRuns (runs/runs.ts): enrolled, at the first step;
 // - the engine's record (engine/record-batch.ts, through engine-progress.ts) and the outbound
 //   outcomes (engine/outbound/record-outcomes.ts): a step completed or failed, the next step
 //   reached, the run ended;

@@ -1,8 +1,8 @@
-import type { RunChange, RunInput } from '../engine/run-state';
-import { isActiveStatus } from '../engine/run-state';
+import type { RunChange, RunInput } from '../runs/run-state';
+import { isActiveStatus } from '../runs/run-state';
 import type { RunProgress } from './progress-counters';
 
-// A run's move as the state machine answered it (engine/run-state.ts), for the counters: the
+// A run's move as the state machine answered it (runs/run-state.ts), for the counters: the
 // step it was active at, the step it is active at after, how it left its step (a step that
 // succeeded or failed; an end from outside is told by `ended`), and its end. `left` says how the
 // step was left when the input does not: a message step skipped for its contact (unsubscribed,

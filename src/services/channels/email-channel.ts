@@ -4,7 +4,7 @@ import { withTransaction } from '../../db/sql/transaction';
 import { ValidationError } from '../../errors/app-errors';
 import type { EmailChannelDto, EmailChannelInput } from '../../schemas/channel';
 import { smtpHost } from '../../schemas/smtp-url';
-import { notifyDueWork } from '../engine/due-work';
+import { notifyDueWork } from '../runs/due-work';
 import { resumeChannelPauses } from './channel-pauses';
 import { sealChannelSecret } from './channel-secrets';
 import type { ChannelSettings } from './channel-settings';

@@ -2,7 +2,7 @@ import type { Database } from '../../db/database';
 import { execute, select, upsertRows } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { parseJson } from '../../db/sql/rows';
-import { notifyDueWork } from '../engine/due-work';
+import { notifyDueWork } from '../runs/due-work';
 import { resumeChannelPauses } from './channel-pauses';
 import { ValidationError } from '../../errors/app-errors';
 import type { WhatsAppChannelDto, WhatsAppChannelInput } from '../../schemas/channel';

@@ -1,7 +1,7 @@
 import type { ContactState } from '../contacts/contact-state';
 import { couldTriggerExit, exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import { chainChange } from './chain';
-import type { RunResult } from './record-batch';
+import type { RunResult } from './claimed-run';
 
 // Exit rules hold inside a batch (docs/sequences.md "Exit rules"). Two runs of one contact can
 // take their steps in the same pass: run A tags `purchased`, and run B, whose sequence exits on

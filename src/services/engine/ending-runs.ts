@@ -1,6 +1,5 @@
 import { linksOf } from './chain';
-import type { RunResult } from './record-batch';
-import type { ClaimedRun } from './run-queue';
+import type { ClaimedRun, RunResult } from './claimed-run';
 
 // The runs of a batch whose record may take them out of the active statuses (completed, failed,
 // cancelled). On MySQL/MariaDB that rewrites the run's entry in sequence_runs_one_active, the

@@ -11,7 +11,7 @@ import { DEFAULT_SMTP_DATA_TIMEOUT_MS, DEFAULT_SMTP_TIMEOUTS, SmtpTransports, sm
 import { LoopBackoff } from '../background/loop-backoff';
 import { settleWithin } from '../background/settle-within';
 import { systemTimers, type TimerHandle, type Timers } from '../background/timers';
-import { notifyDueWork, onDueWork } from './due-work';
+import { notifyDueWork, onDueWork } from '../runs/due-work';
 import { EngineClock } from './engine-clock';
 import { emailChannel } from './outbound/channels/email';
 import { webhookChannel } from './outbound/channels/webhook';
@@ -21,7 +21,7 @@ import { OutboundDispatcher } from './outbound/dispatcher';
 import { DatabaseSendRate } from './outbound/send-rate/database-send-rate';
 import type { SendRate } from './outbound/send-rate/send-rate';
 import { planBatch } from './plan-batch';
-import type { RunResult } from './record-batch';
+import type { RunResult } from './claimed-run';
 import { recordIsolated, type RecordedIsolated } from './record-isolated';
 import { claimDueRuns, endLeases, loadClaimedRuns, nextDueAt, type Claim, type DeadLetter } from './run-queue';
 import type { StepCount } from './step-counts';

@@ -3,10 +3,9 @@ import { isDatabaseUnavailable } from '../../db/sql/unavailable';
 import { StatementTimeoutError } from '../../db/statement-deadline';
 import { ServiceUnavailableError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
-import { readVersions, versionKey } from '../sequences/sequence-versions';
+import { readVersions, versionKey } from '../runs/sequence-versions';
 import { planRun } from './plan-run';
-import type { RunResult } from './record-batch';
-import type { ClaimedRun } from './run-queue';
+import type { ClaimedRun, RunResult } from './claimed-run';
 
 // Plans a pass's claimed runs one at a time (plan-run.ts), so that a run whose stored data this
 // version cannot plan (JSON that does not parse, a step of a type it does not know, a step

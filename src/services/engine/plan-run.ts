@@ -4,10 +4,9 @@ import { stateFromRow } from '../contacts/contact-row';
 import { assertWithinLimits, type ContactState } from '../contacts/contact-state';
 import { exitReason, matchingExitRule } from '../exit-rules/exit-rules';
 import type { ChainEnd, ChainLink } from './chain';
-import type { RunResult } from './record-batch';
-import type { ClaimedRun } from './run-queue';
-import { isInsideWindow, nextOpening } from './schedule/sending-window';
-import { runTimeZone } from './schedule/zones';
+import type { ClaimedRun, RunResult } from './claimed-run';
+import { isInsideWindow, nextOpening } from '../runs/schedule/sending-window';
+import { runTimeZone } from '../runs/schedule/zones';
 import { actsOutward, runStep } from './steps/run-step';
 import type { StepOutcome } from './steps/step-outcome';
 

@@ -22,11 +22,12 @@ import { exitsWithinBatch } from './batch-exits';
 import { runsToLockContactsOf } from './ending-runs';
 import { composeMessage, queuedAddress, queueStepMessages, type MessageStep } from './outbound/channels/message-body';
 import { composeWebhook } from './outbound/channels/webhook';
-import { cancelSends, queueSends, type SendToQueue } from './outbound/outbox';
-import { byAccount, claimedEventRun, lockClaimedRuns, type ClaimedRun } from './run-queue';
-import { changesRun, clip, nextRunState, runChangeSql, type RunChange, type RunFacts, type RunInput } from './run-state';
+import { cancelSends, queueSends, type SendToQueue } from '../runs/outbox';
+import { byAccount, claimedEventRun, lockClaimedRuns } from './run-queue';
+import type { ClaimedRun, RunResult } from './claimed-run';
+import { changesRun, clip, nextRunState, runChangeSql, type RunChange, type RunFacts, type RunInput } from '../runs/run-state';
 import type { StepCount } from './step-counts';
-import { linksOf, type ChainEnd, type ChainLink } from './chain';
+import { linksOf } from './chain';
 import type { StepOutcome } from './steps/step-outcome';
 
 // Records what a batch of claimed runs did, in one transaction whatever the batch's size: the
@@ -44,20 +45,6 @@ import type { StepOutcome } from './steps/step-outcome';
 // Statements: the contacts' lock and write (tag and update steps), the runs' lock, the sends
 // (webhook steps), one INSERT of the new executions, one UPDATE per kind of finished execution,
 // one UPDATE per distinct new state of the runs (a batch at one step moves together), the events.
-
-export type RunResult =
-  // The sequence is not active: the run is set aside until it is (no due time).
-  | { run: ClaimedRun; kind: 'park' }
-  // Outside the sending window: due again at its next opening.
-  | { run: ClaimedRun; kind: 'defer'; until: Date }
-  // An exit rule holds, or the step is gone: the run ends.
-  | { run: ClaimedRun; kind: 'end'; status: 'cancelled' | 'failed'; reason: string }
-  // Its step ran: the handler's outcome (steps/). A step done here that the run's next local
-  // steps follow in the same pass (plan-run.ts): `chain`, those steps in order, each with its
-  // outcome; `after`, what the plan found after the last of them, when it is not that step's
-  // own outcome: an exit rule the chain's changes meet, or a window that is closed.
-  | { run: ClaimedRun; kind: 'step'; step: Step; steps: readonly Step[]; outcome: StepOutcome; chain?: ChainLink[]; after?: ChainEnd };
-
 
 export interface RecordedBatch {
   counts: StepCount[];

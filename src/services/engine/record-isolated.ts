@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database';
-import type { ClaimedRun } from './run-queue';
+import type { ClaimedRun, RunResult } from './claimed-run';
 import { isTransient, messageOf } from './plan-batch';
-import { recordBatch, type RecordedBatch, type RunResult } from './record-batch';
+import { recordBatch, type RecordedBatch } from './record-batch';
 
 // Records a batch's outcomes (record-batch.ts, one transaction) so that one run whose outcome
 // cannot be written does not keep the others from being recorded. When the batch's transaction

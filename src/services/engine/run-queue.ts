@@ -10,6 +10,7 @@ import type { RunStatus, SequenceStatus } from '../../schemas/statuses';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contact-row';
 import { dueAccounts } from './due-accounts';
 import { roundRobin, shareOf, type DueRun } from './claim-shares';
+import type { ClaimedRun } from './claimed-run';
 
 // sequence_runs as the engine's queue (db/migrations/20261208000000-create-sequence-engine.js):
 // the claim, the read of what was claimed, and the hand-back. The loop (engine.ts) and the
@@ -190,30 +191,6 @@ export const CLAIM_SELECT = `SELECT ${CLAIM_COLUMNS} FROM sequence_runs WHERE du
 export async function nextDueAt(db: Database): Promise<Date | null> {
   const [row] = await select<{ due_at: unknown }>(db, 'SELECT MIN(due_at) AS due_at FROM sequence_runs', []);
   return row?.due_at ? toDate(row.due_at) : null;
-}
-
-export interface ClaimedRun {
-  id: string;
-  token: string;
-  accountId: string;
-  sequenceId: string;
-  contactId: string;
-  status: RunStatus;
-  version: number;
-  currentStepId: string;
-  visit: number;
-  attempt: number;
-  stepStartedAt: Date | null;
-  startedAt: Date;
-  createdAt: Date;
-  dueAt: Date;
-  sequenceStatus: SequenceStatus;
-  exitWhen: ExitRule[];
-  sendingWindow: SendingWindow | null;
-  contact: ContactRow;
-  // Why the run's stored rules cannot be read (JSON that does not parse), if they cannot: the
-  // run then fails alone when it is planned (plan-batch.ts), not the whole batch here.
-  unreadable?: string;
 }
 
 // The claimed runs with their sequence's rules and their contact, in one statement (all three

@@ -2,13 +2,13 @@ import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { execute } from '../../db/sql/statements';
 import type { RunStatus } from '../../schemas/statuses';
-import { cancelSends } from '../engine/outbound/outbox';
-import { endState, runChangeSql } from '../engine/run-state';
+import { cancelSends } from '../runs/outbox';
+import { endState, runChangeSql } from '../runs/run-state';
 import { countRunMoves } from '../run-status/run-status-counts';
 import { countRunProgress } from '../analytics/progress-counters';
 
 // Ends active runs in one statement, as the run's state machine says an active run ends
-// (src/services/engine/run-state.ts): nothing is due for them any more, a claim on them is void,
+// (src/services/runs/run-state.ts): nothing is due for them any more, a claim on them is void,
 // an execution left running (a wait) is recorded as skipped, and a send not started is
 // cancelled (one under way may finish; docs/sequences.md). Only a run at a step can have an
 // execution or a send: runs of a sequence without steps cost no further statement. The caller

@@ -3,7 +3,7 @@ import type { LogThrottle } from '../../logging/log-throttle';
 import type { Logger } from '../../logging/logger';
 import { PeriodicTask } from '../background/periodic-task';
 import type { Timers } from '../background/timers';
-import { notifyDueWork } from '../engine/due-work';
+import { notifyDueWork } from '../runs/due-work';
 import { onReleaseRequested } from '../sequences/park-runs';
 import { releasePendingRuns } from '../sequences/release-runs';
 

@@ -9,7 +9,7 @@ import { contactFromRow } from '../contacts/contact-row';
 import { findContactRow } from '../contacts/find-contact';
 import { getSequence } from '../sequences/list-sequences';
 import { unsubscribeUrl } from '../unsubscribe/unsubscribe-links';
-import { RUN_SELECT, runFromRow, type RunRow } from '../sequences/runs';
+import { RUN_SELECT, runFromRow, type RunRow } from '../runs/runs';
 import { buildTemplateContext } from './render-context';
 import { renderEmail, renderWhatsApp, TemplateRenderError } from './render-message';
 import { isMessageStep, problemText, templateProblems, type MessageStep } from './templates';

@@ -28,7 +28,7 @@ import { CONTACT_DELETED } from '../analytics/reasons';
 //   answer completes or fails its run, from the statuses lockRunsWithContacts read.
 // The other writers of runs keep the status, and report nothing: moveRuns (move-runs.ts), the
 // releases (release-runs.ts), the claim and its dead letters (engine/run-queue.ts). Each writer
-// takes the run's next state from the one state machine (engine/run-state.ts).
+// takes the run's next state from the one state machine (runs/run-state.ts).
 // - deleteContact (contacts/contact-operations.ts), through countRunsDeletedWithContact: the
 //   cascade, status -> null.
 

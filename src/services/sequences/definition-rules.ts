@@ -7,9 +7,9 @@ import type { SendingWindow, Step, StepInput } from '../../schemas/sequence-defi
 import type { ChannelSettings } from '../channels/channel-settings';
 import { sendingRules } from '../channels/sending-domains';
 import { domainOf, isVerified } from '../channels/sender-domains';
-import { checkDuration } from '../engine/schedule/durations';
-import { checkWindow } from '../engine/schedule/sending-window';
-import { isValidTimeZone } from '../engine/schedule/zones';
+import { checkDuration } from '../runs/schedule/durations';
+import { checkWindow } from '../runs/schedule/sending-window';
+import { isValidTimeZone } from '../runs/schedule/zones';
 import { normalizeId } from '../ids';
 import { problemText, templateProblems } from '../messages/templates';
 

@@ -3,7 +3,7 @@ import type { Database } from '../../db/database';
 import { select } from '../../db/sql/statements';
 import { ConflictError, type IssueDetail } from '../../errors/app-errors';
 import { normalizeId } from '../ids';
-import { readVersions, versionKey } from './sequence-versions';
+import { readVersions, versionKey } from '../runs/sequence-versions';
 
 // A webhook endpoint that a webhook step of an active or paused sequence sends to cannot be
 // deleted (409 webhook_in_use, naming each sequence and step): its runs would fail at that step

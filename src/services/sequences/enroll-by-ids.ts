@@ -8,9 +8,9 @@ import { stateFromRow } from '../contacts/contact-row';
 import { lockContactRows, lockContactsById } from '../contacts/lock-contacts';
 import { matchingExitRule } from '../exit-rules/exit-rules';
 import { requireSequenceRow } from './find-sequence';
-import { notifyDueWork } from '../engine/due-work';
+import { notifyDueWork } from '../runs/due-work';
 import { recordEvents } from '../events/record-events';
-import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
+import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from '../runs/runs';
 import { newRowId } from '../ids';
 import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transaction';
 

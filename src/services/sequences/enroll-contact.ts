@@ -8,9 +8,10 @@ import { upsertContacts } from '../contacts/upsert-contacts';
 import { matchingExitRule } from '../exit-rules/exit-rules';
 import { recordEvents } from '../events/record-events';
 import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transaction';
-import { requireSequenceRow, type RequiredSequence } from './find-sequence';
-import { notifyDueWork } from '../engine/due-work';
-import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from './runs';
+import { requireSequenceRow } from './find-sequence';
+import type { RequiredSequence } from '../runs/required-sequence';
+import { notifyDueWork } from '../runs/due-work';
+import { contactsWithActiveRun, remainingRunCapacity, runsCreatedEvents, startRuns } from '../runs/runs';
 
 // Trigger and enroll-by-email: upsert a contact by email and enroll it, in one transaction
 // (docs/decisions.md "Trigger and enroll-by-email"). The contact upsert stands whatever the outcome,

@@ -3,7 +3,7 @@ import { select } from '../../db/sql/statements';
 import type { RunDto } from '../../schemas/sequence';
 import { findContactRow } from '../contacts/find-contact';
 import { requireSequence } from './find-sequence';
-import { isActive, RUN_SELECT, runFromRow, type RunRow } from './runs';
+import { isActive, RUN_SELECT, runFromRow, type RunRow } from '../runs/runs';
 
 // Whether the contact is enrolled now, and its latest run (newest created, ties by id).
 export async function enrollmentStatus(

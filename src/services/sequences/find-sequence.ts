@@ -5,17 +5,8 @@ import { forShare, select } from '../../db/sql/statements';
 import { ConflictError, NotFoundError } from '../../errors/app-errors';
 import type { ExitRule } from '../../schemas/sequence-definition';
 import { normalizeId } from '../ids';
-import { readSteps } from './sequence-versions';
-
-export interface RequiredSequence {
-  id: string;
-  // The current version of its steps, and the first of them: where a new run starts. Both
-  // null for a sequence without steps.
-  version: number | null;
-  firstStepId: string | null;
-  // Its exit rules: a contact that already meets one is not enrolled (exit_rule_met).
-  exitWhen: ExitRule[];
-}
+import type { RequiredSequence } from '../runs/required-sequence';
+import { readSteps } from '../runs/sequence-versions';
 
 // Every sequence operation starts here (docs/decisions.md "Sequence errors"): a sequence of another
 // account is as unknown as one that does not exist.

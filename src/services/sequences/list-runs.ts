@@ -6,7 +6,7 @@ import { findContactRow } from '../contacts/find-contact';
 import type { CursorScope } from '../lists/cursor';
 import { afterPosition, orderBy, readThrough, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
 import { requireSequence } from './find-sequence';
-import { activeRun, runFromRow, type RunRow } from './runs';
+import { activeRun, runFromRow, type RunRow } from '../runs/runs';
 import { runsWaiting, WAITING_COLUMNS, type WaitingRow } from './run-waiting';
 
 // GET /sequences/{id}/runs and GET /contacts/{id}/runs: newest first by (created_at, id).

@@ -9,7 +9,7 @@ import { normalizeId } from '../ids';
 import type { CursorScope } from '../lists/cursor';
 import { afterPosition, orderBy, readThrough, startPosition, toPage, type Page, type PageRequest } from '../lists/keyset';
 import { activeRunsBySequence } from '../run-status/run-status-counts';
-import { readVersions, versionKey } from './sequence-versions';
+import { readVersions, versionKey } from '../runs/sequence-versions';
 
 // GET /sequences and GET /sequences/{id}: newest first by (created_at, id). Without a status
 // the list leaves archived sequences out (docs/decisions.md "Deleting and archiving

@@ -3,14 +3,14 @@ import type { Database } from '../../db/database';
 import { execute, forUpdate, select } from '../../db/sql/statements';
 import { ValidationError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
-import { LIVE_SEND } from '../engine/outbound/outbox';
+import { LIVE_SEND } from '../runs/outbox';
 import { cancelMessagesOfCancelledSends } from '../messages/message-store';
-import { nextRunState, runChangeSql, type RunChange } from '../engine/run-state';
+import { nextRunState, runChangeSql, type RunChange } from '../runs/run-state';
 import type { RunStatus } from '../../schemas/statuses';
 import { canonicalJson } from '../idempotency/canonical-json';
-import { activeRun } from './runs';
+import { activeRun } from '../runs/runs';
 import { countRunProgress } from '../analytics/progress-counters';
-import { readVersions, versionKey } from './sequence-versions';
+import { readVersions, versionKey } from '../runs/sequence-versions';
 
 // How many runs a move took from each older version, oldest version first (those it took any from).
 export interface MovedRuns {
@@ -23,7 +23,7 @@ export interface MovedRuns {
 // neither is a 400 naming it, and nothing moves. A run of an older version that had no steps
 // (started while the sequence's steps were emptied) has no step to map: it goes to the first step,
 // as a run started now would. What a moved run becomes is the state machine's
-// (src/services/engine/run-state.ts): it starts its new step afresh (a wait starts again), on a
+// (src/services/runs/run-state.ts): it starts its new step afresh (a wait starts again), on a
 // new visit, and what it was in the middle of (a wait that was waiting) is recorded skipped; a
 // send of the step it leaves that has not started is cancelled. Its claim is dropped, so an
 // engine in the middle of the old step cannot record it. One exception: a run whose step has a

@@ -14,9 +14,9 @@ import { upsertRows } from '../../db/sql/statements';
 // - unpark: those set aside (due_at NULL). A run of a sequence with steps is otherwise active
 //   with nothing due only while it waits for its step's send (the outbox holds that): woken too,
 //   the engine finds the send and leaves it be, or queues it again if the claim held it while the
-//   sequence was not active (engine/outbound/outbox.ts). A paused run is `paused`, its due time
+//   sequence was not active (runs/outbox.ts). A paused run is `paused`, its due time
 //   kept apart.
-// What a release makes of each run is the state machine's `wake` (engine/run-state.ts).
+// What a release makes of each run is the state machine's `wake` (runs/run-state.ts).
 // - window: those held for the window's opening: a step not begun, due after the change, not
 //   claimed (a claimed run's due time is its lease).
 export type ReleaseKind = 'unpark' | 'window';

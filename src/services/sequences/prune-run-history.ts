@@ -6,7 +6,7 @@ import { afterPosition, readThrough } from '../lists/keyset';
 
 // Run history that stops growing (docs/operations.md "Run history"): the step executions of runs
 // that ended before `before` are deleted, and so are their finished sends (the outbox rows their
-// webhook steps wrote, engine/outbound/outbox.ts); the runs stay, with their final status, reason
+// webhook steps wrote, runs/outbox.ts); the runs stay, with their final status, reason
 // and step. Ended runs are walked in the order they ended (sequence_runs_completed, completed_at
 // then id) from where the walk stopped last (maintenance_cursors), a chunk per transaction:
 // at most runsPerChunk runs, and at most rowsPerChunk executions, then sends, per statement (a run

@@ -3,7 +3,7 @@ import { toDate } from '../../db/sql/rows';
 import { execute, select, skipLocked } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import type { RunStatus } from '../../schemas/statuses';
-import { nextRunState, runChangeSql } from '../engine/run-state';
+import { nextRunState, runChangeSql } from '../runs/run-state';
 import { afterPosition, readThrough } from '../lists/keyset';
 import { RELEASE_PREDICATES, type ReleaseKind } from './park-runs';
 
@@ -81,7 +81,7 @@ export async function releaseRunsChunk(db: Database, chunkSize: number): Promise
     let released = 0;
     if (runs.length > 0) {
       const predicate = RELEASE_PREDICATES[release.kind];
-      // Woken: due at the time of the change (the run's state machine, engine/run-state.ts).
+      // Woken: due at the time of the change (the run's state machine, runs/run-state.ts).
       const { set, values } = runChangeSql(nextRunState({ status: release.position_status as RunStatus }, { kind: 'wake' }, dueAt), dueAt);
       released = await execute(
         db,

@@ -7,7 +7,7 @@ import { normalizeId } from '../ids';
 import { messagesOfRun } from '../messages/run-messages';
 import { requireSequence } from './find-sequence';
 import { runRetry } from './run-retry';
-import { RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
+import { RUN_COLUMNS_READ, runFromRow, type RunRow } from '../runs/runs';
 import { runsWaiting, waitEndsAt, WAITING_COLUMNS, type WaitingRow } from './run-waiting';
 
 // GET /sequences/{id}/runs/{runId}: the run, where it is, what it waits for and until when, and

@@ -6,7 +6,7 @@ import type { Step } from '../../schemas/sequence-definition';
 import { normalizeId } from '../ids';
 import { contentsOfRun, type MessageContent } from '../messages/message-contents';
 import { getRunDetail } from './run-detail';
-import { readSteps } from './sequence-versions';
+import { readSteps } from '../runs/sequence-versions';
 
 // A run's own page in the dashboard, found by the run's id alone: the API's timeline
 // (run-detail.ts), and what a person needs to read it: the sequence's name, the contact's

@@ -3,7 +3,7 @@ import { select } from '../../db/sql/statements';
 import { NotFoundError } from '../../errors/app-errors';
 import { normalizeId } from '../ids';
 import { readThrough } from '../lists/keyset';
-import { activeRun } from './runs';
+import { activeRun } from '../runs/runs';
 
 // Where a sequence's active runs are: how many at each (version, step), for the dashboard's
 // sequence page, in one grouped statement. It reads only the sequence's active entries of

@@ -2,10 +2,10 @@ import type { Database } from '../../db/database';
 import { toIsoOrNull } from '../../db/sql/rows';
 import { select } from '../../db/sql/statements';
 import type { RunDetailDto } from '../../schemas/sequence';
-import { isActive } from './runs';
+import { isActive } from '../runs/runs';
 
 // A run's retry, as its timeline shows it: the send of the run's current visit (the outbox row,
-// engine/outbound/outbox.ts) that has failed attempts behind it and may still go out. The run
+// runs/outbox.ts) that has failed attempts behind it and may still go out. The run
 // itself holds no due time while its send waits, so the attempts, the last error and the next
 // attempt's time are the send's. One statement, through outbox_run_visit.
 export async function runRetry(

@@ -7,19 +7,19 @@ import type { RunStatus } from '../../schemas/statuses';
 import type { RunDto } from '../../schemas/sequence';
 import { lockContactsById } from '../contacts/lock-contacts';
 import { skipRunningExecutions } from '../exit-rules/end-runs';
-import { notifyDueWork } from '../engine/due-work';
-import { cancelSends, holdSends } from '../engine/outbound/outbox';
-import { isActiveStatus, nextRunState, runChangeSql, type RunInput } from '../engine/run-state';
+import { notifyDueWork } from '../runs/due-work';
+import { cancelSends, holdSends } from '../runs/outbox';
+import { isActiveStatus, nextRunState, runChangeSql, type RunInput } from '../runs/run-state';
 import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';
 import { normalizeId } from '../ids';
-import { RUN_COLUMNS_READ, runFromRow, type RunRow } from './runs';
+import { RUN_COLUMNS_READ, runFromRow, type RunRow } from '../runs/runs';
 import { countRunMoves } from '../run-status/run-status-counts';
 import { countRunProgress } from '../analytics/progress-counters';
 import { progressOfChange } from '../analytics/run-change-progress';
 
 // One run's status changed from outside the engine: the internal runner's transition, pause and
-// resume. What each does to the run is the state machine's (src/services/engine/run-state.ts);
+// resume. What each does to the run is the state machine's (src/services/runs/run-state.ts);
 // here it is locked, written and told.
 
 // runs.transition: the internal runner's move (docs/decisions.md "Runs"); anything else is a 409.

@@ -5,7 +5,7 @@ import { select } from '../../db/sql/statements';
 import type { WaitingFor } from '../../schemas/sequence';
 import type { Step } from '../../schemas/sequence-definition';
 import { pausedStepKey, pausedSteps } from '../channels/channel-pauses';
-import { readVersions, versionKey } from './sequence-versions';
+import { readVersions, versionKey } from '../runs/sequence-versions';
 
 // What a run is waiting for, and until when (docs/sequences.md "How runs move"), derived from
 // what the run's row already holds: nothing is stored for it. The engine writes due_at for every
@@ -15,7 +15,7 @@ import { readVersions, versionKey } from './sequence-versions';
 // - `wait`: its step is a wait that has begun (step_started_at): due_at is the wait's end;
 // - `retry`: its step is a webhook with a failed attempt behind it. The run itself waits at the
 //   step with no due time (due_at NULL) while the outbound layer holds its send: the time is the
-//   send's, the outbox row of the run's visit (engine/outbound/outbox.ts), queued until its due_at;
+//   send's, the outbox row of the run's visit (runs/outbox.ts), queued until its due_at;
 // - `channel_paused`: its step's send waits, queued, for its channel (or the step's template)
 //   to resume (channels/channel-pauses.ts): no time;
 // - `window`: its step has not begun and is due later: the engine deferred it to the sending

@@ -6,7 +6,7 @@ import { NotFoundError, ValidationError } from '../../errors/app-errors';
 import type { ExitRule, SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
 import type { SequenceDto } from '../../schemas/sequence';
 import type { SequenceStatus } from '../../schemas/statuses';
-import { notifyDueWork } from '../engine/due-work';
+import { notifyDueWork } from '../runs/due-work';
 import { newRowId, normalizeId } from '../ids';
 import type { ChannelSettings } from '../channels/channel-settings';
 import { checkSendingWindow, checkStepSenders, checkSteps, checkWebhookEndpoints } from './definition-rules';
@@ -14,7 +14,7 @@ import { getSequence } from './list-sequences';
 import { moveRunsToVersion, type MovedRuns } from './move-runs';
 import { refuseEmptyingWithRuns } from './stranded-runs';
 import { keepIds, sameSteps, canonicalText } from './same-steps';
-import { readSteps, writeVersion } from './sequence-versions';
+import { readSteps, writeVersion } from '../runs/sequence-versions';
 import { resumeStepPauses } from './step-pauses';
 import { notifyReleaseRequested, requestRelease, type ReleaseKind } from './park-runs';
 

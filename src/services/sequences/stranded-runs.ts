@@ -2,7 +2,7 @@ import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { select } from '../../db/sql/statements';
 import { ValidationError } from '../../errors/app-errors';
-import { activeRun } from './runs';
+import { activeRun } from '../runs/runs';
 
 // Emptying the steps of a sequence whose runs are at steps would leave them, and every run
 // started after it, with no step to go to: new runs would wait for outside moves, and no move

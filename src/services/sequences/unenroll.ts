@@ -7,7 +7,7 @@ import { lockContactsById } from '../contacts/lock-contacts';
 import { runStatusChangedEvent } from '../events/run-events';
 import { recordEvents } from '../events/record-events';
 import { requireSequence } from './find-sequence';
-import { activeRun, RUN_SELECT, runFromRow, type RunRow } from './runs';
+import { activeRun, RUN_SELECT, runFromRow, type RunRow } from '../runs/runs';
 import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transaction';
 
 const UNENROLLED = 'unenrolled';

@@ -4,7 +4,7 @@ import { select } from '../../../src/db/sql/statements';
 import { withTransaction } from '../../../src/db/sql/transaction';
 import { countRunProgress, utcDay } from '../../../src/services/analytics/progress-counters';
 import { progressOfChange } from '../../../src/services/analytics/run-change-progress';
-import { nextRunState } from '../../../src/services/engine/run-state';
+import { nextRunState } from '../../../src/services/runs/run-state';
 import { markSent } from '../../../src/services/messages/message-store';
 import { applyProviderStatuses } from '../../../src/services/messages/provider-statuses';
 import { createWebhook } from '../../../src/services/webhooks/endpoints';

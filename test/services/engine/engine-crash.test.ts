@@ -5,7 +5,7 @@ import { recordBatch } from '../../../src/services/engine/record-batch';
 import { planRun } from '../../../src/services/engine/plan-run';
 import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-queue';
 import { listEvents } from '../../../src/services/events/list-events';
-import { readSteps } from '../../../src/services/sequences/sequence-versions';
+import { readSteps } from '../../../src/services/runs/sequence-versions';
 import { createWebhook } from '../../../src/services/webhooks/endpoints';
 import { caller } from '../../support/app';
 import { testDb } from '../../support/db';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { groupKey, shareOut, type ShareInput } from '../../../src/services/engine/outbound/send-shares';
-import type { SendGroup } from '../../../src/services/engine/outbound/outbox';
+import type { SendGroup } from '../../../src/services/runs/outbox';
 import { RateBuckets } from '../../../src/services/engine/outbound/rate-buckets';
 
 // How a dispatcher's look shares its request slots out (src/services/engine/outbound/

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SequenceEngine, type EngineOptions } from '../../../src/services/engine/engine';
 import { webhookChannel } from '../../../src/services/engine/outbound/channels/webhook';
-import { claimSends, sendGroups } from '../../../src/services/engine/outbound/outbox';
+import { claimSends, sendGroups } from '../../../src/services/runs/outbox';
 import { releasePendingRuns } from '../../../src/services/sequences/release-runs';
 import { caller, silentLogger } from '../../support/app';
 import { channelSettings } from '../../support/channels';

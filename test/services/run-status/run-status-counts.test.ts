@@ -17,8 +17,9 @@ import { startReceiver } from '../../support/webhook-receiver';
 import { engineAt, enrolledRun } from '../engine/support';
 import { claimDueRuns, loadClaimedRuns } from '../../../src/services/engine/run-queue';
 import { planRun } from '../../../src/services/engine/plan-run';
-import { recordBatch, type RunResult } from '../../../src/services/engine/record-batch';
-import { readVersions, versionKey } from '../../../src/services/sequences/sequence-versions';
+import type { RunResult } from '../../../src/services/engine/claimed-run';
+import { recordBatch } from '../../../src/services/engine/record-batch';
+import { readVersions, versionKey } from '../../../src/services/runs/sequence-versions';
 
 // sequence_runs{status} is kept by counters written in the transactions that move runs: after
 // any sequence of operations, alone or concurrent, the counters equal a count over the table.

@@ -6,7 +6,7 @@ import { failureCause } from '../../background/failure-cause';
 import { settleWithin } from '../../background/settle-within';
 import type { Channel, Send } from './channels/channel';
 import { groupKey, shareOut } from './send-shares';
-import { claimSends, recheckClaimed, sendGroups, setAsideUnbegun, type ClaimedSend, type Recheck, type SendGroup } from './outbox';
+import { claimSends, recheckClaimed, sendGroups, setAsideUnbegun, type ClaimedSend, type Recheck, type SendGroup } from '../../runs/outbox';
 import { RateBuckets } from './rate-buckets';
 import { recordOutcomes, type Outcome, type Recorded } from './record-outcomes';
 import { SendThrottle, type ThrottleOptions } from './send-throttle';

@@ -5,9 +5,9 @@ import { forUpdate, select } from '../../../db/sql/statements';
 import type { RunDto } from '../../../schemas/sequence';
 import type { RunStatus } from '../../../schemas/statuses';
 import { lockContactsById } from '../../contacts/lock-contacts';
-import { runFromRow } from '../../sequences/runs';
+import { runFromRow } from '../../runs/runs';
 import { byAccount } from '../run-queue';
-import type { RunChange, RunFacts } from '../run-state';
+import type { RunChange, RunFacts } from '../../runs/run-state';
 
 // The runs of outbound outcomes, locked in the one order: their contacts first (through the
 // email index, in email order), then the runs. Recording an outcome can end a run, and ending

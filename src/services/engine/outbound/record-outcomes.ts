@@ -11,7 +11,7 @@ import { newRowId } from '../../ids';
 import { countRunMoves, type RunMove } from '../../run-status/run-status-counts';
 import { countRunProgress, type RunProgress } from '../../analytics/progress-counters';
 import { progressOfChange } from '../../analytics/run-change-progress';
-import { readVersions, versionKey } from '../../sequences/sequence-versions';
+import { readVersions, versionKey } from '../../runs/sequence-versions';
 import type { MessageTransition } from '../../messages/message-events';
 import { applyStatusChanges, markRetrying, type StatusChange, type StoreOptions } from '../../messages/message-store';
 import { pauseChannels, type NewPause } from '../../channels/channel-pauses';
@@ -27,11 +27,11 @@ import { softBounceSuppressions } from '../../suppressions/soft-bounces';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
 import type { MessageChannel } from '../../../schemas/message';
 import { byAccount } from '../run-queue';
-import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunChange, type RunInput } from '../run-state';
+import { changesRun, clip, isActiveStatus, nextRunState, runChangeSql, type RunChange, type RunInput } from '../../runs/run-state';
 import type { StepCount } from '../step-counts';
 import type { SendResult } from './channels/channel';
 import { changedRunDto, factsOf, lockRunsWithContacts, type LockedRun } from './locked-runs';
-import type { ClaimedSend, SendStatus } from './outbox';
+import type { ClaimedSend, SendStatus } from '../../runs/outbox';
 
 // The record of outbound outcomes, each as it arrives (the dispatcher hands them here one by
 // one; those that arrive while a record is being written go together in the next): one

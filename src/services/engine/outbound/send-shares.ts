@@ -1,4 +1,4 @@
-import type { SendGroup } from './outbox';
+import type { SendGroup } from '../../runs/outbox';
 
 // Which groups of due sends a pass starts, and how many of each: round-robin over (account,
 // channel, target) with due work, starting after the group the last pass served last, each

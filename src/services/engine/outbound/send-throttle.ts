@@ -1,4 +1,4 @@
-import type { SendGroup } from './outbox';
+import type { SendGroup } from '../../runs/outbox';
 import type { Share } from './send-shares';
 import type { SendRate } from './send-rate/send-rate';
 

@@ -1,6 +1,6 @@
 import type { StepOf } from '../../../schemas/sequence-definition';
-import { addDuration } from '../schedule/durations';
-import { nextUntil } from '../schedule/until';
+import { addDuration } from '../../runs/schedule/durations';
+import { nextUntil } from '../../runs/schedule/until';
 import type { StepInput, StepOutcome } from './step-outcome';
 
 // wait: the run sleeps; the engine looks at it again only when the wait is over (its due time

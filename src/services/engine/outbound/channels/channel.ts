@@ -1,7 +1,7 @@
 import type { Database } from '../../../../db/database';
 import type { SkipReason } from '../../../../schemas/message';
 import type { SendFailureVerdict } from '../../../messages/send-failures';
-import type { ClaimedSend } from '../outbox';
+import type { ClaimedSend } from '../../../runs/outbox';
 
 // A channel: how the outbound layer sends what one kind of step queued (a webhook, an email, a
 // WhatsApp message). The layer claims, shares out, rates and records; a channel only sends.

@@ -15,7 +15,7 @@ import { providerIdOf, smtpErrorVerdict, type SmtpTransports } from '../../../me
 import { unsubscribeUrl } from '../../../unsubscribe/unsubscribe-links';
 import { messageAddresses } from '../../../bounces/bounce-addresses';
 import { normalizeSuppressionAddress, suppressedAddresses, suppressedKey } from '../../../suppressions/suppression-store';
-import type { ClaimedSend } from '../outbox';
+import type { ClaimedSend } from '../../../runs/outbox';
 import type { Channel, SendResult } from './channel';
 import { loadMessageTargets, type MessageTarget } from './message-targets';
 import { parseMessageBody } from './message-body';

@@ -4,8 +4,8 @@ import type { MessageChannel } from '../../../../schemas/message';
 import type { StepOf } from '../../../../schemas/sequence-definition';
 import { queueMessages } from '../../../messages/message-store';
 import { whatsappRecipient } from '../../../messages/whatsapp-recipient';
-import type { ClaimedRun } from '../../run-queue';
-import type { QueuedSend } from '../outbox';
+import type { ClaimedRun } from '../../claimed-run';
+import type { QueuedSend } from '../../../runs/outbox';
 import { webhookStepId } from './webhook';
 
 // What an email or WhatsApp step queues: its outbox row's body is the step as the run's version

@@ -3,8 +3,8 @@ import { select } from '../../../../db/sql/statements';
 import type { MessageStatus } from '../../../../schemas/message';
 import type { RunDto } from '../../../../schemas/sequence';
 import { CONTACT_COLUMNS, type ContactRow } from '../../../contacts/contact-row';
-import { RUN_SELECT, runFromRow, type RunRow } from '../../../sequences/runs';
-import type { ClaimedSend } from '../outbox';
+import { RUN_SELECT, runFromRow, type RunRow } from '../../../runs/runs';
+import type { ClaimedSend } from '../../../runs/outbox';
 
 // What a batch of message sends needs, read when they go, in three statements whatever the
 // batch's size: each one's message row and its contact as it is now (status, address, fields),

@@ -5,7 +5,8 @@ import { contactFromRow } from '../../../contacts/contact-row';
 import { currentSecrets } from '../../../webhooks/endpoint-secrets';
 import { sendRequest } from '../../../webhooks/send-request';
 import { signatureHeader } from '../../../webhooks/sign';
-import { claimedEventRun, type ClaimedRun } from '../../run-queue';
+import type { ClaimedRun } from '../../claimed-run';
+import { claimedEventRun } from '../../run-queue';
 import type { Channel, SendResult } from './channel';
 
 // The webhook step's channel (docs/sequences.md "The webhook step"): a signed POST of the body

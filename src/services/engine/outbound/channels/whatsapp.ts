@@ -16,7 +16,7 @@ import { suppressedAddresses, suppressedKey } from '../../../suppressions/suppre
 import type { Channel, SendResult } from './channel';
 import { parseMessageBody } from './message-body';
 import { loadMessageTargets, type MessageTarget } from './message-targets';
-import type { ClaimedSend } from '../outbox';
+import type { ClaimedSend } from '../../../runs/outbox';
 
 // The WhatsApp step's channel (docs/sequences.md "Email and WhatsApp steps", docs/channels.md
 // "WhatsApp"). load() reads, for a batch of claimed sends and in a few statements whatever its

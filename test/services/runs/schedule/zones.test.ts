@@ -5,7 +5,7 @@ import {
   instantsAtLocalTime,
   isValidTimeZone,
   runTimeZone,
-} from '../../../../src/services/engine/schedule/zones';
+} from '../../../../src/services/runs/schedule/zones';
 
 describe('engine schedule: time zones', () => {
   describe('isValidTimeZone', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { checkWindow, isInsideWindow, nextOpening, type WindowRule } from '../../../../src/services/engine/schedule/sending-window';
+import { checkWindow, isInsideWindow, nextOpening, type WindowRule } from '../../../../src/services/runs/schedule/sending-window';
 
 function opening(at: string, rule: WindowRule, zone = rule.timeZone): string {
   return nextOpening(new Date(at), rule, zone).toISOString();

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { ConflictError } from '../../../src/errors/app-errors';
-import { nextRunState, runChangeSql } from '../../../src/services/engine/run-state';
+import { nextRunState, runChangeSql } from '../../../src/services/runs/run-state';
 
-// The run's one state machine (src/services/engine/run-state.ts): what each thing that happens to
+// The run's one state machine (src/services/runs/run-state.ts): what each thing that happens to
 // a run makes of it. Every writer of runs asks it; these are its rules, one by one.
 
 const now = new Date('2027-01-04T10:00:00.000Z');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { checkTimeOfDay, nextUntil, type UntilRule } from '../../../../src/services/engine/schedule/until';
+import { checkTimeOfDay, nextUntil, type UntilRule } from '../../../../src/services/runs/schedule/until';
 
 function until(from: string, rule: UntilRule, zone: string): string {
   return nextUntil(new Date(from), rule, zone).toISOString();

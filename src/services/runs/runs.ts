@@ -7,7 +7,7 @@ import type { NewEventOf } from '../../schemas/event';
 import type { RunDto } from '../../schemas/sequence';
 import { runCreatedEvent } from '../events/run-events';
 import { newRowId } from '../ids';
-import type { RequiredSequence } from './find-sequence';
+import type { RequiredSequence } from './required-sequence';
 import { countRunMoves } from '../run-status/run-status-counts';
 import { countRunProgress } from '../analytics/progress-counters';
 

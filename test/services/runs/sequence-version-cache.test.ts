@@ -3,7 +3,7 @@ import { insertRows } from '../../../src/db/sql/statements';
 import { withTransaction } from '../../../src/db/sql/transaction';
 import type { Step } from '../../../src/schemas/sequence-definition';
 import { newRowId } from '../../../src/services/ids';
-import { readSteps, readVersions } from '../../../src/services/sequences/sequence-versions';
+import { readSteps, readVersions } from '../../../src/services/runs/sequence-versions';
 import { captureQueries, testDb } from '../../support/db';
 import { buildAccount, buildSequence } from '../../support/factories';
 

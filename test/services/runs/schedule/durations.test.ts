@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { addDuration, checkDuration, MAX_WAIT_MS, MIN_WAIT_MS } from '../../../../src/services/engine/schedule/durations';
+import { addDuration, checkDuration, MAX_WAIT_MS, MIN_WAIT_MS } from '../../../../src/services/runs/schedule/durations';
 
 function add(from: string, text: string, zone: string): string {
   return addDuration(new Date(from), text, zone).toISOString();

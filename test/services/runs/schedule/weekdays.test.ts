@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { DateTime } from 'luxon';
-import { allowedWeekdayNumbers, isWeekday, WEEKDAYS, weekdayFromNumber, weekdayNumber } from '../../../../src/services/engine/schedule/weekdays';
+import { allowedWeekdayNumbers, isWeekday, WEEKDAYS, weekdayFromNumber, weekdayNumber } from '../../../../src/services/runs/schedule/weekdays';
 
 describe('engine schedule: weekdays', () => {
   it('numbers weekdays as luxon does, Monday 1 to Sunday 7', () => {

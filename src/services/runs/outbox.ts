@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
-import type { Database } from '../../../db/database';
-import { toDate } from '../../../db/sql/rows';
-import { execute, forUpdate, insertRows, select, skipLocked } from '../../../db/sql/statements';
-import { withTransaction } from '../../../db/sql/transaction';
-import { newRowId } from '../../ids';
-import { NOT_PAUSED_SQL, pausedChannels } from '../../channels/channel-pauses';
-import { cancelMessagesOfCancelledSends, markCancelled, markRetrying } from '../../messages/message-store';
+import type { Database } from '../../db/database';
+import { toDate } from '../../db/sql/rows';
+import { execute, forUpdate, insertRows, select, skipLocked } from '../../db/sql/statements';
+import { withTransaction } from '../../db/sql/transaction';
+import { newRowId } from '../ids';
+import { NOT_PAUSED_SQL, pausedChannels } from '../channels/channel-pauses';
+import { cancelMessagesOfCancelledSends, markCancelled, markRetrying } from '../messages/message-store';
 
 // The outbox table as a queue (db/migrations/20261212000000-create-outbox.js): the sends a step
 // queues with its begin, the dispatchers' claim, and what pause, end and move do to a run's
