@@ -84,7 +84,7 @@ describe(TITLE, function () {
     expect(operations).to.include('POST /contacts/upsert').and.include('POST /sequences/{id}/trigger');
 
     const tags = await page.$$eval('.opblock-tag', (els) => els.map((el) => el.getAttribute('data-tag')));
-    expect(tags).to.have.members(['Contacts', 'Sequences', 'Events', 'Channels', 'Webhooks', 'Suppressions']);
+    expect(tags).to.have.members(['Contacts', 'Sequences', 'Activities', 'Events', 'Channels', 'Webhooks', 'Suppressions']);
     const text = await page.locator('body').innerText();
     expect(text).to.include('Create or update a contact by email').and.include('Upsert a contact and enroll it');
   });
