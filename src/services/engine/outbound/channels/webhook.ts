@@ -10,7 +10,8 @@ import { claimedEventRun } from '../../run-queue';
 import type { Channel, SendResult } from './channel';
 
 // The webhook step's channel (docs/sequences.md "The webhook step"): a signed POST of the body
-// composed when the step began, to the endpoint's URL as it is when the request goes.
+// composed when the step began, to the endpoint's URL and secrets as they were read when the
+// send was claimed (a send claimed ahead goes within one request timeout of that read).
 
 // The receiver's deduplication key: one per run, step and visit of that step (1 the first time
 // the run takes the step), the same on every retry, after a crash, a stop, a pause or a move.
