@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { activityNameSchema } from './activity';
 import { customFieldsSchema, tagSchema } from './contact';
 import { SUBSCRIPTION_STATUSES } from './statuses';
 import { isMailbox, jsonProblem, text, utf8Length } from './text';
@@ -15,7 +16,7 @@ const MAX_TAGS_IN_STEP = 100;
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 
-export const STEP_TYPES = ['wait', 'tag', 'update', 'webhook', 'email', 'whatsapp', 'branch', 'exit'] as const;
+export const STEP_TYPES = ['wait', 'wait_for', 'tag', 'update', 'webhook', 'email', 'whatsapp', 'branch', 'split', 'exit'] as const;
 export type StepType = (typeof STEP_TYPES)[number];
 
 export const stepIdSchema = z
@@ -121,6 +122,14 @@ export const MAX_WHATSAPP_PARAMETER_CHARS = 1024;
 const MAX_WHATSAPP_COMPONENTS = 12;
 const MAX_WHATSAPP_PARAMETERS = 50;
 
+// Only marketing messages count toward the channel's frequency cap, and only they are capped
+// (docs/channels.md "Frequency caps").
+export const MESSAGE_CATEGORIES = ['marketing', 'transactional'] as const;
+const categorySchema = z
+  .enum(MESSAGE_CATEGORIES)
+  .optional()
+  .describe('`marketing` (the default) counts toward the channel\'s frequency cap and is capped; `transactional` is neither.');
+
 const mailboxSchema = text()
   .trim()
   .max(320, 'Must be at most 320 characters')
@@ -144,6 +153,7 @@ const emailStep = z
       .describe('A Liquid template of the plain-text part, not escaped. Absent: made from the rendered HTML.'),
     from: mailboxSchema.optional().describe('Absent: the account\'s email sender (`EMAIL_FROM` when it has none).').meta({ example: 'Shop <news@shop.example>' }),
     replyTo: mailboxSchema.optional().describe('Absent: the account\'s reply-to, if any.').meta({ example: 'help@shop.example' }),
+    category: categorySchema,
   })
   .describe(
     'Sends an email to the contact, with `List-Unsubscribe` (one click). Templates read `contact`, `run`, `sequence` and ' +
@@ -200,6 +210,7 @@ const whatsappStep = z
         components: z.array(whatsappComponent).max(MAX_WHATSAPP_COMPONENTS, `At most ${MAX_WHATSAPP_COMPONENTS} components`).optional(),
       })
       .describe('A template approved in WhatsApp Manager, in the Cloud API\'s own shape; each parameter\'s `text` is a Liquid template.'),
+    category: categorySchema,
   })
   .describe('Sends an approved WhatsApp template message to the contact\'s phone (E.164).')
   .meta({ id: 'WhatsAppStep' });
@@ -225,6 +236,41 @@ function sentShape(input: unknown): string {
   return keys.length === 0 ? '{}' : `an object with ${keys.map((key) => JSON.stringify(key)).join(', ')}`;
 }
 
+// A condition on an activity's properties (docs/activities.md "Conditions on properties"): an
+// entry's or a goal's `where`, and a branch's `if` on the run's trigger. Exactly one operator.
+export const PROPERTY_OPERATORS = ['equals', 'in', 'exists', 'gt', 'gte', 'lt', 'lte'] as const;
+export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number];
+export const PROPERTY_CONDITION_SHAPES =
+  'A property condition is { "property": "…" } with one of equals (any JSON), in (a list), exists (true or false), ' +
+  'gt, gte, lt or lte (a number, or a string compared as text)';
+const propertyPath = text()
+  .min(1)
+  .max(255)
+  .describe('A dot path into the activity\'s properties: `cartId`, `items.0.sku`.')
+  .meta({ example: 'cartId' });
+const ordered = z.union([z.number(), z.string()]).describe('A number, or a string compared as text (an ISO date compares in time order).');
+export const propertyConditionSchema = z
+  .union(
+    [
+      z.strictObject({ property: propertyPath, equals: z.unknown().describe('Equal as JSON (same type and value).') }),
+      z.strictObject({ property: propertyPath, in: z.array(z.unknown()).min(1).max(100).describe('Equal as JSON to one of these.') }),
+      z.strictObject({ property: propertyPath, exists: z.boolean().describe('The property is there (true) or not (false).') }),
+      z.strictObject({ property: propertyPath, gt: ordered }),
+      z.strictObject({ property: propertyPath, gte: ordered }),
+      z.strictObject({ property: propertyPath, lt: ordered }),
+      z.strictObject({ property: propertyPath, lte: ordered }),
+    ],
+    { error: shapesError(PROPERTY_CONDITION_SHAPES) },
+  )
+  .describe('One condition on a property: `{ property, equals | in | exists | gt | gte | lt | lte }`.')
+  .meta({ id: 'PropertyCondition', example: { property: 'total', gte: 50 } });
+export type PropertyCondition = z.infer<typeof propertyConditionSchema>;
+
+const whereSchema = z
+  .array(propertyConditionSchema)
+  .max(20, 'At most 20 conditions')
+  .describe('Conditions on the activity\'s properties; every one must hold.');
+
 export const conditionSchema = z
   .union(
     [
@@ -232,10 +278,14 @@ export const conditionSchema = z
       z.strictObject({ field: fieldPath, equals: z.unknown().describe('Equal as JSON (same type and value).') }),
       z.strictObject({ field: fieldPath, exists: z.boolean().describe('The field is there (true) or not (false).') }),
       z.strictObject({ channel: z.enum(['email', 'whatsapp']), status: z.enum(SUBSCRIPTION_STATUSES) }),
+      ...propertyConditionSchema.options,
     ],
-    { error: shapesError(CONDITION_SHAPES) },
+    { error: shapesError(`${CONDITION_SHAPES}, or a property condition on the run's trigger: ${PROPERTY_CONDITION_SHAPES}`) },
   )
-  .describe('One condition on the contact: `{ tag }`, `{ field, equals }`, `{ field, exists }` or `{ channel, status }`.')
+  .describe(
+    'One condition on the contact: `{ tag }`, `{ field, equals }`, `{ field, exists }` or `{ channel, status }`; or on the ' +
+      'properties of the activity that started the run: `{ property, equals | in | exists | gt | gte | lt | lte }`.',
+  )
   .meta({ id: 'StepCondition', example: { tag: 'vip' } });
 export type Condition = z.infer<typeof conditionSchema>;
 
@@ -252,7 +302,71 @@ const branchStep = z
 
 const exitStep = z.strictObject({ id, type: z.literal('exit') }).describe('Completes the run.').meta({ id: 'ExitStep' });
 
-export const stepInputSchema = z.discriminatedUnion('type', [waitStep, tagStep, updateStep, webhookStep, emailStep, whatsappStep, branchStep, exitStep]);
+const isoDuration = (example: string) => z.string().max(64).describe('An ISO 8601 duration, PT1S to 366 days.').meta({ example });
+
+// A match value: a Liquid template (rendered per run, as a message's texts are) or a plain JSON
+// value, compared with the activity's property as JSON; a template that renders empty matches
+// nothing (docs/sequences.md "Wait for an activity").
+export const MAX_MATCH_KEYS = 10;
+const matchValue = z.union([text().max(1024, 'A match value must be at most 1024 characters'), z.number(), z.boolean()]);
+
+const waitForStep = z
+  .strictObject({
+    id,
+    type: z.literal('wait_for'),
+    activity: activityNameSchema.describe('The activity to wait for, by name (case-sensitive).').meta({ example: 'checkout_completed' }),
+    match: z
+      .record(propertyPath, matchValue)
+      .optional()
+      .describe(
+        'Property path -> value: only an activity whose properties have every one of these values matches. A value is a ' +
+          'Liquid template (`{{ trigger.properties.cartId }}`) or a JSON number or boolean.',
+      )
+      .meta({ example: { cartId: '{{ trigger.properties.cartId }}' } }),
+    timeout: isoDuration('PT3H').describe('How long to wait, PT1S to 366 days; then the run goes to `onTimeout`.'),
+    next: stepIdSchema.optional().describe('Where a matched run goes; absent: the following step.'),
+    onTimeout: stepIdSchema.describe('Where a run goes when the timeout passes with no match.'),
+  })
+  .describe(
+    'Waits until the run\'s contact has a matching activity (the run moves on as it is recorded), or the timeout passes. ' +
+      'Later steps read the matched activity as `waited` (`waited.properties`).',
+  )
+  .meta({ id: 'WaitForStep' });
+
+export const MAX_SPLIT_VARIANTS = 10;
+const splitStep = z
+  .strictObject({
+    id,
+    type: z.literal('split'),
+    variants: z
+      .array(
+        z.strictObject({
+          id: stepIdSchema.describe('The variant\'s name, unique in the step: 1 to 64 letters, digits, `_` or `-`.').meta({ example: 'a' }),
+          weight: z.number().int('A weight is a whole number').min(1, 'A weight is at least 1').max(1_000_000).describe('Relative to the other variants\' weights.'),
+          next: stepIdSchema.describe('Where a run of this variant goes; a holdout goes to an `exit` step.'),
+        }),
+      )
+      .min(2, 'Give at least two variants')
+      .max(MAX_SPLIT_VARIANTS, `At most ${MAX_SPLIT_VARIANTS} variants`),
+  })
+  .describe(
+    'Sends each run down one variant, chosen by weight from a hash of the run id and the step id: the same run always takes ' +
+      'the same variant, through retries, crashes and restarts.',
+  )
+  .meta({ id: 'SplitStep' });
+
+export const stepInputSchema = z.discriminatedUnion('type', [
+  waitStep,
+  waitForStep,
+  tagStep,
+  updateStep,
+  webhookStep,
+  emailStep,
+  whatsappStep,
+  branchStep,
+  splitStep,
+  exitStep,
+]);
 export type StepInput = z.infer<typeof stepInputSchema>;
 // A stored step: its id is always there.
 export type Step = StepInput & { id: string };
@@ -299,3 +413,34 @@ export const sendingWindowSchema = z
   )
   .meta({ id: 'SendingWindow' });
 export type SendingWindow = z.infer<typeof sendingWindowSchema>;
+
+// Entry by event (docs/activities.md "Entry by event"): an activity that matches enrolls its
+// contact, with every enrollment rule.
+export const REENTRY_RULES = ['after_exit', 'never'] as const;
+export const entrySchema = z
+  .strictObject({
+    activity: activityNameSchema.describe('The activity that enrolls its contact.').meta({ example: 'cart_abandoned' }),
+    where: whereSchema.optional(),
+    reentry: z
+      .union([z.enum(REENTRY_RULES), z.strictObject({ after: isoDuration('P30D').describe('Since the previous run started.') })], {
+        error: () => 'reentry is "after_exit", "never" or { "after": "<ISO 8601 duration>" }',
+      })
+      .optional()
+      .describe(
+        '`after_exit` (the default): again once the previous run has ended; `never`: never a contact that had a run of this ' +
+          'sequence by an activity; `{ after }`: again once that long has passed since the previous run started.',
+      ),
+  })
+  .describe('Enrolls the contact of every matching activity while the sequence is active, in the activity\'s transaction.')
+  .meta({ id: 'SequenceEntry', example: { activity: 'cart_abandoned', reentry: 'after_exit' } });
+export type Entry = z.infer<typeof entrySchema>;
+
+export const goalSchema = z
+  .strictObject({
+    activity: activityNameSchema.describe('The activity that converts the run.').meta({ example: 'checkout_completed' }),
+    where: whereSchema.optional(),
+    within: isoDuration('P7D').optional().describe('Only within this long of the run\'s start; absent: any time while it is active.'),
+  })
+  .describe('A run whose contact has a matching activity completes with reason `goal_met`, wherever it is: a conversion.')
+  .meta({ id: 'SequenceGoal', example: { activity: 'order_placed', within: 'P7D' } });
+export type Goal = z.infer<typeof goalSchema>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SEQUENCE_STATUSES } from './statuses';
 import { RUN_STATUSES } from './statuses';
-import { exitWhenSchema, sendingWindowSchema, stepInputSchema, stepIdSchema, stepsInputSchema } from './sequence-definition';
+import { entrySchema, exitWhenSchema, goalSchema, sendingWindowSchema, stepInputSchema, stepIdSchema, stepsInputSchema } from './sequence-definition';
 import { messageSummarySchema } from './message';
 
 // The Sequences API's contract (docs/api.md "Sequences"; docs/decisions.md "Runs", "Batch and bulk").
@@ -119,6 +119,8 @@ export const sequenceSchema = z
     steps: z.array(stepInputSchema).describe('The current version\'s steps, each with its `id`. Empty: runs are moved from outside.'),
     exitWhen: exitWhenSchema,
     sendingWindow: sendingWindowSchema.nullable(),
+    entry: entrySchema.nullable().describe('The activity that enrolls its contact (docs/activities.md); null: only the API enrolls.'),
+    goal: goalSchema.nullable().describe('The activity that converts a run (`goal_met`); null: none.'),
     createdAt: z.string().describe('ISO 8601 UTC with milliseconds.').meta({ example: '2026-11-20T08:00:00.000Z' }),
     updatedAt: z.string().describe('ISO 8601 UTC with milliseconds.').meta({ example: '2026-11-21T10:15:00.000Z' }),
   })
@@ -167,6 +169,8 @@ export const definitionInputSchema = z.object({
   steps: stepsInputSchema.optional(),
   exitWhen: exitWhenSchema.optional(),
   sendingWindow: sendingWindowSchema.nullable().optional().describe('null removes the window.'),
+  entry: entrySchema.nullable().optional().describe('null removes the entry: only the API enrolls.'),
+  goal: goalSchema.nullable().optional().describe('null removes the goal.'),
 });
 
 export const moveRunsSchema = z

@@ -1,4 +1,5 @@
 import type { ExitRule, SendingWindow, Step } from '../../schemas/sequence-definition';
+import type { ActivitySnapshot, WaitedActivity } from '../activities/activity-snapshot';
 import type { RunStatus, SequenceStatus } from '../../schemas/statuses';
 import type { ContactRow } from '../contacts/contact-row';
 import type { ChainEnd, ChainLink } from './chain';
@@ -27,6 +28,10 @@ export interface ClaimedRun {
   exitWhen: ExitRule[];
   sendingWindow: SendingWindow | null;
   contact: ContactRow;
+  // The activity that started the run (entry by event), and the one that last ended one of its
+  // wait_for steps (docs/activities.md "What a run reads").
+  trigger: ActivitySnapshot | null;
+  waited: WaitedActivity | null;
   // Why the run's stored rules cannot be read (JSON that does not parse), if they cannot: the
   // run then fails alone when it is planned (plan-batch.ts), not the whole batch as it loads
   // (run-queue.ts).

@@ -13,7 +13,17 @@ import type { ClaimedRun, RunResult } from './claimed-run';
 // active and rewrites no such entry: its contact is not locked. When in doubt, a run counts as
 // ending (an extra lock costs a little; a missing one, a deadlock).
 export function runsToLockContactsOf(results: readonly RunResult[]): ClaimedRun[] {
-  return results.filter((result) => changesContact(result) || mayEnd(result)).map((result) => result.run);
+  return results.filter((result) => changesContact(result) || mayEnd(result) || beginsWait(result)).map((result) => result.run);
+}
+
+// A wait_for that begins looks for its contact's matching activity already recorded
+// (run-waits.ts). An activity's intake locks its contact before it looks for the waits to match
+// (activities/match-waits.ts): with the contact locked here too, one of the two goes first and
+// the other sees what it wrote, so an activity that commits as the wait begins is never missed.
+function beginsWait(result: RunResult): boolean {
+  if (result.kind !== 'step') return false;
+  const links = linksOf(result);
+  return links[links.length - 1]!.outcome.kind === 'await';
 }
 
 // A chain (plan-run.ts) counts by its steps: it changes the contact if one of them does, and may
@@ -35,7 +45,7 @@ function mayEnd(result: RunResult): boolean {
       const links = linksOf(result);
       const { step, outcome } = links[links.length - 1]!;
       // A wait, or a send queued: the run waits at its step.
-      if (outcome.kind === 'sleep' || outcome.kind === 'send') return false;
+      if (outcome.kind === 'sleep' || outcome.kind === 'send' || outcome.kind === 'await') return false;
       if (outcome.kind === 'complete') return true;
       if (outcome.kind === 'next' && outcome.to !== undefined) return !result.steps.some((step) => step.id === outcome.to);
       return isLast(step.id, result.steps);

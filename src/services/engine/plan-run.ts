@@ -8,7 +8,7 @@ import type { ClaimedRun, RunResult } from './claimed-run';
 import { isInsideWindow, nextOpening } from '../runs/schedule/sending-window';
 import { runTimeZone } from '../runs/schedule/zones';
 import { actsOutward, runStep } from './steps/run-step';
-import type { StepOutcome } from './steps/step-outcome';
+import type { StepOutcome, StepRun } from './steps/step-outcome';
 
 // The most steps one run takes in one pass (its first and the local steps chained after it): a
 // sequence of many local steps (up to 100), or a loop of them a stored version could hold, does
@@ -54,8 +54,8 @@ export function planRun(run: ClaimedRun, steps: readonly Step[] | undefined, now
   if (run.sendingWindow && actsOutward(step) && !run.stepStartedAt && !isInsideWindow(now, run.sendingWindow, zone)) {
     return { run, kind: 'defer', until: aTime(nextOpening(now, run.sendingWindow, zone), 'the sending window\'s next opening') };
   }
-  const outcome = runStep({ step, steps, contact, begun: run.stepStartedAt !== null, now, zone });
-  if (outcome.kind === 'sleep') aTime(outcome.until, `the end of step "${step.id}"`);
+  const outcome = runStep({ step, steps, contact, begun: run.stepStartedAt !== null, now, zone, run: stepRun(run, 0) });
+  if (outcome.kind === 'sleep' || outcome.kind === 'await') aTime(outcome.until, `the end of step "${step.id}"`);
   const { chain, after } = planChain(run, steps, { step, outcome }, contact, now, maxSteps);
   if (chain.length === 0 && !after) return { run, kind: 'step', step, steps, outcome };
   return { run, kind: 'step', step, steps, outcome, chain, after };
@@ -94,11 +94,17 @@ function planChain(
     if (run.sendingWindow && actsOutward(next) && !isInsideWindow(now, run.sendingWindow, zone)) {
       return { chain, after: { kind: 'defer', until: aTime(nextOpening(now, run.sendingWindow, zone), "the sending window's next opening") } };
     }
-    const nextOutcome: StepOutcome = runStep({ step: next, steps, contact, begun: false, now, zone });
-    if (nextOutcome.kind === 'sleep') aTime(nextOutcome.until, `the end of step "${next.id}"`);
+    const nextOutcome: StepOutcome = runStep({ step: next, steps, contact, begun: false, now, zone, run: stepRun(run, taken) });
+    if (nextOutcome.kind === 'sleep' || nextOutcome.kind === 'await') aTime(nextOutcome.until, `the end of step "${next.id}"`);
     link = { step: next, outcome: nextOutcome };
     chain.push(link);
   }
+}
+
+// The run as its step `at` of this pass sees it (0: its own step; a chain's later steps start
+// afresh, one visit on each).
+function stepRun(run: ClaimedRun, at: number): StepRun {
+  return { id: run.id, visit: run.visit + at, stepStartedAt: at === 0 ? run.stepStartedAt : null, trigger: run.trigger, waited: run.waited };
 }
 
 function followingStep(steps: readonly Step[], stepId: string): string | null {

@@ -29,6 +29,7 @@ import { changesRun, clip, nextRunState, runChangeSql, type RunChange, type RunF
 import type { StepCount } from './step-counts';
 import { linksOf } from './chain';
 import type { StepOutcome } from './steps/step-outcome';
+import { recordWaits, type BeganWait } from './run-waits';
 
 // Records what a batch of claimed runs did, in one transaction whatever the batch's size: the
 // contacts the steps changed, the executions, the sends the steps queued, the runs' moves and
@@ -50,6 +51,8 @@ export interface RecordedBatch {
   counts: StepCount[];
   // Sends queued (or queued again): the dispatcher should look.
   sendsQueued: number;
+  // wait_for steps that began and found their activity already recorded: due now.
+  waitsMatched: number;
 }
 
 // What the record does about one run, decided: its moves in order, each an input to the state
@@ -69,6 +72,9 @@ interface Move {
     | { kind: 'none' }
     // A wait began: its execution runs until the wait ends.
     | { kind: 'began' }
+    // A wait_for began: as a wait, and its contact's matching activity is looked for
+    // (run-waits.ts).
+    | { kind: 'await'; activity: string; match: Record<string, unknown> | null }
     | { kind: 'succeeded'; detail: Record<string, unknown> | null }
     | { kind: 'failed'; reason: string }
     // The run ends here: an execution under way is skipped, a send not started is cancelled.
@@ -83,7 +89,7 @@ interface Move {
 type ChangeVerdict = { kind: 'applied' } | { kind: 'refused'; reason: string; at: number } | { kind: 'exit'; reason: string };
 
 export async function recordBatch(db: Database, results: readonly RunResult[], now: Date): Promise<RecordedBatch> {
-  if (results.length === 0) return { counts: [], sendsQueued: 0 };
+  if (results.length === 0) return { counts: [], sendsQueued: 0, waitsMatched: 0 };
   const token = results[0]!.run.token;
   return withTransaction(db, async (transaction) => {
     // Contacts first, then runs: the order every writer takes them in. Those the steps change,
@@ -112,6 +118,8 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     const writes = new BatchWrites(now);
     for (const decision of decisions) writes.add(decision);
     await writes.write(db, transaction);
+    // After the runs' UPDATE: a wait matched by an activity already recorded writes the run again.
+    const waitsMatched = await recordWaits(db, { began: writes.waits, left: writes.leftWaits, now }, transaction);
     // The counters of runs by status (run-status-counts.ts), from the statuses read under the
     // runs' locks.
     countRunMoves(db, transaction, writes.moves().map(({ run, to }) => ({ sequenceId: run.sequenceId, from: owned.get(run.id)!, to })));
@@ -121,7 +129,7 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     for (const [accountId, events] of groupEvents(contactEvents, writes.runEvents)) {
       await recordEvents(db, accountId, events, transaction);
     }
-    return { counts: writes.counts, sendsQueued };
+    return { counts: writes.counts, sendsQueued, waitsMatched };
   });
 }
 
@@ -234,6 +242,8 @@ function stepMove(step: Step, outcome: StepOutcome, steps: readonly Step[], refu
   switch (outcome.kind) {
     case 'sleep':
       return { step, input: { kind: 'began', until: outcome.until }, record: { kind: 'began' } };
+    case 'await':
+      return { step, input: { kind: 'began', until: outcome.until }, record: { kind: 'await', activity: outcome.activity, match: outcome.match } };
     case 'send':
       return { step, input: { kind: 'began', until: null }, record: { kind: 'send', send: outcome } };
     case 'complete':
@@ -336,6 +346,9 @@ class BatchWrites {
   private readonly runUpdates = new Map<string, { change: RunChange; ids: string[] }>();
   private readonly ended: string[] = [];
   private readonly statusMoves: Array<{ run: ClaimedRun; to: RunStatus }> = [];
+  // The wait_for steps that began (or wait on), and the runs that leave one (run-waits.ts).
+  readonly waits: BeganWait[] = [];
+  readonly leftWaits: string[] = [];
 
   constructor(private readonly now: Date) {}
 
@@ -354,6 +367,8 @@ class BatchWrites {
       if (change.set.visit === 'next') visit += 1;
       facts = factsAfter(facts, change);
     }
+    const own = decision.moves[0];
+    if (run.stepStartedAt && own && own.record.kind !== 'await' && (own.step?.type === 'wait_for' || own.record.kind === 'ended')) this.leftWaits.push(run.id);
     const change = mergedChange(run.status, changes);
     if (changesRun(change)) {
       const key = JSON.stringify([change.set, change.keepClaim]);
@@ -379,6 +394,23 @@ class BatchWrites {
       case 'began':
         this.counts.push({ type: step!.type, outcome: 'began' });
         this.execution(run, step!, visit, { attempt: 1, status: 'running', startedAt: this.now, finished: false });
+        break;
+      case 'await':
+        // Woken before its timeout, a wait_for under way waits on: its execution is the one it has.
+        if (!(first && run.stepStartedAt)) {
+          this.counts.push({ type: step!.type, outcome: 'began' });
+          this.execution(run, step!, visit, { attempt: 1, status: 'running', startedAt: this.now, finished: false });
+        }
+        this.waits.push({
+          run,
+          visit,
+          stepId: step!.id,
+          activity: record.activity,
+          match: record.match,
+          // Since when an activity already recorded counts (run-waits.ts): the step's start, or
+          // when the run came to it (its due time as claimed).
+          since: first && run.stepStartedAt ? run.stepStartedAt : run.dueAt,
+        });
         break;
       case 'succeeded': {
         this.counts.push({ type: step!.type, outcome: 'succeeded' });

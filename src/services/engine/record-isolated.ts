@@ -25,7 +25,7 @@ export async function recordIsolated(
   now: Date,
   onUnrecorded: (unrecorded: Unrecorded) => void = () => undefined,
 ): Promise<RecordedIsolated> {
-  if (results.length === 0) return { counts: [], sendsQueued: 0 };
+  if (results.length === 0) return { counts: [], sendsQueued: 0, waitsMatched: 0 };
   try {
     return await recordBatch(db, results, now);
   } catch (error) {
@@ -34,7 +34,7 @@ export async function recordIsolated(
     const half = Math.ceil(results.length / 2);
     const first = await recordIsolated(db, results.slice(0, half), now, onUnrecorded);
     const second = await recordIsolated(db, results.slice(half), now, onUnrecorded);
-    return { counts: [...first.counts, ...second.counts], sendsQueued: first.sendsQueued + second.sendsQueued };
+    return { counts: [...first.counts, ...second.counts], sendsQueued: first.sendsQueued + second.sendsQueued, waitsMatched: first.waitsMatched + second.waitsMatched };
   }
 }
 
@@ -45,7 +45,7 @@ async function failAlone(db: Database, result: RunResult, error: unknown, now: D
   // Already the failure of a run that could not be planned: nothing simpler to write.
   if (result.kind === 'end' && result.status === 'failed' && result.reason.startsWith('cannot ')) {
     onUnrecorded({ run, error, failed: false });
-    return { counts: [], sendsQueued: 0 };
+    return { counts: [], sendsQueued: 0, waitsMatched: 0 };
   }
   try {
     const counts = await recordBatch(db, [{ run, kind: 'end', status: 'failed', reason: `cannot record: ${messageOf(error)}` }], now);
@@ -54,6 +54,6 @@ async function failAlone(db: Database, result: RunResult, error: unknown, now: D
   } catch (again) {
     if (isTransient(again)) throw again;
     onUnrecorded({ run, error: again, failed: false });
-    return { counts: [], sendsQueued: 0 };
+    return { counts: [], sendsQueued: 0, waitsMatched: 0 };
   }
 }

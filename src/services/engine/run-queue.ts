@@ -11,6 +11,7 @@ import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contact-row';
 import { dueAccounts } from './due-accounts';
 import { roundRobin, shareOf, type DueRun } from './claim-shares';
 import type { ClaimedRun } from './claimed-run';
+import { readSnapshot, type WaitedActivity } from '../activities/activity-snapshot';
 
 // sequence_runs as the engine's queue (db/migrations/20261208000000-create-sequence-engine.js):
 // the claim, the read of what was claimed, and the hand-back. The loop (engine.ts) and the
@@ -215,11 +216,13 @@ export async function loadClaimedRuns(db: Database, claim: Claim): Promise<Claim
       sequence_status: SequenceStatus;
       exit_when: string | null;
       sending_window: string | null;
+      trigger_activity: string | null;
+      waited_activity: string | null;
     } & ContactRow
   >(
     db,
     `SELECT r.id AS run_id, r.sequence_id, r.contact_id, r.status AS run_status, r.version, r.current_step_id, r.visit, r.attempt,
-            r.step_started_at, r.started_at, r.created_at AS run_created_at,
+            r.step_started_at, r.started_at, r.created_at AS run_created_at, r.trigger_activity, r.waited_activity,
             s.status AS sequence_status, s.exit_when, s.sending_window,
             ${CONTACT_COLUMNS.map((column) => `c.${column}`).join(', ')}
      FROM sequence_runs r JOIN sequences s ON s.id = r.sequence_id JOIN contacts c ON c.id = r.contact_id
@@ -244,6 +247,8 @@ export async function loadClaimedRuns(db: Database, claim: Claim): Promise<Claim
     sequenceStatus: row.sequence_status,
     ...readRules(row),
     contact: row,
+    trigger: readSnapshot(row.trigger_activity),
+    waited: readSnapshot<WaitedActivity>(row.waited_activity),
   }));
 }
 

@@ -3,7 +3,8 @@ import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { forShare, select } from '../../db/sql/statements';
 import { ValidationError, type IssueDetail } from '../../errors/app-errors';
-import type { SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
+import type { Entry, Goal, SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
+import { plainLiquid } from '../messages/liquid';
 import type { ChannelSettings } from '../channels/channel-settings';
 import { sendingRules } from '../channels/sending-domains';
 import { domainOf, isVerified } from '../channels/sender-domains';
@@ -11,7 +12,7 @@ import { checkDuration } from '../runs/schedule/durations';
 import { checkWindow } from '../runs/schedule/sending-window';
 import { isValidTimeZone } from '../runs/schedule/zones';
 import { normalizeId } from '../ids';
-import { problemText, templateProblems } from '../messages/templates';
+import { describeLiquidError, problemText, templateProblems } from '../messages/templates';
 
 // The rules of a sequence definition that read across its fields (docs/sequences.md
 // "Definitions"). The zod schemas have checked the shape; this checks the meaning, and every
@@ -49,6 +50,29 @@ export function checkSteps(steps: readonly StepInput[]): Step[] {
           if (!seen.has(step[field])) at(field, `"${step[field]}" is not a step of this sequence`);
         }
         break;
+      case 'wait_for': {
+        const checked = checkDuration(step.timeout);
+        if (!checked.ok) at('timeout', checked.message);
+        for (const field of ['next', 'onTimeout'] as const) {
+          const target = step[field];
+          if (target !== undefined && !seen.has(target)) at(field, `"${target}" is not a step of this sequence`);
+        }
+        if (step.next === undefined && index === stored.length - 1) at('next', 'the last step needs a `next`: a matched run has no following step to go to');
+        for (const [path, value] of Object.entries(step.match ?? {})) {
+          const problem = typeof value === 'string' ? matchTemplateProblem(value) : null;
+          if (problem) at(`match.${path}`, `match.${path} does not parse: ${problem}`);
+        }
+        break;
+      }
+      case 'split': {
+        const variants = new Map<string, number>();
+        step.variants.forEach((variant, place) => {
+          if (variants.has(variant.id)) at(`variants.${place}.id`, `variant "${variant.id}" is named twice`);
+          variants.set(variant.id, place);
+          if (!seen.has(variant.next)) at(`variants.${place}.next`, `"${variant.next}" is not a step of this sequence`);
+        });
+        break;
+      }
       case 'webhook':
         if (!normalizeId(step.endpointId)) at('endpointId', `"${step.endpointId}" is not a webhook endpoint of the account`);
         break;
@@ -63,6 +87,33 @@ export function checkSteps(steps: readonly StepInput[]): Step[] {
   if (problems.length === 0) problems.push(...waitlessCycles(stored, name));
   if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
   return stored;
+}
+
+// A wait_for's match value is a Liquid template: one that does not parse is found when it is
+// saved, as a message's are.
+function matchTemplateProblem(source: string): string | null {
+  try {
+    plainLiquid.parse(source);
+    return null;
+  } catch (error) {
+    return problemText(describeLiquidError(error));
+  }
+}
+
+// The durations of a sequence's entry (reentry.after) and goal (within), which the schema has
+// only as strings.
+export function checkEntryAndGoal(input: { entry?: Entry | null; goal?: Goal | null }): void {
+  const problems: IssueDetail[] = [];
+  const after = input.entry && typeof input.entry.reentry === 'object' ? input.entry.reentry.after : undefined;
+  if (after !== undefined) {
+    const checked = checkDuration(after);
+    if (!checked.ok) problems.push({ path: 'entry.reentry.after', message: `entry.reentry.after: ${checked.message}` });
+  }
+  if (input.goal?.within !== undefined) {
+    const checked = checkDuration(input.goal.within);
+    if (!checked.ok) problems.push({ path: 'goal.within', message: `goal.within: ${checked.message}` });
+  }
+  if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
 }
 
 export function checkSendingWindow(window: SendingWindow): void {
@@ -175,8 +226,17 @@ export function successors(steps: readonly Step[], index: number): string[] {
   const step = steps[index]!;
   if (step.type === 'exit') return [];
   if (step.type === 'branch') return [step.then, step.else];
+  if (step.type === 'split') return step.variants.map((variant) => variant.next);
+  if (step.type === 'wait_for') return [step.next ?? steps[index + 1]?.id, step.onTimeout].filter((id): id is string => id !== undefined);
   const next = steps[index + 1];
   return next ? [next.id] : [];
+}
+
+// The field of a branch or a split that jumps to `target` (only they go anywhere but forward).
+function jumpField(step: Step, target: string): string {
+  if (step.type === 'split') return `variants.${step.variants.findIndex((variant) => variant.next === target)}.next`;
+  if (step.type === 'branch') return step.then === target ? 'then' : 'else';
+  return 'id';
 }
 
 // A loop the engine could go round without ever sleeping (branch back to an earlier step with
@@ -189,7 +249,8 @@ function waitlessCycles(steps: readonly Step[], name: StepNames): IssueDetail[] 
   const state = new Array<'new' | 'open' | 'done'>(steps.length).fill('new');
   const path: number[] = [];
   const visit = (index: number): number[] | null => {
-    if (steps[index]!.type === 'wait') return null;
+    // A wait_for waits too: for its activity, or its timeout (at least a second).
+    if (steps[index]!.type === 'wait' || steps[index]!.type === 'wait_for') return null;
     if (state[index] === 'open') return path.slice(path.indexOf(index));
     if (state[index] === 'done') return null;
     state[index] = 'open';
@@ -211,12 +272,12 @@ function waitlessCycles(steps: readonly Step[], name: StepNames): IssueDetail[] 
       const loop = [...round, round[0]!];
       const back = round.findIndex((from, i) => loop[i + 1]! <= from);
       const [from, to] = [loop[back]!, loop[back + 1]!];
-      const branch = steps[from] as Extract<Step, { type: 'branch' }>;
-      const field = branch.then === steps[to]!.id ? 'then' : 'else';
+      const field = jumpField(steps[from]!, steps[to]!.id);
       const target = from === to ? 'itself' : name(to);
       const names = loop.map((i) => name.short(i)).join(' -> ');
+      const words = field.startsWith('variants.') ? `its variant "${(steps[from] as Extract<Step, { type: 'split' }>).variants[Number(field.split('.')[1])]!.id}"` : `its ${field}`;
       return [
-        issue(from, field, `${capitalized(name(from))}: its ${field} goes back to ${target}, closing the cycle ${names} with no wait step on it`),
+        issue(from, field, `${capitalized(name(from))}: ${words} goes back to ${target}, closing the cycle ${names} with no wait step on it`),
       ];
     }
   }

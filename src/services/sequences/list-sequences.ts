@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database';
 import { parseJson, toIso } from '../../db/sql/rows';
-import type { ExitRule, SendingWindow, Step } from '../../schemas/sequence-definition';
+import type { Entry, ExitRule, Goal, SendingWindow, Step } from '../../schemas/sequence-definition';
 import { select } from '../../db/sql/statements';
 import { NotFoundError } from '../../errors/app-errors';
 import type { SequenceStatus } from '../../schemas/statuses';
@@ -24,11 +24,13 @@ interface SequenceRow {
   version: number | string | null;
   exit_when: string | null;
   sending_window: string | null;
+  entry: string | null;
+  goal: string | null;
   created_at: unknown;
   updated_at: unknown;
 }
 
-const COLUMNS = 'SELECT id, name, status, version, exit_when, sending_window, created_at, updated_at';
+const COLUMNS = 'SELECT id, name, status, version, exit_when, sending_window, entry, goal, created_at, updated_at';
 const SELECT = `${COLUMNS} FROM sequences`;
 
 export async function listSequences(
@@ -95,6 +97,8 @@ function toSequenceDto(row: SequenceRow, activeRuns: number, steps: Map<string, 
     version,
     steps: version === null ? [] : (steps.get(versionKey(row.id, version)) ?? []),
     ...readRules(row),
+    entry: row.entry ? parseJson<Entry>(row.entry) : null,
+    goal: row.goal ? parseJson<Goal>(row.goal) : null,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };

@@ -3,13 +3,13 @@ import { toIso } from '../../db/sql/rows';
 import { execute, forUpdate, insertRows, select } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
 import { NotFoundError, ValidationError } from '../../errors/app-errors';
-import type { ExitRule, SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
+import type { Entry, ExitRule, Goal, SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
 import type { SequenceDto } from '../../schemas/sequence';
 import type { SequenceStatus } from '../../schemas/statuses';
 import { notifyDueWork } from '../runs/due-work';
 import { newRowId, normalizeId } from '../ids';
 import type { ChannelSettings } from '../channels/channel-settings';
-import { checkSendingWindow, checkStepSenders, checkSteps, checkWebhookEndpoints } from './definition-rules';
+import { checkEntryAndGoal, checkSendingWindow, checkStepSenders, checkSteps, checkWebhookEndpoints } from './definition-rules';
 import { getSequence } from './list-sequences';
 import { moveRunsToVersion, type MovedRuns } from './move-runs';
 import { refuseEmptyingWithRuns } from './stranded-runs';
@@ -29,6 +29,8 @@ export interface SequenceDefinitionInput {
   channels?: ChannelSettings;
   exitWhen?: ExitRule[];
   sendingWindow?: SendingWindow | null;
+  entry?: Entry | null;
+  goal?: Goal | null;
 }
 
 export interface SequenceSummary {
@@ -48,16 +50,20 @@ interface SequenceRow {
   version: number | string | null;
   exit_when: string | null;
   sending_window: string | null;
+  entry: string | null;
+  goal: string | null;
   created_at: unknown;
   updated_at: unknown;
 }
 
-const COLUMNS = 'id, account_id, name, status, version, exit_when, sending_window, created_at, updated_at';
+const COLUMNS = 'id, account_id, name, status, version, exit_when, sending_window, entry, goal, created_at, updated_at';
+const INSERT_COLUMNS = [...COLUMNS.split(', '), 'entry_activity', 'goal_activity'];
 
 // The checks that need no database, before any transaction starts: a bad definition is refused
 // without a write.
 function checkDefinition(input: SequenceDefinitionInput): { steps?: Step[] } {
   if (input.sendingWindow) checkSendingWindow(input.sendingWindow);
+  checkEntryAndGoal(input);
   return { steps: input.steps === undefined ? undefined : checkSteps(input.steps) };
 }
 
@@ -78,8 +84,22 @@ export async function createSequence(
     await insertRows(
       db,
       'sequences',
-      COLUMNS.split(', '),
-      [[id, account.id, input.name, input.status ?? 'draft', version, rulesText(input.exitWhen), windowText(input.sendingWindow), now, now]],
+      INSERT_COLUMNS,
+      [[
+        id,
+        account.id,
+        input.name,
+        input.status ?? 'draft',
+        version,
+        rulesText(input.exitWhen),
+        windowText(input.sendingWindow),
+        jsonText(input.entry),
+        jsonText(input.goal),
+        now,
+        now,
+        input.entry?.activity ?? null,
+        input.goal?.activity ?? null,
+      ]],
       transaction,
     );
     if (version !== null) await writeVersion(db, { accountId: account.id, sequenceId: id, version, steps: steps! }, transaction);
@@ -130,6 +150,13 @@ export async function changeSequence(
     if (input.exitWhen !== undefined && !sameText(rulesText(input.exitWhen), row.exit_when)) changes.push(['exit_when', rulesText(input.exitWhen)]);
     if (input.sendingWindow !== undefined && !sameText(windowText(input.sendingWindow), row.sending_window)) {
       changes.push(['sending_window', windowText(input.sendingWindow)]);
+    }
+    // The activity names beside the definitions: what an activity finds its sequences by.
+    if (input.entry !== undefined && !sameText(jsonText(input.entry), row.entry)) {
+      changes.push(['entry', jsonText(input.entry)], ['entry_activity', input.entry?.activity ?? null]);
+    }
+    if (input.goal !== undefined && !sameText(jsonText(input.goal), row.goal)) {
+      changes.push(['goal', jsonText(input.goal)], ['goal_activity', input.goal?.activity ?? null]);
     }
     let version = currentVersion;
     // The current steps, needed only to compare new ones with, or to move runs onto.
@@ -215,6 +242,10 @@ export async function listSequences(db: Database, input: { accountId: string; st
 
 function rulesText(rules: readonly ExitRule[] | undefined): string | null {
   return rules && rules.length > 0 ? JSON.stringify(rules) : null;
+}
+
+function jsonText(value: Entry | Goal | null | undefined): string | null {
+  return value ? JSON.stringify(value) : null;
 }
 
 function windowText(window: SendingWindow | null | undefined): string | null {

@@ -6,6 +6,8 @@ import { runUpdate } from './update';
 import { runWait } from './wait';
 import { runMessage } from './message';
 import { runWebhook } from './webhook';
+import { runSplit } from './split';
+import { runWaitFor } from './wait-for';
 import type { StepInput, StepOutcome } from './step-outcome';
 
 // Each step type's handler. A step that talks to the outside (webhook, email, whatsapp) answers what to send: the
@@ -19,8 +21,12 @@ export function runStep(input: StepInput): StepOutcome {
       return runTag(input as StepInput<StepOf<'tag'>>);
     case 'update':
       return runUpdate(input as StepInput<StepOf<'update'>>);
+    case 'wait_for':
+      return runWaitFor(input as StepInput<StepOf<'wait_for'>>);
     case 'branch':
       return runBranch(input as StepInput<StepOf<'branch'>>);
+    case 'split':
+      return runSplit(input as StepInput<StepOf<'split'>>);
     case 'exit':
       return runExit();
     case 'webhook':

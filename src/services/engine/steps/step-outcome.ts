@@ -1,3 +1,4 @@
+import type { ActivitySnapshot, WaitedActivity } from '../../activities/activity-snapshot';
 import type { ContactState } from '../../contacts/contact-state';
 import type { Step } from '../../../schemas/sequence-definition';
 
@@ -13,6 +14,17 @@ export interface StepInput<S extends Step = Step> {
   now: Date;
   // The zone the run's local times are read in (docs/sequences.md "Time zones").
   zone: string;
+  run: StepRun;
+}
+
+// What of the run a step reads: a split's hash (its id), a wait_for's match (the activity that
+// started it, the one a wait matched, and the visit and start of the step).
+export interface StepRun {
+  id: string;
+  visit: number;
+  stepStartedAt: Date | null;
+  trigger: ActivitySnapshot | null;
+  waited: WaitedActivity | null;
 }
 
 export type StepOutcome =
@@ -22,6 +34,10 @@ export type StepOutcome =
   | { kind: 'complete' }
   // Begun: nothing more until `until` (a wait).
   | { kind: 'sleep'; until: Date }
+  // Begun: a wait_for, until a matching activity or `until` (its timeout). `match`: the step's
+  // match values as rendered for this run (property path -> JSON value).
+  // null: a value rendered empty, so nothing can match (the wait ends at its timeout).
+  | { kind: 'await'; until: Date; activity: string; match: Record<string, unknown> | null }
   // A change to the contact, made with the run's move in one transaction; then the next step.
   | { kind: 'change'; change: (contact: ContactState) => ContactState }
   // Begun: a send queued in the outbox with the run's move; the run waits for its outcome

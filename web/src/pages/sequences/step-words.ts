@@ -9,6 +9,7 @@ export type Sequence = inferRouterOutputs<AppRouter>['dashboard']['sequences']['
 // input's, where it is optional.
 export type Step = Sequence['steps'][number] & { id: string };
 type Condition = Extract<Step, { type: 'branch' }>['if'];
+type PropertyCondition = Extract<Condition, { property: string }>;
 type ExitRule = Sequence['exitWhen'][number];
 type Window = NonNullable<Sequence['sendingWindow']>;
 
@@ -69,8 +70,22 @@ function fieldPaths(value: Record<string, unknown>, prefix = ''): string[] {
 export function conditionInWords(condition: Condition): string {
   if ('tag' in condition) return `has tag ${condition.tag}`;
   if ('channel' in condition) return `${condition.channel === 'email' ? 'email' : 'WhatsApp'} subscription is ${condition.status}`;
+  if ('property' in condition) return `the trigger's ${propertyConditionInWords(condition)}`;
   if ('exists' in condition) return condition.exists ? `has field ${condition.field}` : `has no field ${condition.field}`;
   return `${condition.field} is ${JSON.stringify(condition.equals)}`;
+}
+
+const OPERATOR_WORDS = { gt: 'is more than', gte: 'is at least', lt: 'is less than', lte: 'is at most' } as const;
+
+export function propertyConditionInWords(condition: PropertyCondition): string {
+  const name = `property ${condition.property}`;
+  if ('exists' in condition) return condition.exists ? `${name} is set` : `${name} is not set`;
+  if ('in' in condition) return `${name} is one of ${condition.in.map((value) => JSON.stringify(value)).join(', ')}`;
+  if ('equals' in condition) return `${name} is ${JSON.stringify(condition.equals)}`;
+  for (const operator of ['gt', 'gte', 'lt', 'lte'] as const) {
+    if (operator in condition) return `${name} ${OPERATOR_WORDS[operator]} ${JSON.stringify((condition as Record<string, unknown>)[operator])}`;
+  }
+  return name;
 }
 
 // The zone a run's local times are read in: the window's (or the contact's own), else UTC.
@@ -107,6 +122,15 @@ export function stepInWords(step: Step, context: { window: Window | null; webhoo
       return `WhatsApp template ${step.template.name} (${step.template.language.code})`;
     case 'branch':
       return `If ${conditionInWords(step.if)} go to ${step.then}, else ${step.else}`;
+    case 'wait_for': {
+      const keys = Object.keys(step.match ?? {});
+      const matched = keys.length > 0 ? ` with the same ${keys.join(', ')}` : '';
+      return `Wait up to ${durationInWords(step.timeout)} for ${step.activity}${matched}; then ${step.next ?? 'the next step'}, else ${step.onTimeout}`;
+    }
+    case 'split': {
+      const total = step.variants.reduce((sum, variant) => sum + variant.weight, 0);
+      return `Split: ${step.variants.map((variant) => `${variant.id} ${Math.round((variant.weight / total) * 100)}% to ${variant.next}`).join(', ')}`;
+    }
     case 'exit':
       return 'Exit';
   }

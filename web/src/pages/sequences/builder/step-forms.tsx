@@ -338,7 +338,7 @@ function BranchForm({ step, onChange, errors, context }: FormProps<'branch'>) {
           value={condition.equals}
           error={errors['if.equals']}
           onProblem={(problem) => context.onProblem('if.equals', problem)}
-          onChange={(equals) => onChange({ ...step, if: { field: condition.field, equals } })}
+          onChange={(equals) => onChange({ ...step, if: 'field' in condition ? { field: condition.field, equals } : { property: condition.property, equals } })}
         />
       )}
       {'channel' in condition && (
