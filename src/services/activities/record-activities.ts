@@ -16,6 +16,12 @@ import { onceForKey, type IdempotencyScope } from '../idempotency/key-in-transac
 import { ACTIVITY_COLUMNS, type ActivityRow } from './activity-rows';
 import type { ActivitySettings } from './activity-settings';
 import { occurredAtProblem } from './occurred-at';
+import { notifyDueWork } from '../runs/due-work';
+import { remainingRunCapacity } from '../runs/runs';
+import { enterSequences, entrySequences } from './enter-sequences';
+import { matchWaits } from './match-waits';
+import { meetGoals } from './meet-goals';
+import type { StoredActivity } from './stored-activity';
 
 // The intake of POST /activities and /activities/batch (docs/activities.md), set-based: one
 // transaction of a handful of statements whatever the number of items.
@@ -62,9 +68,12 @@ export async function recordActivities(
 ): Promise<RecordedActivity[]> {
   const now = settings.now();
   const items = prepare(input.activities, input.batch, now, settings);
-  return withTransaction(db, (transaction) =>
+  const stored = await withTransaction(db, (transaction) =>
     onceForKey(db, input.idempotency, transaction, () => store(db, input.accountId, items, now, transaction)),
   );
+  // Runs it enrolled or moved on: the engine looks now, not at its next due time.
+  if (stored.due) notifyDueWork();
+  return stored.activities;
 }
 
 // Everything that can be refused without the database, refused before it: occurredAt's bounds,
@@ -105,7 +114,17 @@ function sameActivity(a: { name: string; properties: unknown }, b: { name: strin
   return a.name === b.name && isDeepStrictEqual(a.properties, b.properties);
 }
 
-async function store(db: Database, accountId: string, items: Item[], receivedAt: Date, transaction: Transaction): Promise<RecordedActivity[]> {
+async function store(
+  db: Database,
+  accountId: string,
+  items: Item[],
+  receivedAt: Date,
+  transaction: Transaction,
+): Promise<{ activities: RecordedActivity[]; due: boolean }> {
+  // The sequences these names enroll in, and the run limit, before the contacts: the lock
+  // order of every enrollment (enter-sequences.ts).
+  const entries = await entrySequences(db, accountId, [...new Set(items.map((item) => item.name))], transaction);
+  const capacity = entries.length > 0 ? await remainingRunCapacity(db, accountId, transaction) : null;
   const contactIds = await resolveContacts(db, accountId, items, transaction);
   const firsts = items.filter((item) => item.sameAs === undefined);
   const proposed = new Map(firsts.map((item) => [item.id, newRowId()]));
@@ -134,8 +153,18 @@ async function store(db: Database, accountId: string, items: Item[], receivedAt:
       duplicate: !ours || item.sameAs !== undefined,
     };
   });
-  await recordEvents(db, accountId, contactIds.events, transaction);
-  return results;
+  // What the new activities do to the sequences (a duplicate does nothing again): the waits
+  // they match, the goals they meet, the sequences they enroll in, in this transaction.
+  const fresh = items.flatMap((item, index): StoredActivity[] => {
+    const result = results[index]!;
+    if (result.duplicate) return [];
+    return [{ id: result.id, contactId: result.contactId, name: item.name, properties: item.properties, occurredAt: result.occurredAt, occurredAtDate: item.occurredAt }];
+  });
+  const moved = await matchWaits(db, accountId, fresh, receivedAt, transaction);
+  const converted = await meetGoals(db, accountId, fresh, receivedAt, transaction);
+  const entered = await enterSequences(db, { accountId, sequences: entries, capacity, activities: fresh, now: receivedAt }, transaction);
+  await recordEvents(db, accountId, [...contactIds.events, ...converted, ...entered.events], transaction);
+  return { activities: results, due: moved > 0 || entered.due };
 }
 
 // Each item's contact id: by id (locked, must exist), or by email (upserted).

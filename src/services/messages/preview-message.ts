@@ -9,7 +9,8 @@ import { contactFromRow } from '../contacts/contact-row';
 import { findContactRow } from '../contacts/find-contact';
 import { getSequence } from '../sequences/list-sequences';
 import { unsubscribeUrl } from '../unsubscribe/unsubscribe-links';
-import { RUN_SELECT, runFromRow, type RunRow } from '../runs/runs';
+import { RUN_COLUMNS_READ, runFromRow, type RunRow } from '../runs/runs';
+import { readSnapshot } from '../activities/activity-snapshot';
 import { buildTemplateContext } from './render-context';
 import { renderEmail, renderWhatsApp, TemplateRenderError } from './render-message';
 import { isMessageStep, problemText, templateProblems, type MessageStep } from './templates';
@@ -39,9 +40,10 @@ export async function previewMessage(
   }
   if (!isMessageStep(step)) throw stepError(`Step "${input.stepId}" is a ${step.type} step: only email and whatsapp steps send a message to preview`);
 
-  const [latest] = await select<RunRow>(
+  // The contact's latest run: its fields, and the activities it read (trigger, waited).
+  const [latest] = await select<RunRow & { trigger_activity: string | null; waited_activity: string | null }>(
     db,
-    `${RUN_SELECT} WHERE sequence_id = ? AND contact_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
+    `SELECT ${RUN_COLUMNS_READ}, trigger_activity, waited_activity FROM sequence_runs WHERE sequence_id = ? AND contact_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
     [sequence.id, contactRow.id],
   );
   const contact = contactFromRow(contactRow);
@@ -51,6 +53,7 @@ export async function previewMessage(
     run: latest ? runFromRow(latest) : null,
     sequence: { id: sequence.id, name: sequence.name, version: sequence.version ?? 0 },
     unsubscribeUrl: link,
+    activities: latest ? { trigger: readSnapshot(latest.trigger_activity), waited: readSnapshot(latest.waited_activity) } : undefined,
   });
   try {
     if (step.type === 'email') {

@@ -1,10 +1,20 @@
 import type { ContactDto } from '../../schemas/contact';
 import type { RunDto } from '../../schemas/sequence';
 import { contactFromRow, type ContactRow } from '../contacts/contact-row';
+import { templateActivity, type ActivitySnapshot } from '../activities/activity-snapshot';
 
 // What a message template reads (docs/templates.md "Variables"): the contact as the API shows it
 // (`contact.firstName`, `contact.customFields.plan`), its run, the sequence, and the link that
-// unsubscribes the contact from the step's channel.
+// unsubscribes the contact from the step's channel; for a run started by an activity, that
+// activity (`trigger.properties.total`), and the activity that last ended one of its wait_for
+// steps (`waited.properties`): empty objects when there is none.
+
+export interface RunActivities {
+  trigger: ActivitySnapshot | null;
+  waited: ActivitySnapshot | null;
+}
+
+export const NO_ACTIVITIES: RunActivities = { trigger: null, waited: null };
 
 export interface TemplateSequence {
   id: string;
@@ -21,6 +31,8 @@ export interface TemplateContext {
   run: Partial<RunDto>;
   sequence: TemplateSequence;
   unsubscribe_url: string;
+  trigger: Partial<ActivitySnapshot>;
+  waited: Partial<ActivitySnapshot>;
 }
 
 export function buildTemplateContext(input: {
@@ -28,8 +40,17 @@ export function buildTemplateContext(input: {
   run: RunDto | null;
   sequence: TemplateSequence;
   unsubscribeUrl: string;
+  activities?: RunActivities;
 }): TemplateContext {
   const contact = 'email_normalized' in input.contact ? contactFromRow(input.contact) : input.contact;
   const { id, name, version } = input.sequence;
-  return { contact, run: input.run ?? {}, sequence: { id, name, version }, unsubscribe_url: input.unsubscribeUrl };
+  const activities = input.activities ?? NO_ACTIVITIES;
+  return {
+    contact,
+    run: input.run ?? {},
+    sequence: { id, name, version },
+    unsubscribe_url: input.unsubscribeUrl,
+    trigger: templateActivity(activities.trigger),
+    waited: templateActivity(activities.waited),
+  };
 }

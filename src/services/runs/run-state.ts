@@ -33,6 +33,9 @@ export type RunInput =
   | { kind: 'hold'; until: Date }
   // Due now: its sequence is active again, or the window it waited for changed.
   | { kind: 'wake' }
+  // Its wait_for step's activity was recorded (activities/match-waits.ts): due now, to go on;
+  // a paused run goes on when resumed.
+  | { kind: 'matched' }
   // Its step began and waits: a wait until `until`; a send (until null) for its outcome.
   | { kind: 'began'; until: Date | null }
   // Its step is done: on to `next`, or complete (null).
@@ -107,6 +110,8 @@ export function nextRunState(run: RunFacts, input: RunInput, now: Date): RunChan
       return change(from, { dueAt: input.until });
     case 'wake':
       return change(from, { dueAt: now }, true);
+    case 'matched':
+      return from === 'paused' ? change(from, { pausedDueAt: now }) : change(from, { dueAt: now });
     case 'began':
       return change(from === 'paused' ? from : 'running', {
         attempt: 1,

@@ -35,6 +35,7 @@ const RUN_COLUMNS = [
   'version',
   'current_step_id',
   'due_at',
+  'trigger_activity',
 ];
 
 export const RUN_COLUMNS_READ = 'id, contact_id, status, started_at, completed_at, created_at, version, current_step_id, reason';
@@ -93,7 +94,9 @@ export async function contactsWithActiveRun(
 // request) is left out. Returns the run of each contact that got one, as the API returns it.
 export async function startRuns(
   db: Database,
-  input: { accountId: string; sequence: RequiredSequence; contactIds: readonly string[] },
+  // triggers: the activity that starts each contact's run, as its snapshot's JSON (entry by
+  // event, activities/enter-sequences.ts); absent for an API enrollment.
+  input: { accountId: string; sequence: RequiredSequence; contactIds: readonly string[]; triggers?: ReadonlyMap<string, string> },
   transaction: Transaction,
 ): Promise<Map<string, RunDto>> {
   if (input.contactIds.length === 0) return new Map();
@@ -118,6 +121,7 @@ export async function startRuns(
       version,
       firstStepId,
       firstStepId === null ? null : now,
+      input.triggers?.get(contactId) ?? null,
     ]),
     transaction,
   );

@@ -13,6 +13,8 @@ import { readVersions, versionKey } from '../runs/sequence-versions';
 // - `sequence_paused`: its sequence is not active, or the engine set it aside for that (due_at
 //   null): it waits for the sequence to be active again, with no time;
 // - `wait`: its step is a wait that has begun (step_started_at): due_at is the wait's end;
+// - `activity`: its step is a wait_for that has begun: due_at is its timeout (a matching
+//   activity makes it due now);
 // - `retry`: its step is a webhook with a failed attempt behind it. The run itself waits at the
 //   step with no due time (due_at NULL) while the outbound layer holds its send: the time is the
 //   send's, the outbox row of the run's visit (runs/outbox.ts), queued until its due_at;
@@ -62,6 +64,8 @@ export function runWaiting(row: WaitingRow, step: Step | undefined, sequenceStat
   if (row.claim_token !== null) return NOTHING;
   const dueAt = toIsoOrNull(row.due_at)!;
   if (step?.type === 'wait' && row.step_started_at !== null) return { dueAt, waitingFor: 'wait' };
+  // A wait_for under way: due at its timeout; matched, it is due now (null: it goes on now).
+  if (step?.type === 'wait_for' && row.step_started_at !== null) return Date.parse(dueAt) > now.getTime() ? { dueAt, waitingFor: 'activity' } : { dueAt, waitingFor: null };
   if (step?.type === 'webhook' && Number(row.attempt) > 0) return { dueAt, waitingFor: 'retry' };
   if (row.step_started_at === null && Date.parse(dueAt) > now.getTime()) return { dueAt, waitingFor: 'window' };
   return { dueAt, waitingFor: null };

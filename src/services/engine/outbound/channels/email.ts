@@ -144,6 +144,7 @@ export function emailChannel(options: EmailChannelOptions): Channel {
           run: target.run,
           sequence: { id: body.sequenceId, name: target.sequenceName, version: body.version },
           unsubscribeUrl: link,
+          activities: target.activities,
         }),
       );
     } catch (error) {

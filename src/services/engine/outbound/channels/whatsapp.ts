@@ -100,7 +100,13 @@ export function whatsappChannel(options: WhatsAppChannelOptions): Channel {
         try {
           request = renderWhatsApp(
             step,
-            buildTemplateContext({ contact, run: target.run, sequence: { id: body.sequenceId, name: target.sequenceName, version: body.version }, unsubscribeUrl: link }),
+            buildTemplateContext({
+              contact,
+              run: target.run,
+              sequence: { id: body.sequenceId, name: target.sequenceName, version: body.version },
+              unsubscribeUrl: link,
+              activities: target.activities,
+            }),
             { to: recipient.to, callbackData: send.idempotencyId },
           );
         } catch (error) {
