@@ -13,7 +13,7 @@ import { badDefinitions, definitionRows, engineNow, storedVersions } from '../su
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const SEQUENCE_KEYS = ['id', 'name', 'status', 'activeRuns', 'version', 'steps', 'exitWhen', 'sendingWindow', 'createdAt', 'updatedAt'];
+const SEQUENCE_KEYS = ['id', 'name', 'status', 'activeRuns', 'version', 'steps', 'exitWhen', 'sendingWindow', 'entry', 'goal', 'createdAt', 'updatedAt'];
 const RUN_KEYS = ['id', 'status', 'startedAt', 'completedAt', 'createdAt', 'version', 'currentStepId', 'reason'];
 const RUN_DETAIL_KEYS = [...RUN_KEYS, 'sequenceId', 'contactId', 'dueAt', 'waitingFor', 'retry', 'executions'];
 const WAIT_THEN_EXIT = [
@@ -370,6 +370,37 @@ describe('Sequence definitions API (REST)', () => {
       expectJson(byContact, 200);
       expect(byContact.body.runs).to.have.length(1);
       expect(byContact.body.runs[0]).to.include({ id: runId, sequenceId: sequence.id, version: 1, currentStepId: 'w1' });
+    });
+  });
+
+  describe('entry and goal', () => {
+    const ENTRY = { activity: 'cart_abandoned', where: [{ property: 'total', gte: 20 }], reentry: { after: 'P30D' } };
+    const GOAL = { activity: 'order_placed', within: 'P7D' };
+
+    it('stores entry and goal, answers them on GET, and PATCH null removes each', async () => {
+      const { key } = await buildTenant();
+      const sequence = await create(key, { steps: WAIT_THEN_EXIT, entry: ENTRY, goal: GOAL });
+      expect(sequence).to.deep.include({ entry: ENTRY, goal: GOAL });
+      expect((await api(key).get(`/sequences/${sequence.id}`)).body.sequence).to.deep.include({ entry: ENTRY, goal: GOAL });
+      const cleared = await api(key).patch(`/sequences/${sequence.id}`).send({ entry: null });
+      expectJson(cleared, 200);
+      expect(cleared.body.sequence).to.deep.include({ entry: null, goal: GOAL });
+      const both = await api(key).patch(`/sequences/${sequence.id}`).send({ goal: null });
+      expect(both.body.sequence).to.deep.include({ entry: null, goal: null });
+      expect((await create(key, {})).entry).to.equal(null);
+    });
+
+    it('enrolls by REST: the run exists when POST /activities answers 202, with the activity as its trigger', async () => {
+      const { key } = await buildTenant();
+      const sequence = await create(key, { status: 'active', steps: WAIT_THEN_EXIT, entry: ENTRY });
+      const small = await api(key).post('/activities').send({ contact: { email: 'ann@example.com' }, name: 'cart_abandoned', properties: { total: 5 } });
+      expectJson(small, 202);
+      expect((await api(key).get(`/sequences/${sequence.id}/runs`)).body.runs).to.deep.equal([]);
+      const big = await api(key).post('/activities').send({ contact: { email: 'ann@example.com' }, name: 'cart_abandoned', properties: { total: 25 } });
+      expectJson(big, 202);
+      const runs = (await api(key).get(`/sequences/${sequence.id}/runs`)).body.runs;
+      expect(runs).to.have.length(1);
+      expect(runs[0]).to.include({ contactId: big.body.activity.contactId, status: 'pending' });
     });
   });
 });

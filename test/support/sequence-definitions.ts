@@ -75,7 +75,7 @@ export async function badDefinitions(): Promise<BadDefinition[]> {
       what: 'a branch on an unknown condition',
       body: { steps: [{ id: 'b', type: 'branch', if: { colour: 'red' }, then: 'b2', else: 'b2' }, { id: 'b2', type: 'exit' }] },
       path: 'steps.0.if',
-      message: /A condition is one of \{ "tag": "…" \}, .* or \{ "channel": "email" or "whatsapp", "status": "subscribed" or "unsubscribed" \}; got an object with "colour"$/,
+      message: /A condition is one of \{ "tag": "…" \}, .* or \{ "channel": "email" or "whatsapp", "status": "subscribed" or "unsubscribed" \}, or a property condition on the run's trigger: A property condition is .*; got an object with "colour"$/,
     },
     {
       what: 'an unknown exit rule',
@@ -90,6 +90,43 @@ export async function badDefinitions(): Promise<BadDefinition[]> {
     { what: 'steps that are not an array', body: { steps: { type: 'exit' } }, path: 'steps', message: /expected array/ },
     { what: 'a step that is not an object', body: { steps: ['exit'] }, path: 'steps.0', message: /./ },
     ...messageStepCases(),
+    ...activityStepCases(),
+  ];
+}
+
+// wait_for and split steps, and the sequence's entry and goal (docs/sequences.md, docs/activities.md).
+const waitFor = (fields: Record<string, unknown>) => ({ id: 'wf', type: 'wait_for', activity: 'checkout_completed', timeout: 'PT3H', onTimeout: 'end', next: 'end', ...fields });
+const split = (variants: unknown) => ({ id: 'sp', type: 'split', variants });
+
+function activityStepCases(): BadDefinition[] {
+  return [
+    { what: 'a wait_for onTimeout to an unknown id', body: { steps: [waitFor({ onTimeout: 'nowhere' }), exit] }, path: 'steps.0.onTimeout', message: /"nowhere" is not a step of this sequence/ },
+    { what: 'a wait_for next to an unknown id', body: { steps: [waitFor({ next: 'nowhere' }), exit] }, path: 'steps.0.next', message: /"nowhere" is not a step of this sequence/ },
+    { what: 'a wait_for timeout of PT0S', body: { steps: [waitFor({ timeout: 'PT0S' }), exit] }, path: 'steps.0.timeout', message: /at least 1 second/ },
+    { what: 'a wait_for timeout of P400D', body: { steps: [waitFor({ timeout: 'P400D' }), exit] }, path: 'steps.0.timeout', message: /more than 366 days/ },
+    { what: 'a wait_for with no onTimeout', body: { steps: [waitFor({ onTimeout: undefined }), exit] }, path: 'steps.0.onTimeout', message: /./ },
+    { what: 'a last wait_for with no next', body: { steps: [exit, waitFor({ next: undefined })] }, path: 'steps.1.next', message: /the last step needs a `next`/ },
+    { what: 'a wait_for match that does not parse', body: { steps: [waitFor({ match: { cartId: '{{ trigger.properties.cartId ' } }), exit] }, path: 'steps.0.match.cartId', message: /match.cartId does not parse/ },
+    { what: 'a wait_for match value that is an object', body: { steps: [waitFor({ match: { cartId: { a: 1 } } }), exit] }, path: 'steps.0.match.cartId', message: /./ },
+    { what: 'a wait_for with an empty activity', body: { steps: [waitFor({ activity: '' }), exit] }, path: 'steps.0.activity', message: /Must not be empty/ },
+    { what: 'a split with one variant', body: { steps: [split([{ id: 'a', weight: 1, next: 'end' }]), exit] }, path: 'steps.0.variants', message: /at least two variants/ },
+    { what: 'a split variant named twice', body: { steps: [split([{ id: 'a', weight: 1, next: 'end' }, { id: 'a', weight: 2, next: 'end' }]), exit] }, path: 'steps.0.variants.1.id', message: /variant "a" is named twice/ },
+    { what: 'a split variant to an unknown id', body: { steps: [split([{ id: 'a', weight: 1, next: 'end' }, { id: 'b', weight: 2, next: 'nowhere' }]), exit] }, path: 'steps.0.variants.1.next', message: /"nowhere" is not a step of this sequence/ },
+    { what: 'a split weight of 0', body: { steps: [split([{ id: 'a', weight: 0, next: 'end' }, { id: 'b', weight: 2, next: 'end' }]), exit] }, path: 'steps.0.variants.0.weight', message: /at least 1/ },
+    { what: 'a split weight of 1.5', body: { steps: [split([{ id: 'a', weight: 1.5, next: 'end' }, { id: 'b', weight: 2, next: 'end' }]), exit] }, path: 'steps.0.variants.0.weight', message: /whole number/ },
+    {
+      what: 'a split back to itself (a cycle with no wait)',
+      body: { steps: [split([{ id: 'a', weight: 1, next: 'sp' }, { id: 'b', weight: 1, next: 'end' }]), exit] },
+      path: 'steps.0.variants.0.next',
+      message: /^Step "sp": its variant "a" goes back to itself/,
+    },
+    { what: 'a branch on a property with two operators', body: { steps: [{ id: 'b', type: 'branch', if: { property: 'total', gt: 1, lt: 5 }, then: 'end', else: 'end' }, exit] }, path: 'steps.0.if', message: /A property condition is/ },
+    { what: 'an entry with no activity', body: { entry: { where: [] } }, path: 'entry.activity', message: /./ },
+    { what: 'an entry reentry that is not a rule', body: { entry: { activity: 'x', reentry: 'always' } }, path: 'entry.reentry', message: /reentry is "after_exit", "never" or \{ "after"/ },
+    { what: 'an entry reentry.after of "soon"', body: { entry: { activity: 'x', reentry: { after: 'soon' } } }, path: 'entry.reentry.after', message: /not an ISO 8601 duration/ },
+    { what: 'an entry where of an unknown shape', body: { entry: { activity: 'x', where: [{ field: 'total', equals: 1 }] } }, path: 'entry.where.0', message: /A property condition is/ },
+    { what: 'a goal within of P2Y', body: { goal: { activity: 'order_placed', within: 'P2Y' } }, path: 'goal.within', message: /more than 366 days/ },
+    { what: 'a goal with an unknown field', body: { goal: { activity: 'order_placed', by: 'P1D' } }, path: 'goal', message: /Unrecognized key: "by"/ },
   ];
 }
 

@@ -10,7 +10,7 @@ import { countRunProgress } from '../analytics/progress-counters';
 // Ends active runs in one statement, as the run's state machine says an active run ends
 // (src/services/runs/run-state.ts): nothing is due for them any more, a claim on them is void,
 // an execution left running (a wait) is recorded as skipped, and a send not started is
-// cancelled (one under way may finish; docs/sequences.md). Only a run at a step can have an
+// cancelled (one under way may finish; docs/sequences.md), and a wait_for's wait is deleted. Only a run at a step can have an
 // execution or a send: runs of a sequence without steps cost no further statement. The caller
 // holds the runs' locks (after their contacts'); each run's status is the one it read under
 // them (for the status counters).
@@ -26,6 +26,8 @@ export async function endRuns(
   if (atStep.length > 0) {
     await skipRunningExecutions(db, atStep, `run ${end.status}${end.reason ? `: ${end.reason}` : ''}`, end.at, transaction);
     await cancelSends(db, atStep, end.at, transaction);
+    // A wait_for's row goes with its run (a later activity would find it stale anyway).
+    await execute(db, 'DELETE FROM run_waits WHERE run_id IN (?)', [atStep], transaction);
   }
   const { set, values } = runChangeSql(endState(end, end.at), end.at);
   await execute(db, `UPDATE sequence_runs SET ${set} WHERE id IN (?) AND status IN ('pending', 'running', 'paused')`, [...values, runIds], transaction);
