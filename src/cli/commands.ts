@@ -23,7 +23,7 @@ const uuid = z.uuid('must be a UUID');
 const name = text().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
 const limit = z.string().regex(/^\d{1,9}$/, 'must be a whole number').transform(Number);
 
-// --steps FILE: JSON holding the steps array alone, or { steps, exitWhen, sendingWindow } as
+// --steps FILE: JSON holding the steps array alone, or { steps, exitWhen, sendingWindow, entry, goal } as
 // POST /api/v1/sequences takes them. Its shape is checked here, before the database is opened;
 // a problem is named by its path in the definition, as the API's 400 names it.
 const definitionFile = z.string().transform((file, ctx) => {
@@ -43,7 +43,7 @@ const definitionFile = z.string().transform((file, ctx) => {
   } catch (error) {
     return refuse(`${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (typeof json !== 'object' || json === null) return refuse(`${file} must hold the steps array or an object { steps, exitWhen, sendingWindow }`);
+  if (typeof json !== 'object' || json === null) return refuse(`${file} must hold the steps array or an object { steps, exitWhen, sendingWindow, entry, goal }`);
   const parsed = z.strictObject(definitionInputSchema.shape).safeParse(Array.isArray(json) ? { steps: json } : json);
   if (!parsed.success) {
     const [issue] = parsed.error.issues;
@@ -131,7 +131,7 @@ export const COMMANDS = {
     run: (db, f) => listApiKeys(db, { accountId: f.account }),
   }),
   'sequence:create': command({
-    usage: `--account ID --name NAME [--status ${SEQUENCE_STATUSES.join('|')}] [--steps FILE]   (FILE: JSON, the steps array or { steps, exitWhen, sendingWindow })`,
+    usage: `--account ID --name NAME [--status ${SEQUENCE_STATUSES.join('|')}] [--steps FILE]   (FILE: JSON, the steps array or { steps, exitWhen, sendingWindow, entry, goal })`,
     flags: z.object({ account: uuid, name, status: z.enum(SEQUENCE_STATUSES).optional(), steps: definitionFile.optional() }),
     run: (db, f, settings) =>
       withDefinitionFile(f.steps?.file, () =>

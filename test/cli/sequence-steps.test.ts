@@ -127,7 +127,7 @@ describe('admin command line: sequence:create --steps FILE', () => {
       it(`JSON that is ${what}, neither an array nor an object`, async () => {
         const bad = file('scalar.json', content);
         const stderr = await refused('sequence:create', '--account', accountId, '--name', 'S', '--steps', bad);
-        expect(stderr).to.contain(`--steps: ${bad} must hold the steps array or an object { steps, exitWhen, sendingWindow }`);
+        expect(stderr).to.contain(`--steps: ${bad} must hold the steps array or an object { steps, exitWhen, sendingWindow, entry, goal }`);
       });
     }
 
