@@ -229,6 +229,15 @@ export const timelineExecutionSchema = executionSchema
   .meta({ id: 'TimelineStepExecution' });
 export type TimelineExecutionDto = z.infer<typeof timelineExecutionSchema>;
 
+const activitySnapshotSchema = z
+  .object({
+    id: z.string().meta({ example: 'cart-77' }),
+    name: z.string().meta({ example: 'cart_abandoned' }),
+    properties: z.record(z.string(), z.unknown()).meta({ example: { cartId: 'c1', total: 59.9 } }),
+    occurredAt: z.string().meta({ example: '2026-12-02T09:30:00.000Z' }),
+  })
+  .meta({ id: 'RunActivity' });
+
 export const runDetailSchema = runSchema
   .extend({
     sequenceId: z.string().describe('UUID of the run\'s sequence.').meta({ example: '7e5d3c1b-9a8f-4e6d-8c4b-2a1f0e9d8c7b' }),
@@ -246,6 +255,16 @@ export const runDetailSchema = runSchema
       })
       .nullable()
       .describe('For a run whose current step\'s send failed and will be tried again: how often, why, and when next. Null otherwise.'),
+    trigger: activitySnapshotSchema
+      .nullable()
+      .describe('The activity that enrolled the run (entry by event, docs/activities.md); null for a run the API enrolled.'),
+    awaiting: z
+      .object({
+        activity: z.string().describe('The name it waits for.').meta({ example: 'checkout_completed' }),
+        match: z.record(z.string(), z.unknown()).nullable().describe('The match values as rendered for this run; null: one rendered empty, so only the timeout ends the wait.').meta({ example: { cartId: 'c1' } }),
+      })
+      .nullable()
+      .describe('With `waitingFor: "activity"`: the activity its wait_for step waits for (its timeout is `dueAt`). Null otherwise.'),
     executions: z.array(timelineExecutionSchema).describe('Every step execution, oldest first.'),
   })
   .meta({ id: 'SequenceRunDetail' });

@@ -15,7 +15,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SEQUENCE_KEYS = ['id', 'name', 'status', 'activeRuns', 'version', 'steps', 'exitWhen', 'sendingWindow', 'entry', 'goal', 'createdAt', 'updatedAt'];
 const RUN_KEYS = ['id', 'status', 'startedAt', 'completedAt', 'createdAt', 'version', 'currentStepId', 'reason'];
-const RUN_DETAIL_KEYS = [...RUN_KEYS, 'sequenceId', 'contactId', 'dueAt', 'waitingFor', 'retry', 'executions'];
+const RUN_DETAIL_KEYS = [...RUN_KEYS, 'sequenceId', 'contactId', 'dueAt', 'waitingFor', 'retry', 'trigger', 'awaiting', 'executions'];
 const WAIT_THEN_EXIT = [
   { id: 'w1', type: 'wait', duration: 'P1D' },
   { id: 'end', type: 'exit' },

@@ -4,6 +4,8 @@ import { select } from '../../db/sql/statements';
 import { NotFoundError } from '../../errors/app-errors';
 import type { ExecutionDto, RunDetailDto } from '../../schemas/sequence';
 import { normalizeId } from '../ids';
+import { readSnapshot } from '../activities/activity-snapshot';
+import { readSteps } from '../runs/sequence-versions';
 import { messagesOfRun } from '../messages/run-messages';
 import { requireSequence } from './find-sequence';
 import { runRetry } from './run-retry';
@@ -22,9 +24,9 @@ export async function getRunDetail(
   const sequenceId = await requireSequence(db, { accountId: input.accountId, sequenceId: input.sequenceId, mustBeActive: false });
   const id = normalizeId(input.runId);
   const [run] = id
-    ? await select<RunRow & WaitingRow & { sequence_id: string }>(
+    ? await select<RunRow & WaitingRow & { sequence_id: string; trigger_activity: string | null }>(
         db,
-        `SELECT ${RUN_COLUMNS_READ}, sequence_id, ${WAITING_COLUMNS} FROM sequence_runs WHERE id = ? AND sequence_id = ? AND account_id = ?`,
+        `SELECT ${RUN_COLUMNS_READ}, sequence_id, trigger_activity, ${WAITING_COLUMNS} FROM sequence_runs WHERE id = ? AND sequence_id = ? AND account_id = ?`,
         [id, sequenceId, input.accountId],
       )
     : [];
@@ -54,6 +56,8 @@ export async function getRunDetail(
     contactId: run.contact_id,
     ...waiting,
     retry: await runRetry(db, run, waiting.waitingFor),
+    trigger: readSnapshot(run.trigger_activity),
+    awaiting: waiting.waitingFor === 'activity' ? await awaitedActivity(db, run, sequenceId) : null,
     executions: executions.map((row) => ({
       stepId: row.step_id,
       type: row.type,
@@ -63,8 +67,18 @@ export async function getRunDetail(
       detail: row.detail ? parseJson<Record<string, unknown>>(row.detail) : null,
       startedAt: toIso(row.started_at),
       finishedAt: toIsoOrNull(row.finished_at),
-      endsAt: row.type === 'wait' && row.status === 'running' ? waitEnd : null,
+      endsAt: (row.type === 'wait' || row.type === 'wait_for') && row.status === 'running' ? waitEnd : null,
       message: messages.get(Number(row.visit)) ?? null,
     })),
   };
+}
+
+// What the run's wait_for waits for: its wait row, at the run's visit; none (a match value
+// rendered empty: only the timeout ends it), the step's activity with no match.
+async function awaitedActivity(db: Database, run: RunRow & WaitingRow, sequenceId: string): Promise<RunDetailDto['awaiting']> {
+  const [wait] = await select<{ activity: string; match_values: string | null }>(db, 'SELECT activity, match_values FROM run_waits WHERE run_id = ? AND visit = ?', [run.id, Number(run.visit)]);
+  if (wait) return { activity: wait.activity, match: wait.match_values ? parseJson<Record<string, unknown> | null>(wait.match_values) : null };
+  const steps = await readSteps(db, sequenceId, run.version === null || run.version === undefined ? null : Number(run.version));
+  const step = steps.find((candidate) => candidate.id === run.current_step_id);
+  return step?.type === 'wait_for' ? { activity: step.activity, match: null } : null;
 }

@@ -71,6 +71,11 @@ describe('sequences that react to activities', () => {
       await engine.runUntilIdle();
       let detail = await shop.runOf(run!.id);
       expect(detail).to.include({ status: 'running', currentStepId: 'checkout', waitingFor: 'activity' });
+      expect(detail.awaiting).to.deep.equal({ activity: 'checkout_completed', match: { cartId: 'c1' } });
+      expect(detail.trigger).to.deep.include({ id: activity.id, name: 'cart_abandoned', properties: { cartId: 'c1', total: 59.9 } });
+      // The timeout is the run's due time: three hours from the wait's start.
+      expect(Date.parse(detail.dueAt!) - Date.parse(detail.executions[0]!.startedAt)).to.equal(3 * HOUR);
+      expect(detail.executions[0]!.endsAt).to.equal(detail.dueAt);
 
       await shop.post('ada@example.com', 'checkout_completed', { cartId: 'c2' });
       advance(1_000);
