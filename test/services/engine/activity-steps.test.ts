@@ -155,6 +155,30 @@ describe('sequences that react to activities', () => {
     });
   });
 
+  describe('a match and the timeout at the same moment', () => {
+    it('takes exactly one way: matched or timed out, never both, never neither', async () => {
+      const shop = await cartShop();
+      const emails = Array.from({ length: 6 }, (_, i) => `race${i}@example.com`);
+      for (const email of emails) await shop.post(email, 'cart_abandoned', { cartId: email });
+      const { engine, advance } = engineAt();
+      await engine.runUntilIdle();
+      // The timeout passes; the checkouts and the engine's pass race.
+      advance(3 * HOUR + 1_000);
+      await Promise.all([engine.runUntilIdle(), ...emails.map((email) => shop.post(email, 'checkout_completed', { cartId: email }))]);
+      advance(1_000);
+      await engine.runUntilIdle();
+      for (const run of await shop.runs()) {
+        expect(run.status).to.equal('completed');
+        const executions = await executionsOf(run.id);
+        const ways = executions.filter((e) => e.stepId === 'checkout').map((e) => e.detail?.outcome);
+        expect(ways).to.have.length(1);
+        const after = executions.map((e) => e.stepId).slice(1);
+        expect(after).to.deep.equal(ways[0] === 'matched' ? ['done'] : ['remind', 'done']);
+      }
+      expect(await select(testDb(), 'SELECT run_id FROM run_waits WHERE account_id = ?', [shop.accountId])).to.deep.equal([]);
+    });
+  });
+
   describe('re-entry', () => {
     async function enterTwice(reentry: unknown, between?: () => Promise<void>) {
       const shop = await cartShop({ steps: [{ id: 'pause', type: 'wait', duration: 'PT1M' }], entry: { activity: 'cart_abandoned', ...(reentry === undefined ? {} : { reentry }) } });
