@@ -221,8 +221,9 @@ const fieldPath = text().min(1).max(255).describe('A custom field; a dot reaches
 // allowed, not zod's "Invalid input". (A value that has one shape's keys but a bad value, like an
 // empty tag, is named by that shape's own message.)
 export const CONDITION_SHAPES =
-  'A condition is one of { "tag": "…" }, { "field": "…", "equals": any JSON }, { "field": "…", "exists": true or false } ' +
-  `or { "channel": "email" or "whatsapp", "status": ${SUBSCRIPTION_STATUSES.map((status) => `"${status}"`).join(' or ')} }`;
+  'A condition is one of { "tag": "…" }, { "field": "…", "equals": any JSON }, { "field": "…", "exists": true or false }, ' +
+  `{ "channel": "email" or "whatsapp", "status": ${SUBSCRIPTION_STATUSES.map((status) => `"${status}"`).join(' or ')} } ` +
+  'or, on the run\'s trigger, { "property": "…" } with one of equals, in, exists, gt, gte, lt or lte';
 export const EXIT_RULE_SHAPES = 'An exit rule is { "tag": "…" } or { "unsubscribed": "email" or "whatsapp" }';
 const shapesError = (shapes: string) => (issue: { code?: string; input?: unknown }) =>
   issue.code === 'invalid_union' ? `${shapes}; got ${sentShape(issue.input)}` : undefined;
@@ -280,7 +281,7 @@ export const conditionSchema = z
       z.strictObject({ channel: z.enum(['email', 'whatsapp']), status: z.enum(SUBSCRIPTION_STATUSES) }),
       ...propertyConditionSchema.options,
     ],
-    { error: shapesError(`${CONDITION_SHAPES}, or a property condition on the run's trigger: ${PROPERTY_CONDITION_SHAPES}`) },
+    { error: shapesError(CONDITION_SHAPES) },
   )
   .describe(
     'One condition on the contact: `{ tag }`, `{ field, equals }`, `{ field, exists }` or `{ channel, status }`; or on the ' +

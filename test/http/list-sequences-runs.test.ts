@@ -46,7 +46,7 @@ describe('GET /sequences', () => {
     expect(first.status, first.text).to.equal(200);
     expect(first.body.sequences.map((s: { id: string }) => s.id)).to.deep.equal([paused.id, active.id]);
     expect(first.body.sequences[1]).to.deep.include({ name: active.name, status: 'active', activeRuns: 1 });
-    expect(Object.keys(first.body.sequences[1]).sort()).to.deep.equal(['activeRuns', 'createdAt', 'exitWhen', 'id', 'name', 'sendingWindow', 'status', 'steps', 'updatedAt', 'version']);
+    expect(Object.keys(first.body.sequences[1]).sort()).to.deep.equal(['activeRuns', 'createdAt', 'entry', 'exitWhen', 'goal', 'id', 'name', 'sendingWindow', 'status', 'steps', 'updatedAt', 'version']);
     expect(first.body.sequences[0].activeRuns).to.equal(0);
     const last = await api(key).get('/sequences').query({ limit: 2, cursor: first.body.nextCursor });
     expect(last.body).to.deep.equal({
@@ -108,6 +108,8 @@ describe('GET /sequences/{id}', () => {
       steps: [],
       exitWhen: [],
       sendingWindow: null,
+      entry: null,
+      goal: null,
       createdAt: sequence.createdAt,
       updatedAt: sequence.updatedAt,
     });

@@ -145,8 +145,9 @@ describe('definitions, versions and API edges (REST)', () => {
       const cases: Array<[Record<string, unknown>, string]> = [
         [
           { steps: [{ id: 'b', type: 'branch', if: { colour: 'red' }, then: 'end', else: 'end' }, { id: 'end', type: 'exit' }] },
-          'steps.0.if: A condition is one of { "tag": "…" }, { "field": "…", "equals": any JSON }, { "field": "…", "exists": true or false } ' +
-            'or { "channel": "email" or "whatsapp", "status": "subscribed" or "unsubscribed" }; got an object with "colour"',
+          'steps.0.if: A condition is one of { "tag": "…" }, { "field": "…", "equals": any JSON }, { "field": "…", "exists": true or false }, ' +
+            '{ "channel": "email" or "whatsapp", "status": "subscribed" or "unsubscribed" } or, on the run\'s trigger, { "property": "…" } with one of ' +
+            'equals, in, exists, gt, gte, lt or lte; got an object with "colour"',
         ],
         [{ exitWhen: [{ bounced: 'email' }] }, 'exitWhen.0: An exit rule is { "tag": "…" } or { "unsubscribed": "email" or "whatsapp" }; got an object with "bounced"'],
         [{ sendingWindow: { timeZone: 'UTC', weekdays: ['sat', 'sat'] } }, 'sendingWindow.weekdays.1: "sat" is listed twice: name each weekday once'],

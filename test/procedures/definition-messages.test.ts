@@ -14,8 +14,9 @@ import { badRequest, trpcRejection } from '../support/trpc';
 type CreateInput = Parameters<ReturnType<typeof caller>['sequences']['create']>[0];
 
 const CONDITION_SHAPES =
-  'A condition is one of { "tag": "…" }, { "field": "…", "equals": any JSON }, { "field": "…", "exists": true or false } ' +
-  'or { "channel": "email" or "whatsapp", "status": "subscribed" or "unsubscribed" }';
+  'A condition is one of { "tag": "…" }, { "field": "…", "equals": any JSON }, { "field": "…", "exists": true or false }, ' +
+  '{ "channel": "email" or "whatsapp", "status": "subscribed" or "unsubscribed" } or, on the run\'s trigger, { "property": "…" } with one of ' +
+  'equals, in, exists, gt, gte, lt or lte';
 const EXIT_RULE_SHAPES = 'An exit rule is { "tag": "…" } or { "unsubscribed": "email" or "whatsapp" }';
 
 // The problems a definition is refused for (BAD_REQUEST, nothing stored), and its message.

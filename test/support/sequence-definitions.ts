@@ -75,7 +75,7 @@ export async function badDefinitions(): Promise<BadDefinition[]> {
       what: 'a branch on an unknown condition',
       body: { steps: [{ id: 'b', type: 'branch', if: { colour: 'red' }, then: 'b2', else: 'b2' }, { id: 'b2', type: 'exit' }] },
       path: 'steps.0.if',
-      message: /A condition is one of \{ "tag": "…" \}, .* or \{ "channel": "email" or "whatsapp", "status": "subscribed" or "unsubscribed" \}, or a property condition on the run's trigger: A property condition is .*; got an object with "colour"$/,
+      message: /A condition is one of \{ "tag": "…" \}, .*, \{ "channel": "email" or "whatsapp", "status": "subscribed" or "unsubscribed" \} or, on the run's trigger, \{ "property": "…" \} with one of equals, in, exists, gt, gte, lt or lte; got an object with "colour"$/,
     },
     {
       what: 'an unknown exit rule',
@@ -120,7 +120,7 @@ function activityStepCases(): BadDefinition[] {
       path: 'steps.0.variants.0.next',
       message: /^Step "sp": its variant "a" goes back to itself/,
     },
-    { what: 'a branch on a property with two operators', body: { steps: [{ id: 'b', type: 'branch', if: { property: 'total', gt: 1, lt: 5 }, then: 'end', else: 'end' }, exit] }, path: 'steps.0.if', message: /A property condition is/ },
+    { what: 'a branch on a property with two operators', body: { steps: [{ id: 'b', type: 'branch', if: { property: 'total', gt: 1, lt: 5 }, then: 'end', else: 'end' }, exit] }, path: 'steps.0.if', message: /on the run's trigger, \{ "property": "…" \} with one of equals/ },
     { what: 'an entry with no activity', body: { entry: { where: [] } }, path: 'entry.activity', message: /./ },
     { what: 'an entry reentry that is not a rule', body: { entry: { activity: 'x', reentry: 'always' } }, path: 'entry.reentry', message: /reentry is "after_exit", "never" or \{ "after"/ },
     { what: 'an entry reentry.after of "soon"', body: { entry: { activity: 'x', reentry: { after: 'soon' } } }, path: 'entry.reentry.after', message: /not an ISO 8601 duration/ },
