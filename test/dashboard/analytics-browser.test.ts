@@ -3,6 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
+import { execute, select } from '../../src/db/sql/statements';
 import { withTransaction } from '../../src/db/sql/transaction';
 import { addTags } from '../../src/services/contacts/contact-operations';
 import { SequenceEngine } from '../../src/services/engine/engine';
@@ -74,6 +75,38 @@ async function sequenceWithHistory(accountId: string) {
     await withTransaction(db, (transaction) => applyProviderStatuses(db, [{ channel: 'whatsapp', providerMessageId: 'wamid.analytics', status, at: now }], { now }, transaction));
   }
   return { sequence, cy: cy! };
+}
+
+// A sequence with a goal, a split and a wait_for step, moved by the engine: each of five runs
+// takes the variant the split chooses for it; variant a waits for a checkout and times out,
+// variant b (the holdout) exits. Then the first run of each variant meets the goal (the goal
+// writer is another suite's; here the row it leaves: completed, reason goal_met).
+const BEHAVIOUR_STEPS = [
+  { id: 'offer', type: 'split' as const, variants: [{ id: 'a', weight: 1, next: 'checkout' }, { id: 'b', weight: 1, next: 'done' }] },
+  { id: 'checkout', type: 'wait_for' as const, activity: 'checkout_completed', timeout: 'PT1S', onTimeout: 'done' },
+  { id: 'done', type: 'exit' as const },
+];
+
+async function sequenceWithConversions(accountId: string) {
+  const db = testDb();
+  const sequence = await createSequence(db, { accountId, name: 'Cart', status: 'active', steps: BEHAVIOUR_STEPS, goal: { activity: 'order_placed' } });
+  const contacts = [];
+  for (const name of ['gus', 'hal', 'ida', 'jo', 'kit']) contacts.push(await buildContact(accountId, { email: `${name}@example.com` }));
+  await enrollByIds(db, { accountId, sequenceId: sequence.id, contactIds: contacts.map((c) => c.id) });
+  const { engine, clock } = engineAt(Date.now() + 1);
+  await engine.runUntilIdle();
+  clock.advance(1_001);
+  await engine.runUntilIdle();
+  const splits = await select<{ run_id: string; detail: string }>(
+    db,
+    "SELECT e.run_id, e.detail FROM run_step_executions e JOIN sequence_runs r ON r.id = e.run_id WHERE r.sequence_id = ? AND e.step_id = 'offer' ORDER BY e.run_id",
+    [sequence.id],
+  );
+  const runsOf = (variant: string) => splits.filter((row) => JSON.parse(row.detail).variant === variant).map((row) => row.run_id);
+  const variants = { a: runsOf('a'), b: runsOf('b') };
+  const converted = [variants.a[0], variants.b[0]].filter((id): id is string => id !== undefined);
+  await execute(db, "UPDATE sequence_runs SET reason = 'goal_met' WHERE id IN (?) AND status = 'completed'", [converted]);
+  return { sequence, a: variants.a.length, b: variants.b.length, convertedA: Math.min(1, variants.a.length), convertedB: Math.min(1, variants.b.length) };
 }
 
 describe('dashboard.sequences.stats and .activity', () => {
@@ -148,6 +181,9 @@ describe(browserSuite('the sequence page\'s Analytics panel: the funnel and the 
       'done exit / 2 reached · 2 completed · 0 skipped · 0 failed · 0 waiting',
     ]);
     await panel.getByText('In 30 days: 6 enrollments, 2 completions, 2 exits (1 exit rule, 1 unenrolled); messages: 1 sent, 1 delivered, 1 read, 0 failed, 0 bounced, 0 complained.').waitFor();
+    // No goal, split or wait_for step: none of their figures.
+    expect(await panel.getByText(/converted/).count()).to.equal(0);
+    expect(await panel.getByRole('heading', { name: /Split variants|Waits for an activity/ }).count()).to.equal(0);
     // uPlot, loaded with the panel, draws both charts; the canvas is hidden from screen readers.
     await page.waitForFunction(() => document.querySelectorAll('.chart-canvas canvas').length === 2);
     expect(await panel.locator('.chart-canvas').first().getAttribute('aria-hidden')).to.equal('true');
@@ -169,6 +205,58 @@ describe(browserSuite('the sequence page\'s Analytics panel: the funnel and the 
       expect(scrollWidth, `analytics (${label}): document width`).to.be.at.most(innerWidth);
       await shoot(page, `sequence-analytics-${label}`);
       await panel.screenshot({ path: path.join('/tmp', `dash-analytics-${label}.png`) });
+    }
+  });
+
+  it('shows the conversions in the funnel and per day, the split variants and how the waits ended, accessible at both widths', async () => {
+    const user = await buildUser();
+    const { sequence, a, b, convertedA, convertedB } = await sequenceWithConversions(user.accountId);
+    const total = convertedA + convertedB;
+    const rate = (part: number, whole: number) => (whole === 0 ? '–' : `${((part / whole) * 100).toLocaleString('en', { maximumFractionDigits: 1 })}%`);
+    await page.goto(`${base}/dashboard/sequences/${sequence.id}`);
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const panel = page.getByRole('region', { name: 'Analytics' });
+    await panel.getByRole('heading', { name: 'Per step' }).waitFor();
+    expect((await panel.locator('.conversions-summary').innerText()).trim()).to.equal(`${total} runs converted in 30 days, by meeting the goal: order_placed.`);
+
+    const funnel = panel.getByRole('list', { name: 'Per step' });
+    const items = await funnel.locator('li').evaluateAll((lis) => lis.map((li) => (li as HTMLElement).innerText.replace(/\s*\n\s*/g, ' / ').trim()));
+    expect(items).to.deep.equal([
+      `offer split / 5 reached · 5 completed · 0 skipped · 0 failed · 0 waiting · ${total} converted after it`,
+      `checkout wait_for / ${a} reached · ${a} completed · 0 skipped · 0 failed · 0 waiting · ${convertedA} converted after it`,
+      `done exit / 5 reached · 5 completed · 0 skipped · 0 failed · 0 waiting · ${total} converted after it`,
+    ]);
+
+    const rowsOf = async (name: string) =>
+      panel.getByRole('group', { name }).locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((cell) => (cell as HTMLElement).innerText.trim())));
+    await panel.getByRole('heading', { name: 'Split step offer' }).waitFor();
+    expect(await rowsOf('Split step offer: runs per variant, and those that converted')).to.deep.equal([
+      ['a', `${a}`, `${convertedA}`, rate(convertedA, a)],
+      ['b', `${b}`, `${convertedB}`, rate(convertedB, b)],
+    ]);
+    expect(await rowsOf('Waits for an activity: how they ended')).to.deep.equal([['checkout', '0', a > 0 ? `${a} (100%)` : '0']]);
+    await panel.getByText(new RegExp(`^In 30 days: 5 enrollments, 5 completions \\(${total} converted\\), 0 exits; messages:`)).waitFor();
+
+    await panel.getByText('The figures per day, as a table').click();
+    const today = new Date().toISOString().slice(0, 10);
+    const row = panel.getByRole('row', { name: new RegExp(`^${today}`) });
+    expect((await row.locator('th, td').allInnerTexts()).slice(0, 5)).to.deep.equal([today, '5', '5', `${total}`, '0']);
+    await page.waitForFunction(() => document.querySelectorAll('.chart-canvas canvas').length === 2);
+    expect(await panel.locator('figure.chart').first().locator('.legend li').allInnerTexts()).to.deep.equal(['Enrollments', 'Completions', 'Exits', 'Conversions']);
+
+    for (const [size, label] of [
+      [DESKTOP, 'desktop'],
+      [PHONE, 'phone'],
+    ] as const) {
+      await page.setViewportSize(size);
+      await page.waitForTimeout(100);
+      await expectAccessible(page, `analytics with conversions (${label})`);
+      const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: window.innerWidth }));
+      expect(scrollWidth, `analytics with conversions (${label}): document width`).to.be.at.most(innerWidth);
+      await shoot(page, `sequence-analytics-conversions-${label}`);
+      await panel.screenshot({ path: path.join('/tmp', `dash-analytics-conversions-${label}.png`) });
     }
   });
 });

@@ -24,13 +24,16 @@ const EXPECTED: Record<string, string[]> = {
     'sequence_runs_due',
     'sequence_runs_one_active',
     'sequence_runs_position',
+    // conversions in the stats (20261227000200-add-conversion-stats-indexes.js)
+    'sequence_runs_reason_completed',
     'sequence_runs_sequence_active_created',
     'sequence_runs_sequence_created',
     'sequence_runs_sequence_status_created',
   ],
   // one_success: no statement reads it; it refuses a second succeeded execution of one visit
   // (20261216000000-create-outbox.js).
-  run_step_executions: ['run_step_executions_one_success', 'run_step_executions_unique'],
+  // account_step: the stats' split and wait_for figures (20261227000200-add-conversion-stats-indexes.js).
+  run_step_executions: ['run_step_executions_account_step', 'run_step_executions_one_success', 'run_step_executions_unique'],
   outbox: ['outbox_due', 'outbox_idempotency_id', 'outbox_run_visit'],
 };
 

@@ -5,13 +5,15 @@ import { NotFoundError } from '../../errors/app-errors';
 import type { Step } from '../../schemas/sequence-definition';
 import { catchUpProjection } from '../events/projection/catch-up';
 import { normalizeId } from '../ids';
+import { conversionFigures, type ConversionStats, type VariantStats, type WaitStats } from './conversion-stats';
 import { utcDay, type DayMetric } from './progress-counters';
 
 // GET /sequences/{id}/stats and the dashboard's analytics panel (docs/analytics.md): a
 // sequence's figures over its last `days` UTC days (today included), read from the counters
 // (progress-counters.ts) in three range reads on their primary keys: per step and outcome, per
 // day and metric, runs waiting per step now. What they read grows with the steps, the days and
-// the shards, never with the runs.
+// the shards, never with the runs. Conversions, split variants and wait_for outcomes are read
+// from the runs and executions apart (conversion-stats.ts): they find only the rows they count.
 
 export interface StepStats {
   stepId: string;
@@ -39,6 +41,9 @@ export interface SequenceStats {
   to: string;
   steps: StepStats[];
   days: DayStats[];
+  conversions: ConversionStats;
+  variants: VariantStats[];
+  waits: WaitStats[];
   // Every change committed before this time is counted (the counters are projected from the
   // run log: projection/catch-up.ts).
   asOf: string;
@@ -111,7 +116,16 @@ export async function sequenceStats(db: Database, input: { accountId: string; se
     else if (row.metric === 'exits') day.exits[row.reason] = (day.exits[row.reason] ?? 0) + n;
     else day.messages[row.metric] += n;
   }
-  return { from, to, steps: [...steps.values()], days: [...days.values()], asOf: asOf.toISOString() };
+  const figures = await conversionFigures(db, {
+    accountId: input.accountId,
+    sequenceId: sequence.id,
+    start: new Date(`${from}T00:00:00Z`),
+    end: new Date(Date.parse(`${to}T00:00:00Z`) + DAY_MS),
+    stepIds: [...steps.keys()],
+    current: current ? stepsOf(current.steps) : [],
+    versions: versions.map((row) => stepsOf(row.steps)),
+  });
+  return { from, to, steps: [...steps.values()], days: [...days.values()], ...figures, asOf: asOf.toISOString() };
 }
 
 function stepsOf(value: unknown): Step[] {
