@@ -254,6 +254,10 @@ describe('sequences that react to activities', () => {
       expect(detail).to.include({ status: 'completed', reason: 'goal_met', currentStepId: 'checkout' });
       // Its wait_for execution ended with it.
       expect((await executionsOf(converted.id)).map((e) => e.status)).to.deep.equal(['skipped']);
+      // A conversion, counted at the step it converted at.
+      const { stats } = await shop.api.sequences.stats({ id: shop.sequence.id } as never);
+      expect(stats.conversions.total).to.equal(1);
+      expect(stats.conversions.steps.find((step: { stepId: string }) => step.stepId === 'checkout')).to.include({ converted: 1 });
       // Lee's run started 8 days ago: an order now is outside `within`.
       const other = [...byContact.values()].find((run) => run.id !== converted.id)!;
       await execute(testDb(), 'UPDATE sequence_runs SET started_at = ? WHERE id = ?', [new Date(Date.now() - 8 * 24 * HOUR), other.id]);
