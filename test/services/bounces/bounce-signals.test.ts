@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { select } from '../../../src/db/sql/statements';
 import { startBounceListener, type BounceListener } from '../../../src/services/bounces/bounce-listener';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { testDb } from '../../support/db';
+import { startSmtpServer } from '../../support/smtp-server';
+import { engineAt, enrolledRun } from '../engine/support';
 import { arf, BOUNCE_DOMAIN, bounceSettings, dsn, sendReport, sentEmail, UNSUBSCRIBE_MAILBOX } from './support';
 
 // `email.bounced` (docs/activities.md "Engagement signals"): reports sent to the bounce listener
@@ -69,5 +74,27 @@ describe('bounce signals (email.bounced)', function () {
     await sendReport(listener.port, sent.envelopeFrom, dsn({ to: sent.envelopeFrom, status: '4.2.2', diagnostic: 'smtp; 452 4.2.2 mailbox full' }));
     await sendReport(listener.port, sent.envelopeFrom, dsn({ to: sent.envelopeFrom, status: '5.7.1', diagnostic: 'smtp; 550 5.7.1 Message rejected as spam' }));
     expect(await activitiesOf(sent.run.contact.id)).to.deep.equal([]);
+  });
+
+  it('records a hard bounce at the send (RCPT 550 5.1.1) as email.bounced of type hard, once the outcome is recorded', async () => {
+    const server = await startSmtpServer(undefined, { rcpt: () => '550 5.1.1 <gone>: No such user here' });
+    const withRelay = { ...settings, smtpUrl: server.url };
+    const { engine, advance } = engineAt(Date.now() + 1, {
+      messages: { settings: withRelay, outboxDir: mkdtempSync(path.join(tmpdir(), 'svc-outbox-')) },
+      activities: { retentionDays: 90, now: () => new Date() },
+    });
+    cleanups.push(() => server.close(), () => engine.stop(50));
+    const run = await enrolledRun([{ id: 'mail', type: 'email', subject: 'Hi', html: '<p>Hi</p>' }], {}, { email: 'gone@example.com' });
+    advance(1_000);
+    await engine.runUntilIdle();
+    const [message] = await select<{ id: string; status: string }>(testDb(), 'SELECT id, status FROM messages WHERE run_id = ?', [run.runId]);
+    expect(message!.status).to.equal('bounced');
+    expect(await activitiesOf(run.contact.id)).to.deep.equal([
+      {
+        id: `email.bounced:${message!.id}`,
+        name: 'email.bounced',
+        properties: { messageId: message!.id, sequenceId: run.sequence.id, stepId: 'mail', runId: run.runId, type: 'hard', detail: '550 5.1.1 no such mailbox' },
+      },
+    ]);
   });
 });
