@@ -9,6 +9,7 @@ import { dashboardApi } from './http/dashboard-api';
 import { dashboardPage } from './http/dashboard-page';
 import { SIGN_IN_WINDOW_MS } from './http/sign-in-limit';
 import { unsubscribeRoutes } from './http/unsubscribe-routes';
+import { TRACKING_PATH, trackingRoutes } from './http/tracking-routes';
 import { UNSUBSCRIBE_PATH } from './services/unsubscribe/unsubscribe-links';
 import { requireApiKey, resolveApiKey } from './http/api-key-auth';
 import { errorHandler, notFound } from './http/error-handlers';
@@ -130,7 +131,7 @@ export function createApp({
 
   // Meta's status webhook: signed by the app's secret, never by an API key; it reads its body
   // itself, as bytes (the signature is over them).
-  app.use('/webhooks/whatsapp', whatsappWebhook({ db, settings: config.whatsappWebhook ?? {}, channels, metrics: metrics?.messages, inbound: metrics?.whatsapp }));
+  app.use('/webhooks/whatsapp', whatsappWebhook({ db, settings: config.whatsappWebhook ?? {}, channels, metrics: metrics?.messages, inbound: metrics?.whatsapp, activities }));
   // SES (through SNS) and SendGrid's bounce, complaint and delivery events: signed by the
   // provider, never by an API key (docs/channels.md "Provider webhooks (SES, SendGrid)").
   app.use(
@@ -146,6 +147,7 @@ export function createApp({
       logger,
       metrics: metrics?.bounces,
       messageMetrics: metrics?.messages,
+      activities,
       ...emailProviders,
     }),
   );
@@ -186,6 +188,9 @@ export function createApp({
       logThrottle,
     }),
   );
+
+  // Open pixels and tracked links of emails: recipients', with no key and no cookie (docs/activities.md).
+  app.use(TRACKING_PATH, trackingRoutes({ db, channels, activities }));
 
   // A keyed request's last COMMIT may take up to the statement deadline.
   const idempotent = idempotency(db, { logThrottle, timers: idempotencyTimers, commitMarginMs: config.databaseTimeouts?.queryTimeoutMs });

@@ -2,6 +2,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { Database } from '../db/database';
 import type { Logger } from '../logging/logger';
 import type { FeedbackMetrics } from '../services/bounces/feedback-metrics';
+import type { ActivitySettings } from '../services/activities/activity-settings';
 import { recordFeedback, type Feedback, type FeedbackSource } from '../services/bounces/record-feedback';
 import { sendgridEventsOf, sendgridFeedback } from '../services/bounces/sendgrid-events';
 import { sendgridPublicKey, validSendgridSignature } from '../services/bounces/sendgrid-signature';
@@ -42,6 +43,8 @@ export interface EmailWebhookDeps {
   logger?: Logger;
   metrics?: FeedbackMetrics;
   messageMetrics?: MessageMetrics;
+  // The intake's settings: bounces and complaints are recorded as activities (record-feedback.ts).
+  activities?: ActivitySettings;
 }
 
 const CHUNK = 500;
@@ -72,7 +75,7 @@ export function emailProviderWebhooks(deps: EmailWebhookDeps): Router {
   async function record(source: FeedbackSource, feedback: Feedback[], unknown: number, at: Date) {
     const totals = { received: feedback.length + unknown, matched: 0, unknown, changed: 0 };
     for (let start = 0; start < feedback.length; start += CHUNK) {
-      const result = await recordFeedback(db, feedback.slice(start, start + CHUNK), { now: at, source, metrics: deps.metrics, messageMetrics: deps.messageMetrics });
+      const result = await recordFeedback(db, feedback.slice(start, start + CHUNK), { now: at, source, metrics: deps.metrics, messageMetrics: deps.messageMetrics, activities: deps.activities });
       totals.matched += result.matched;
       totals.unknown += result.unknown;
       totals.changed += result.changed;

@@ -18,6 +18,9 @@ const DOCS = '/docs';
 const DASHBOARD = '/dashboard';
 // One-click unsubscribe links: the token in their path is never logged.
 const UNSUBSCRIBE = '/u/';
+// Open pixels and tracked links: their tokens neither.
+const OPEN = '/t/o/';
+const CLICK = '/t/c/';
 
 interface RestRoute {
   method: string;
@@ -47,6 +50,8 @@ export function routeTemplates(router: AppRouter): RouteOf {
     // The dashboard's page and its client routes (a setup link carries its token in the query).
     if (lower === DASHBOARD || lower.startsWith(`${DASHBOARD}/`)) return DASHBOARD;
     if (lower.startsWith(UNSUBSCRIBE) && lower.length > UNSUBSCRIBE.length) return '/u/{token}';
+    if (lower.startsWith(OPEN) && lower.length > OPEN.length) return '/t/o/{token}';
+    if (lower.startsWith(CLICK) && lower.length > CLICK.length) return '/t/c/{token}';
     if (lower.startsWith('/trpc/')) {
       const procedure = decodeOrKeep(pathname.slice('/trpc/'.length));
       return procedures.has(procedure) ? `/trpc/${procedure}` : UNMATCHED_ROUTE;

@@ -1,5 +1,6 @@
 import express, { type Router } from 'express';
 import type { Database } from '../db/database';
+import { DEFAULT_ACTIVITY_SETTINGS, type ActivitySettings } from '../services/activities/activity-settings';
 import { DEFAULT_CHANNEL_SETTINGS, type ChannelSettings } from '../services/channels/channel-settings';
 import type { MessageMetrics } from '../services/messages/message-metrics';
 import type { WhatsAppInboundMetrics } from '../services/messages/whatsapp-inbound-metrics';
@@ -38,6 +39,8 @@ export function whatsappWebhook(options: {
   metrics?: MessageMetrics;
   inbound?: WhatsAppInboundMetrics;
   now?: () => Date;
+  // The intake's settings (reads and replies are recorded as activities); absent: the defaults.
+  activities?: ActivitySettings;
 }): Router {
   const { db, settings, metrics, inbound } = options;
   const channels = options.channels ?? DEFAULT_CHANNEL_SETTINGS;
@@ -70,7 +73,14 @@ export function whatsappWebhook(options: {
   router.post('/', express.raw({ type: () => true, limit: BODY_LIMIT }), async (req, res, next) => {
     try {
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const outcome = await receiveWhatsAppPost(db, raw, req.get('x-hub-signature-256'), { appSecret: settings.appSecret, channels, now: now(), metrics, inbound });
+      const outcome = await receiveWhatsAppPost(db, raw, req.get('x-hub-signature-256'), {
+        appSecret: settings.appSecret,
+        channels,
+        now: now(),
+        metrics,
+        inbound,
+        activities: options.activities ?? DEFAULT_ACTIVITY_SETTINGS,
+      });
       switch (outcome.kind) {
         case 'not_configured':
           return sendError(req, res, notConfigured('WHATSAPP_APP_SECRET'));

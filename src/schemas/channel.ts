@@ -57,6 +57,24 @@ const maxPerSecond = (limit: string) =>
     .describe(`Messages per second at most, for this account. At most the server-wide ${limit}: a higher value is a 400. Null: the server-wide limit.`)
     .meta({ example: 20 });
 
+// Open and click tracking (docs/channels.md "Open and click tracking"): both off unless set.
+export const emailTrackingInputSchema = z
+  .strictObject({
+    opens: z.boolean().optional().describe('A 1x1 pixel in every email: its first load records the activity `email.opened`. Left out: kept.'),
+    clicks: z
+      .boolean()
+      .optional()
+      .describe('The links of email steps with `trackClicks: true` go through a signed redirect that records `email.clicked`. Off: no step\'s links are rewritten. Left out: kept.'),
+  })
+  .describe('Engagement tracking of the account\'s emails (docs/activities.md "Engagement signals").');
+
+export const emailTrackingSchema = z
+  .object({
+    opens: z.boolean().describe('Emails carry the open pixel.'),
+    clicks: z.boolean().describe('Steps that ask for it (`trackClicks: true`) have their links tracked.'),
+  })
+  .describe('Engagement tracking of the account\'s emails.');
+
 export const emailChannelInputSchema = z.object({
   from: address.describe('The From address of the account\'s emails (a step may name another).').meta({ example: 'news@shop.example' }),
   replyTo: address.nullable().optional().describe('Reply-To of the account\'s emails. Null: none.').meta({ example: 'help@shop.example' }),
@@ -68,6 +86,7 @@ export const emailChannelInputSchema = z.object({
     .optional()
     .describe('The account\'s own bounce domain, one of its verified sending domains: the envelope sender\'s domain. Null: the server\'s BOUNCE_DOMAIN.')
     .meta({ example: 'shop.example' }),
+  tracking: emailTrackingInputSchema.optional().meta({ example: { opens: true, clicks: true } }),
 });
 export type EmailChannelInput = z.infer<typeof emailChannelInputSchema>;
 
@@ -96,6 +115,7 @@ export const emailChannelSchema = z
       .describe('The account\'s DKIM key (its private part is never shown); null: emails are not signed.'),
     maxPerSecond: z.number().int().describe('The rate in force: the account\'s, capped by EMAIL_MAX_PER_SECOND; else EMAIL_MAX_PER_SECOND.').meta({ example: 20 }),
     bounceDomain: z.string().nullable().describe('The account\'s own bounce domain; null: the server\'s BOUNCE_DOMAIN (if any).').meta({ example: 'shop.example' }),
+    tracking: emailTrackingSchema,
   })
   .meta({ id: 'EmailChannel' });
 export type EmailChannelDto = z.infer<typeof emailChannelSchema>;

@@ -154,6 +154,13 @@ const emailStep = z
     from: mailboxSchema.optional().describe('Absent: the account\'s email sender (`EMAIL_FROM` when it has none).').meta({ example: 'Shop <news@shop.example>' }),
     replyTo: mailboxSchema.optional().describe('Absent: the account\'s reply-to, if any.').meta({ example: 'help@shop.example' }),
     category: categorySchema,
+    trackClicks: z
+      .boolean()
+      .optional()
+      .describe(
+        'True: the html\'s http(s) links (not the unsubscribe link) go through a signed redirect that records `email.clicked`, when the ' +
+          'account\'s email channel has `tracking.clicks` on. Absent or false: links are sent as written.',
+      ),
   })
   .describe(
     'Sends an email to the contact, with `List-Unsubscribe` (one click). Templates read `contact`, `run`, `sequence` and ' +

@@ -28,6 +28,7 @@ export async function startConfiguredBounceListener(
     logger,
     metrics: metrics?.bounces,
     messageMetrics: metrics?.messages,
+    activities: { retentionDays: config.activityRetentionDays, now: () => new Date() },
   });
   logger.info({ msg: 'bounce listener', host: smtpHost, port: listener.port });
   return listener;

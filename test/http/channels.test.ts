@@ -34,6 +34,7 @@ describe('channel settings over REST', () => {
           dkim: null,
           maxPerSecond: 50,
           bounceDomain: null,
+          tracking: { opens: false, clicks: false },
         },
       });
       const none = await channelsApi(channelSettings())(key).get('/channels/email');
@@ -83,7 +84,32 @@ describe('channel settings over REST', () => {
         bounceDomain: null,
         sharedRelay: false,
         verifiedDomains: ['svc.example'],
+        tracking: { opens: false, clicks: false },
       });
+    });
+
+    it('turns open and click tracking on and off, each kept when a PUT leaves it out', async () => {
+      const { key, accountId } = await buildTenant();
+      const on = await api(key).put('/channels/email').send({ from: 'a@shop.example', smtpUrl: SMTP_URL, tracking: { opens: true, clicks: true } });
+      expect(on.status, JSON.stringify(on.body)).to.equal(200);
+      expect(on.body.channel.tracking).to.deep.equal({ opens: true, clicks: true });
+      const kept = await api(key).put('/channels/email').send({ from: 'a@shop.example' });
+      expect(kept.body.channel.tracking).to.deep.equal({ opens: true, clicks: true });
+      const half = await api(key).put('/channels/email').send({ from: 'a@shop.example', tracking: { clicks: false } });
+      expect(half.body.channel.tracking).to.deep.equal({ opens: true, clicks: false });
+      expect((await api(key).get('/channels/email')).body.channel.tracking).to.deep.equal({ opens: true, clicks: false });
+      expect((await resolveEmailSender(testDb(), accountId, settings)).tracking).to.deep.equal({ opens: true, clicks: false });
+    });
+
+    it('answers 400 naming tracking for tracking that is not an object or has another key, and writes nothing', async () => {
+      const { key, accountId } = await buildTenant();
+      const res = await api(key).put('/channels/email').send({ from: 'a@shop.example', smtpUrl: SMTP_URL, tracking: 'on' });
+      expect(res.status).to.equal(400);
+      expect(res.body.details.map((d: { path: string }) => d.path)).to.deep.equal(['tracking']);
+      const other = await api(key).put('/channels/email').send({ from: 'a@shop.example', smtpUrl: SMTP_URL, tracking: { pixels: true } });
+      expect(other.status).to.equal(400);
+      expect(other.body.details.map((d: { path: string }) => d.path)).to.deep.equal(['tracking']);
+      expect(await rawRow('email_channels', accountId)).to.equal(undefined);
     });
 
     it('keeps what a PUT leaves out, and clears what it sets to null', async () => {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { createApp } from '../../src/app';
+import { toDate } from '../../src/db/sql/rows';
 import { select } from '../../src/db/sql/statements';
 import { silentLogger } from '../support/app';
 import { testDb } from '../support/db';
@@ -283,6 +284,18 @@ describe('email provider webhooks', function () {
       expect(await suppressionsOf(bounced.run.accountId)).to.deep.equal([{ address: bounced.to, reason: 'hard_bounce', source: `message:${bounced.messageId}` }]);
       expect(await suppressionsOf(complained.run.accountId)).to.deep.equal([{ address: complained.to, reason: 'complaint', source: `message:${complained.messageId}` }]);
       expect(await suppressionsOf(dropped.run.accountId)).to.deep.equal([{ address: dropped.to, reason: 'hard_bounce', source: `message:${dropped.messageId}` }]);
+      // Each as the contact's email.bounced activity (docs/activities.md "Engagement signals"),
+      // once: SendGrid's retry of the same post records nothing more. Its timestamp, older than the
+      // retention, gives way to the time received.
+      expect((await postSendgrid(app(), [event('bounce', bounced, { reason: '500 unknown recipient', status: '5.0.0', type: 'bounce' })])).status).to.equal(200);
+      const bouncedOf = async (contactId: string) =>
+        (await select<{ id: string; properties: string; occurred_at: unknown }>(testDb(), "SELECT id, properties, occurred_at FROM activities WHERE contact_id = ? AND name = 'email.bounced'", [contactId])).map(
+          (row) => ({ id: row.id, type: (JSON.parse(row.properties) as { type: string }).type, recent: Date.now() - toDate(row.occurred_at).getTime() < 3_600_000 }),
+        );
+      expect(await bouncedOf(bounced.run.contact.id)).to.deep.equal([{ id: `email.bounced:${bounced.messageId}`, type: 'hard', recent: true }]);
+      expect(await bouncedOf(complained.run.contact.id)).to.deep.equal([{ id: `email.bounced:${complained.messageId}:complaint`, type: 'complaint', recent: true }]);
+      expect(await bouncedOf(dropped.run.contact.id)).to.deep.equal([{ id: `email.bounced:${dropped.messageId}`, type: 'hard', recent: true }]);
+      expect(await bouncedOf(delivered.run.contact.id)).to.deep.equal([]);
     });
 
     it('counts a blocked bounce and an unknown message, and changes nothing for them', async () => {

@@ -13,6 +13,7 @@ import { rebindModelsToTestDb, TEST_DATABASE_URL } from '../support/db';
 import { bufferLogger } from '../support/log-buffer';
 import { channelSettings, dkimPrivateKey } from '../support/channels';
 import { unsubscribeUrl } from '../../src/services/unsubscribe/unsubscribe-links';
+import { signTrackingToken } from '../../src/services/signals/tracking-token';
 
 // LOG_LEVEL=debug logs every SQL statement. Sequelize hands them over with the values inlined,
 // so without care the log holds every key hash and every contact's personal data. Real
@@ -146,8 +147,16 @@ describe('logs at debug level', function () {
     const linkToken = new URL(link).pathname.slice(3);
     expect((await request(app).post(new URL(link).pathname).type('form').send('List-Unsubscribe=One-Click')).status).to.equal(200);
 
+    // The open pixel's and a tracked link's tokens (a message that is not there: 200 and 404).
+    const pixelToken = signTrackingToken(channels.secrets!.tracking, { kind: 'open', accountId: account.id, messageId: contact.body.contact.id, link: 0 });
+    const clickToken = signTrackingToken(channels.secrets!.tracking, { kind: 'click', accountId: account.id, messageId: contact.body.contact.id, link: 0 });
+    expect((await request(app).get(`/t/o/${pixelToken}`)).status).to.equal(200);
+    expect((await request(app).get(`/t/c/${clickToken}`)).status).to.equal(404);
+
     const text = log.text();
-    for (const secret of [password, token, privateKey.split('\n')[1], linkToken]) expect(text, `the logs contain ${secret}`).not.to.include(secret);
+    for (const secret of [password, token, privateKey.split('\n')[1], linkToken, pixelToken, clickToken]) expect(text, `the logs contain ${secret}`).not.to.include(secret);
     expect(log.records().some((r) => r.route === '/u/{token}')).to.equal(true);
+    expect(log.records().some((r) => r.route === '/t/o/{token}')).to.equal(true);
+    expect(log.records().some((r) => r.route === '/t/c/{token}')).to.equal(true);
   });
 });

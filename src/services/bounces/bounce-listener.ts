@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { Database } from '../../db/database';
 import type { Logger } from '../../logging/logger';
+import type { ActivitySettings } from '../activities/activity-settings';
 import type { MessageMetrics } from '../messages/message-metrics';
 import { readRecipient, type Recipient } from './bounce-addresses';
 import type { FeedbackMetrics } from './feedback-metrics';
@@ -38,6 +39,8 @@ export interface BounceListenerOptions {
   logger?: Logger;
   metrics?: FeedbackMetrics;
   messageMetrics?: MessageMetrics;
+  // The intake's settings: bounces and complaints are recorded as activities (record-feedback.ts).
+  activities?: ActivitySettings;
   maxBytes?: number;
   // Idle connections are closed after this long (smtp-server's socketTimeout).
   socketTimeoutMs?: number;
@@ -134,7 +137,7 @@ export async function startBounceListener(options: BounceListenerOptions): Promi
       if (!used) count(source, report.type === 'other' ? 'unreadable' : report.type, 'dropped');
     }
     for (const [source, items] of bySource) {
-      await recordFeedback(db, items, { now: at, source, metrics, messageMetrics: options.messageMetrics });
+      await recordFeedback(db, items, { now: at, source, metrics, messageMetrics: options.messageMetrics, activities: options.activities });
     }
   }
 

@@ -10,6 +10,8 @@ import { recordEvents } from '../events/record-events';
 import type { MessageMetrics } from '../messages/message-metrics';
 import { applyStatusChanges, type StatusChange } from '../messages/message-store';
 import { addSuppressions, normalizeSuppressionAddress, type NewSuppression } from '../suppressions/suppression-store';
+import { DEFAULT_ACTIVITY_SETTINGS, type ActivitySettings } from '../activities/activity-settings';
+import { recordSignals, type Signal } from '../signals/record-signals';
 import type { FeedbackMetrics } from './feedback-metrics';
 
 // What comes back about an email after it was sent, from whichever road (the listener's DSNs,
@@ -60,6 +62,9 @@ interface TargetRow {
   id: string;
   account_id: string;
   contact_id: string;
+  run_id: string | null;
+  sequence_id: string | null;
+  step_id: string | null;
   channel: string;
   to_address: string;
   test: number | boolean | string;
@@ -73,12 +78,12 @@ const SUPPRESSION_OF: Partial<Record<FeedbackKind, SuppressionReason>> = { hard_
 export async function recordFeedback(
   db: Database,
   items: readonly Feedback[],
-  options: { now: Date; source: FeedbackSource; metrics?: FeedbackMetrics; messageMetrics?: MessageMetrics },
+  options: { now: Date; source: FeedbackSource; metrics?: FeedbackMetrics; messageMetrics?: MessageMetrics; activities?: ActivitySettings },
 ): Promise<FeedbackResult> {
   const result: FeedbackResult = { matched: 0, unknown: 0, changed: 0, suppressed: 0, unsubscribed: 0 };
   if (items.length === 0) return result;
   const ids = [...new Set(items.map((item) => item.messageId))];
-  const rows = await select<TargetRow>(db, "SELECT id, account_id, contact_id, channel, to_address, test FROM messages WHERE id IN (?) AND channel = 'email'", [ids]);
+  const rows = await select<TargetRow>(db, "SELECT id, account_id, contact_id, run_id, sequence_id, step_id, channel, to_address, test FROM messages WHERE id IN (?) AND channel = 'email'", [ids]);
   const byId = new Map(rows.map((row) => [row.id, row]));
   const known = items.filter((item) => byId.has(item.messageId));
   result.matched = known.length;
@@ -134,5 +139,36 @@ export async function recordFeedback(
       if (!(error instanceof NotFoundError)) throw error;
     }
   }
+
+  // Last, in transactions of their own: the contacts' `email.bounced` activities
+  // (bounceSignals). A failure here answers the report with a temporary error too, and its
+  // repeat records what is missing (the ids make the rest no-ops).
+  await recordSignals(db, bounceSignals(known, byId, options.now), options.activities ?? DEFAULT_ACTIVITY_SETTINGS);
   return result;
+}
+
+// `email.bounced` (docs/activities.md "Engagement signals"): a hard bounce (`type: "hard"`, id
+// `email.bounced:<messageId>`; a provider's drop of an address that bounced before is one) and
+// a complaint (`type: "complaint"`, id `email.bounced:<messageId>:complaint`). A soft bounce
+// (delayed, a 4xx) records nothing: the message may still arrive, and a sequence that reacted
+// to one would react to a full mailbox's afternoon. Nor does a rejection (5.7.x, the content or
+// policy: the address is not at fault), nor a test send's report.
+function bounceSignals(items: readonly Feedback[], byId: Map<string, TargetRow>, now: Date): Signal[] {
+  const signals = new Map<string, Signal>();
+  for (const item of items) {
+    const row = byId.get(item.messageId)!;
+    const type = item.kind === 'hard_bounce' || (item.kind === 'dropped' && item.suppress === 'hard_bounce') ? 'hard' : item.kind === 'complaint' ? 'complaint' : null;
+    if (!type || isTrue(row.test)) continue;
+    const id = type === 'hard' ? `email.bounced:${row.id}` : `email.bounced:${row.id}:complaint`;
+    if (signals.has(id)) continue;
+    signals.set(id, {
+      accountId: row.account_id,
+      contactId: row.contact_id,
+      id,
+      name: 'email.bounced',
+      properties: { messageId: row.id, sequenceId: row.sequence_id, stepId: row.step_id, runId: row.run_id, type, detail: item.detail?.slice(0, 500) ?? null },
+      occurredAt: item.at ?? now,
+    });
+  }
+  return [...signals.values()];
 }

@@ -28,10 +28,15 @@ export interface EmailChannelRow {
   dkim_private_key_secret: string | null;
   max_per_second: number | null;
   bounce_domain: string | null;
+  track_opens: boolean | number | string;
+  track_clicks: boolean | number | string;
 }
 
 export const EMAIL_CHANNEL_COLUMNS =
-  'account_id, from_address, reply_to, smtp_host, smtp_url_secret, dkim_domain, dkim_selector, dkim_public_key, dkim_private_key_secret, max_per_second, bounce_domain';
+  'account_id, from_address, reply_to, smtp_host, smtp_url_secret, dkim_domain, dkim_selector, dkim_public_key, dkim_private_key_secret, max_per_second, bounce_domain, track_opens, track_clicks';
+
+// A boolean column as either database answers it.
+export const isSet = (value: unknown) => value === true || value === 1 || value === '1' || value === 'true';
 
 export async function emailChannelRows(db: Database, accountIds: readonly string[]): Promise<Map<string, EmailChannelRow>> {
   if (accountIds.length === 0) return new Map();
@@ -55,6 +60,7 @@ export function toEmailChannelDto(row: EmailChannelRow | undefined, settings: Ch
         : null,
     maxPerSecond: cappedRate(row?.max_per_second ?? null, settings.emailMaxPerSecond),
     bounceDomain: row?.bounce_domain ?? null,
+    tracking: { opens: isSet(row?.track_opens), clicks: isSet(row?.track_clicks) },
   };
 }
 
@@ -97,9 +103,11 @@ export async function putEmailChannel(
   }
   if (input.maxPerSecond !== undefined) values.max_per_second = input.maxPerSecond;
   if (input.bounceDomain !== undefined) values.bounce_domain = input.bounceDomain;
+  if (input.tracking?.opens !== undefined) values.track_opens = input.tracking.opens;
+  if (input.tracking?.clicks !== undefined) values.track_clicks = input.tracking.clicks;
   const now = new Date();
   const changed = [...Object.keys(values), 'updated_at'];
-  const all = { reply_to: null, smtp_host: null, smtp_url_secret: null, dkim_domain: null, dkim_selector: null, dkim_public_key: null, dkim_private_key_secret: null, max_per_second: null, bounce_domain: null, ...values };
+  const all = { reply_to: null, smtp_host: null, smtp_url_secret: null, dkim_domain: null, dkim_selector: null, dkim_public_key: null, dkim_private_key_secret: null, max_per_second: null, bounce_domain: null, track_opens: false, track_clicks: false, ...values };
   const columns = ['account_id', ...Object.keys(all), 'created_at', 'updated_at'];
   const resumed = await withTransaction(db, async (transaction) => {
     // The bounce domain is one of the account's verified domains, share-locked until this

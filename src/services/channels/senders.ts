@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database';
 import { openChannelSecret } from './channel-secrets';
 import type { ChannelSettings } from './channel-settings';
-import { emailChannelRows, type EmailChannelRow } from './email-channel';
+import { emailChannelRows, isSet, type EmailChannelRow } from './email-channel';
 import { cappedRate } from './rates';
 import { dkimAligns, domainOf, isVerified } from './sender-domains';
 import { verifiedDomains } from './sending-domains';
@@ -26,6 +26,8 @@ export interface EmailSender {
   sharedRelay: boolean;
   // The account's verified sending domains and the server's own.
   verifiedDomains: string[];
+  // The account's open and click tracking (src/services/signals/tracked-html.ts).
+  tracking: { opens: boolean; clicks: boolean };
 }
 
 export interface WhatsAppSender {
@@ -55,6 +57,7 @@ function emailSender(accountId: string, row: EmailChannelRow | undefined, settin
     bounceDomain: row?.bounce_domain ?? settings.bounceDomain ?? null,
     sharedRelay: !row?.smtp_url_secret && Boolean(settings.smtpUrl),
     verifiedDomains: verified,
+    tracking: { opens: isSet(row?.track_opens), clicks: isSet(row?.track_clicks) },
   };
 }
 

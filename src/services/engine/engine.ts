@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { ActivitySettings } from '../activities/activity-settings';
 import { DEFAULT_DATA_DIR } from '../../config';
 import type { Database } from '../../db/database';
 import { execute } from '../../db/sql/statements';
@@ -88,6 +89,9 @@ export interface EngineOptions {
   messages?: MessageOptions;
   outbound?: OutboundOptions;
   metrics?: EngineMetrics;
+  // The activity intake's settings: hard bounces at the send become `email.bounced`
+  // activities (signals/send-bounces.ts). Absent: the defaults.
+  activities?: ActivitySettings;
 }
 
 // The sequence engine: a loop over sequence_runs and the outbox (docs/sequences.md "How runs
@@ -183,6 +187,7 @@ export class SequenceEngine {
         rates: (channel, accountIds) => senderRates(db, channel as 'email' | 'whatsapp', accountIds, messages.settings),
       },
       random: webhook.random,
+      activities: options.activities,
       wake: (lingerMs) => this.wake(lingerMs),
       recorded: ({ counts, due, messages: reached, paused, whatsapp }) => {
         this.count(counts);

@@ -17,7 +17,7 @@ import { SequenceEngine, type EngineMetrics } from './engine';
 // the database; logThrottle, the process's one (an outage is one line per 10 s).
 export function startSequenceEngine(
   db: Database,
-  config: Pick<Config, 'webhookTimeoutMs' | 'webhookAllowInsecure' | 'webhookStepConcurrency' | 'webhookStepMaxPerSecond' | 'dataDir' | 'smtpDataTimeoutMs'>,
+  config: Pick<Config, 'webhookTimeoutMs' | 'webhookAllowInsecure' | 'webhookStepConcurrency' | 'webhookStepMaxPerSecond' | 'dataDir' | 'smtpDataTimeoutMs' | 'activityRetentionDays'>,
   logger: Logger,
   channels: ChannelSettings,
   logThrottle?: LogThrottle,
@@ -36,6 +36,7 @@ export function startSequenceEngine(
       smtpTimeouts: { ...DEFAULT_SMTP_TIMEOUTS, dataMs: config.smtpDataTimeoutMs },
     },
     webhook: { timeoutMs: config.webhookTimeoutMs, allowInsecure: config.webhookAllowInsecure },
+    activities: { retentionDays: config.activityRetentionDays, now: () => new Date() },
     outbound: {
       perTarget: config.webhookStepConcurrency,
       perAccountPerSecond: { webhook: config.webhookStepMaxPerSecond },

@@ -21,12 +21,15 @@ export interface EmailParts {
   // The envelope sender (VERP), the unsubscribe mailbox and the Feedback-ID
   // (src/services/bounces/bounce-addresses.ts).
   addresses: MessageAddresses;
+  // The targets of the html's tracked links (src/services/signals/tracked-html.ts), kept in the
+  // message's content: the click redirect reads its target there.
+  links?: string[];
 }
 
 export interface BuiltEmail {
   mail: SendMailOptions;
   // What the messages row keeps of it (`content`, written before any server is called).
-  content: { from: string; to: string; returnPath?: string; subject: string; html: string; text: string; headers: Record<string, string> };
+  content: { from: string; to: string; returnPath?: string; subject: string; html: string; text: string; headers: Record<string, string>; links?: string[] };
 }
 
 // The Message-ID of a message: its key at the sender's domain. The key is the same on every
@@ -64,6 +67,6 @@ export function buildEmail(parts: EmailParts): BuiltEmail {
         }
       : undefined,
   };
-  const content = { from, to, ...(returnPath ? { returnPath } : {}), subject: rendered.subject, html: rendered.html, text: rendered.text, headers: { ...headers, 'Message-ID': messageId, ...(replyTo ? { 'Reply-To': replyTo } : {}) } };
+  const content = { from, to, ...(returnPath ? { returnPath } : {}), subject: rendered.subject, html: rendered.html, text: rendered.text, headers: { ...headers, 'Message-ID': messageId, ...(replyTo ? { 'Reply-To': replyTo } : {}) }, ...(parts.links && parts.links.length > 0 ? { links: parts.links } : {}) };
   return { mail, content };
 }

@@ -3,7 +3,8 @@ import { parseJson } from '../../db/sql/rows';
 import { select } from '../../db/sql/statements';
 
 // What each message of a run carried, as written when it went `sending` (docs/messages.md "The
-// record"): an email's { from, to, subject, html, text, headers }, a WhatsApp message's
+// record"): an email's { from, to, subject, html, text, headers } (and `links`, the targets of its
+// tracked links: src/services/signals/tracked-html.ts), a WhatsApp message's
 // { request }. The API does not list it; the dashboard's timeline shows it. One statement.
 export type MessageContent = Record<string, unknown>;
 

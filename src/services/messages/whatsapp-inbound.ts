@@ -27,6 +27,8 @@ export interface InboundMessage {
   text: string | null;
   payload: string | null;
   at: Date;
+  // The wamid of the message this one answers (context.id), when the contact replied to one.
+  context: string | null;
 }
 
 const MAX_TEXT = 4096;
@@ -42,7 +44,16 @@ export function inboundMessagesOf(messages: readonly unknown[], now: Date): Inbo
     if (typeof message.id !== 'string' || message.id.length === 0 || message.id.length > 191) continue;
     const type = typeof message.type === 'string' ? message.type.slice(0, 32) : 'unknown';
     const { text, payload } = contentOf(type, message);
-    read.push({ from: message.from, id: message.id, type, text: clip(text), payload: clip(payload), at: metaTime(message.timestamp, now) });
+    const context = (message.context as { id?: unknown } | undefined)?.id;
+    read.push({
+      from: message.from,
+      id: message.id,
+      type,
+      text: clip(text),
+      payload: clip(payload),
+      at: metaTime(message.timestamp, now),
+      context: typeof context === 'string' && context.length > 0 && context.length <= 191 ? context : null,
+    });
   }
   return read;
 }
@@ -67,6 +78,9 @@ export interface InboundResult {
   optedOut: number;
   recorded: number;
   unknown: number;
+  // What was recorded, committed: each message that is not an opt-out with its contacts (their
+  // `whatsapp.replied`, src/services/signals/whatsapp-signals.ts).
+  replies: Array<{ message: InboundMessage; contactIds: string[] }>;
 }
 
 // One account's inbound messages, in one transaction: one lookup of the numbers' contacts, the
@@ -77,13 +91,15 @@ export async function receiveWhatsAppMessages(
   messages: readonly InboundMessage[],
   options: { now: Date; keywords: readonly string[] | null; metrics?: WhatsAppInboundMetrics },
 ): Promise<InboundResult> {
-  const result: InboundResult = { received: messages.length, optedOut: 0, recorded: 0, unknown: 0 };
+  const result: InboundResult = { received: messages.length, optedOut: 0, recorded: 0, unknown: 0, replies: [] };
   if (messages.length === 0) return result;
   const keys = optOutKeys(options.keywords);
   const counts = new Map<WhatsAppInboundOutcome, number>();
   const count = (outcome: WhatsAppInboundOutcome) => counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
+  let replies: InboundResult['replies'] = [];
   await withTransaction(db, async (transaction) => {
     counts.clear();
+    replies = [];
     const stops = messages.filter((message) => isOptOut(keys, [message.text, message.payload]));
     const others = messages.filter((message) => !stops.includes(message));
     const events = new Map<string, NewEventOf[]>();
@@ -104,6 +120,7 @@ export async function receiveWhatsAppMessages(
         continue;
       }
       count('received');
+      replies.push({ message, contactIds: [...ids] });
       for (const contactId of ids) {
         received.push({
           type: 'message.received',
@@ -134,5 +151,6 @@ export async function receiveWhatsAppMessages(
   result.optedOut = counts.get('opt_out') ?? 0;
   result.recorded = counts.get('received') ?? 0;
   result.unknown = counts.get('unknown_number') ?? 0;
+  result.replies = replies;
   return result;
 }

@@ -119,9 +119,12 @@ export async function applyWhatsAppStatuses(
   db: Database,
   updates: readonly ProviderStatusUpdate[],
   options: { now: Date; metrics?: MessageMetrics; inbound?: WhatsAppInboundMetrics; trusted: TrustedAccount },
-): Promise<{ received: number; applied: number; unknown: number }> {
+): Promise<{ received: number; applied: number; unknown: number; trusted: ProviderStatusUpdate[] }> {
   let applied = 0;
   let unknown = 0;
+  // The updates the signature speaks for (applied or not: a repeat changes nothing, and its
+  // engagement signal is recorded again as a no-op, src/services/signals/whatsapp-signals.ts).
+  const trusted: ProviderStatusUpdate[] = [];
   for (let start = 0; start < updates.length; start += CHUNK) {
     const chunk = updates.slice(start, start + CHUNK);
     const result = await withTransaction(db, async (transaction) => {
@@ -130,12 +133,13 @@ export async function applyWhatsAppStatuses(
       const outcome = await applyProviderStatuses(db, allowed, { now: options.now, metrics: options.metrics, events }, transaction);
       await recordRecipientOutcomes(db, outcome.transitions, { now: options.now, metrics: options.inbound, events }, transaction);
       for (const accountId of [...events.keys()].sort()) await recordEvents(db, accountId, events.get(accountId)!, transaction);
-      return { ...outcome, unknown: outcome.unknown + chunk.length - allowed.length };
+      return { ...outcome, unknown: outcome.unknown + chunk.length - allowed.length, allowed };
     });
     applied += result.transitions.length;
     unknown += result.unknown;
+    trusted.push(...result.allowed);
   }
-  return { received: updates.length, applied, unknown };
+  return { received: updates.length, applied, unknown, trusted };
 }
 
 // The updates whose message belongs to an account the signature speaks for, or that name no

@@ -3,6 +3,8 @@ import { select } from '../../db/sql/statements';
 import type { ChannelSettings } from '../channels/channel-settings';
 import { openChannelSecret, verifyTokenHash } from '../channels/channel-secrets';
 import { storedOptOutKeywords } from '../channels/whatsapp-channel';
+import type { ActivitySettings } from '../activities/activity-settings';
+import { recordWhatsAppReads, recordWhatsAppReplies } from '../signals/whatsapp-signals';
 import type { MessageMetrics } from './message-metrics';
 import { inboundMessagesOf, receiveWhatsAppMessages, type InboundMessage } from './whatsapp-inbound';
 import type { WhatsAppInboundMetrics } from './whatsapp-inbound-metrics';
@@ -31,6 +33,8 @@ export interface WhatsAppPostOptions {
   now: Date;
   metrics?: MessageMetrics;
   inbound?: WhatsAppInboundMetrics;
+  // The intake's settings: reads and replies are recorded as activities (whatsapp-signals.ts).
+  activities: ActivitySettings;
 }
 
 export type WhatsAppPostOutcome =
@@ -90,12 +94,15 @@ export async function receiveWhatsAppPost(db: Database, raw: Buffer, signature: 
     return owners.length === 0 ? signed.has(SERVER) : owners.some((row) => trusted(row.account_id, Boolean(row.app_secret_secret)));
   };
   if (!changes.every((change) => vouched(change.phoneNumberId))) return { kind: 'invalid_signature' };
-  const statuses = await applyWhatsAppStatuses(db, statusUpdatesOf(payload, options.now), {
+  const { trusted: trustedStatuses, ...statuses } = await applyWhatsAppStatuses(db, statusUpdatesOf(payload, options.now), {
     now: options.now,
     metrics: options.metrics,
     inbound: options.inbound,
     trusted,
   });
+  // After the statuses committed, in transactions of their own: a failure answers 500, and
+  // Meta's retry records what is missing (each signal's id makes the rest no-ops).
+  await recordWhatsAppReads(db, trustedStatuses, options.activities);
 
   const inbound = changes.flatMap((change) => (change.messages.length > 0 ? [change] : []));
   if (inbound.length === 0) return { kind: 'ok', body: statuses };
@@ -117,6 +124,7 @@ export async function receiveWhatsAppPost(db: Database, raw: Buffer, signature: 
   }
   for (const [accountId, { row, messages }] of perAccount) {
     const result = await receiveWhatsAppMessages(db, accountId, messages, { now: options.now, keywords: storedOptOutKeywords(row), metrics: options.inbound });
+    await recordWhatsAppReplies(db, accountId, result.replies, options.activities);
     totals.received += result.received;
     totals.optedOut += result.optedOut;
     totals.recorded += result.recorded;

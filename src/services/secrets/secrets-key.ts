@@ -32,6 +32,8 @@ export interface SecretsKey {
   readonly unsubscribe: Buffer;
   // HMAC-SHA256 key of the bounce (VERP) and unsubscribe-mailbox addresses (src/services/bounces).
   readonly bounce: Buffer;
+  // HMAC-SHA256 key of the open pixels' and tracked links' tokens (src/services/signals).
+  readonly tracking: Buffer;
 }
 
 function derive(key: Buffer, label: string): Buffer {
@@ -45,5 +47,6 @@ export function secretsKeyFrom(raw: Buffer): SecretsKey {
     id: createHash('sha256').update(derive(raw, 'svc secrets key id v1')).digest('base64url').slice(0, 8),
     unsubscribe: derive(raw, 'svc unsubscribe link v1'),
     bounce: derive(raw, 'svc bounce address v1'),
+    tracking: derive(raw, 'svc tracking link v1'),
   };
 }

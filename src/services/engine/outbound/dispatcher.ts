@@ -9,6 +9,8 @@ import { groupKey, shareOut } from './send-shares';
 import { claimSends, recheckClaimed, sendGroups, setAsideUnbegun, type ClaimedSend, type Recheck, type SendGroup } from '../../runs/outbox';
 import { RateBuckets } from './rate-buckets';
 import { recordOutcomes, type Outcome, type Recorded } from './record-outcomes';
+import { DEFAULT_ACTIVITY_SETTINGS, type ActivitySettings } from '../../activities/activity-settings';
+import { recordSendBounces } from '../../signals/send-bounces';
 import { SendThrottle, type ThrottleOptions } from './send-throttle';
 
 export interface DispatcherOptions {
@@ -39,6 +41,9 @@ export interface DispatcherOptions {
   // look, not one look each.
   wake: (lingerMs: number) => void;
   recorded: (recorded: Recorded) => void;
+  // The intake's settings: hard bounces at the send are recorded as `email.bounced` activities
+  // after their outcome commits (signals/send-bounces.ts). Absent: the defaults.
+  activities?: ActivitySettings;
 }
 
 // How long a look waits after a request ends for others to end with it, and how long the groups
@@ -480,6 +485,14 @@ class OutcomeRecorder {
   private async record(batch: Outcome[]): Promise<void> {
     const recorded = await recordOutcomes(this.db, batch, { now: new Date(this.options.now()), random: this.options.random });
     this.options.recorded(recorded);
+    if (recorded.bounced.length > 0) {
+      // After the commit, apart: the outcomes stand whatever becomes of their signals.
+      try {
+        await recordSendBounces(this.db, recorded.bounced, this.options.activities ?? DEFAULT_ACTIVITY_SETTINGS);
+      } catch (error) {
+        this.options.logThrottle.log(this.options.logger, 'error', failureCause(error, 'outbound'), { err: error }, 'hard bounces recorded, their email.bounced activities not');
+      }
+    }
     if (recorded.requeued > 0) this.requeued();
     this.options.wake(LINGER_MS);
   }

@@ -24,6 +24,7 @@ import {
   type WhatsAppRecipientFailure,
 } from '../../messages/whatsapp-recipient-failures';
 import { softBounceSuppressions } from '../../suppressions/soft-bounces';
+import type { SendBounce } from '../../signals/send-bounces';
 import { retryDelayMs } from '../../webhooks/retry-schedule';
 import type { MessageChannel } from '../../../schemas/message';
 import { byAccount } from '../run-queue';
@@ -86,6 +87,9 @@ export interface Recorded {
   // WhatsApp numbers Graph's answer to a send opted out (131050) or found invalid (131026 in a
   // row), for whatsapp_opt_outs_total{source="send"} and whatsapp_numbers_invalid_total.
   whatsapp: { optedOut: number; invalid: number };
+  // Emails the recipient's server refused for good at the send (a hard bounce), for their
+  // `email.bounced` activities once this record has committed (signals/send-bounces.ts).
+  bounced: SendBounce[];
 }
 
 export async function recordOutcomes(
@@ -96,7 +100,7 @@ export async function recordOutcomes(
   const abandoned = outcomes.filter((outcome) => outcome.kind === 'answered' && outcome.result.abandoned).map((outcome) => outcome.send);
   await handBack(db, abandoned, options.now);
   const recorded = outcomes.filter((outcome) => !(outcome.kind === 'answered' && outcome.result.abandoned));
-  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length, messages: [], paused: [], whatsapp: { optedOut: 0, invalid: 0 } };
+  if (recorded.length === 0) return { counts: [], due: false, requeued: abandoned.length, messages: [], paused: [], whatsapp: { optedOut: 0, invalid: 0 }, bounced: [] };
   return withTransaction(db, async (transaction) => {
     const runs = await lockRunsWithContacts(db, [...new Set(recorded.map((outcome) => outcome.send.runId))], transaction);
     const held = await lockSends(db, recorded.map((outcome) => outcome.send.id), transaction);
@@ -122,7 +126,7 @@ export async function recordOutcomes(
     countRunMoves(db, transaction, writes.moves);
     countRunProgress(db, transaction, options.now, writes.progress);
     const requeued = [...writes.sendUpdates()].filter((update) => update.status === 'queued').length;
-    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes, paused: writes.paused, whatsapp: writes.whatsapp };
+    return { counts: writes.counts, due: writes.due, requeued: requeued + abandoned.length, messages: writes.messageOutcomes, paused: writes.paused, whatsapp: writes.whatsapp, bounced: writes.bounced };
   });
 }
 
@@ -183,6 +187,7 @@ class OutcomeWrites {
   private readonly softBounced: Array<{ accountId: string; contactId: string; address: string; messageId: string }> = [];
   // Addresses to suppress (hard bounces), with the contact whose message bounced.
   private readonly suppressions: Array<{ accountId: string; item: NewSuppression }> = [];
+  readonly bounced: SendBounce[] = [];
 
   constructor(
     private readonly now: Date,
@@ -291,6 +296,9 @@ class OutcomeWrites {
         this.messageChange(answered, { status: 'bounced', error: reason });
         const address = normalizeSuppressionAddress(send.channel as MessageChannel, failure.address);
         if (address) this.suppressions.push({ accountId: run.account_id, item: { channel: send.channel as MessageChannel, address, reason: 'hard_bounce', source: `message:${answered.result.message.id}`, contactId: run.contact_id } });
+        if (send.channel === 'email') {
+          this.bounced.push({ accountId: run.account_id, contactId: run.contact_id, messageId: answered.result.message.id, runId: run.id, sequenceId: run.sequence_id, stepId, detail: reason });
+        }
       } else {
         this.messageChange(answered, { status: 'failed', error: reason });
         // A soft bounce to the end of the schedule: counted towards the address's streak.

@@ -13,6 +13,7 @@ import { renderEmail, TemplateRenderError } from '../../../messages/render-messa
 import { isUnknownOutcome } from '../../../messages/smtp-attempt';
 import { providerIdOf, smtpErrorVerdict, type SmtpTransports } from '../../../messages/smtp-transports';
 import { unsubscribeUrl } from '../../../unsubscribe/unsubscribe-links';
+import { trackedHtml } from '../../../signals/tracked-html';
 import { messageAddresses } from '../../../bounces/bounce-addresses';
 import { normalizeSuppressionAddress, suppressedAddresses, suppressedKey } from '../../../suppressions/suppression-store';
 import type { ClaimedSend } from '../../../runs/outbox';
@@ -151,12 +152,28 @@ export function emailChannel(options: EmailChannelOptions): Channel {
       if (error instanceof TemplateRenderError) return failedResult(`step "${step.id}": ${error.message}`, !error.overTime, message);
       throw error;
     }
+    // Open and click tracking, as the account and the step ask (docs/activities.md "Engagement signals").
+    const opens = sender.tracking.opens;
+    const clicks = sender.tracking.clicks && step.trackClicks === true;
+    const tracked =
+      opens || clicks
+        ? trackedHtml(rendered.html, {
+            key: settings.secrets.tracking,
+            publicBaseUrl: settings.publicBaseUrl,
+            accountId: send.accountId,
+            messageId: target.messageId,
+            opens,
+            clicks,
+            unsubscribeUrl: link,
+          })
+        : null;
     const { mail, content } = buildEmail({
       messageKey: send.idempotencyId,
       from,
       to: contact.email,
       replyTo: step.replyTo ?? sender.replyTo,
-      rendered,
+      rendered: tracked ? { ...rendered, html: tracked.html } : rendered,
+      links: tracked?.links,
       unsubscribeLink: link,
       dkim: signingFor(sender, from),
       date: options.now(),
