@@ -13,10 +13,11 @@ import { cappedRate } from './rates';
 import { checkRelayAddress, checkRelayPublicBase } from './relay-policy';
 import { dkimAligns, domainOf, isVerified } from './sender-domains';
 import { verifiedDomains } from './sending-domains';
+import { FREQUENCY_CAP_COLUMNS, frequencyCapValues, toFrequencyCapDto, type FrequencyCapColumns } from './frequency-caps';
 
 // GET and PUT /channels/email (docs/channels.md "Email").
 
-export interface EmailChannelRow {
+export interface EmailChannelRow extends FrequencyCapColumns {
   account_id: string;
   from_address: string;
   reply_to: string | null;
@@ -31,7 +32,7 @@ export interface EmailChannelRow {
 }
 
 export const EMAIL_CHANNEL_COLUMNS =
-  'account_id, from_address, reply_to, smtp_host, smtp_url_secret, dkim_domain, dkim_selector, dkim_public_key, dkim_private_key_secret, max_per_second, bounce_domain';
+  'account_id, from_address, reply_to, smtp_host, smtp_url_secret, dkim_domain, dkim_selector, dkim_public_key, dkim_private_key_secret, max_per_second, bounce_domain, ' + FREQUENCY_CAP_COLUMNS;
 
 export async function emailChannelRows(db: Database, accountIds: readonly string[]): Promise<Map<string, EmailChannelRow>> {
   if (accountIds.length === 0) return new Map();
@@ -55,6 +56,7 @@ export function toEmailChannelDto(row: EmailChannelRow | undefined, settings: Ch
         : null,
     maxPerSecond: cappedRate(row?.max_per_second ?? null, settings.emailMaxPerSecond),
     bounceDomain: row?.bounce_domain ?? null,
+    frequencyCap: toFrequencyCapDto(row),
   };
 }
 
@@ -77,6 +79,7 @@ export async function putEmailChannel(
   settings: ChannelSettings,
 ): Promise<EmailChannelDto> {
   assertWithinCap('maxPerSecond', input.maxPerSecond, settings.emailMaxPerSecond, 'EMAIL_MAX_PER_SECOND');
+  const cap = frequencyCapValues(input.frequencyCap);
   if (input.smtpUrl) checkRelayAddress(input.smtpUrl, settings);
   const dkim = input.dkim ? await checkDkimKey(input.dkim) : input.dkim;
   await checkSendingDomains(db, input, settings);
@@ -97,9 +100,10 @@ export async function putEmailChannel(
   }
   if (input.maxPerSecond !== undefined) values.max_per_second = input.maxPerSecond;
   if (input.bounceDomain !== undefined) values.bounce_domain = input.bounceDomain;
+  for (const [column, value] of cap) values[column] = value;
   const now = new Date();
   const changed = [...Object.keys(values), 'updated_at'];
-  const all = { reply_to: null, smtp_host: null, smtp_url_secret: null, dkim_domain: null, dkim_selector: null, dkim_public_key: null, dkim_private_key_secret: null, max_per_second: null, bounce_domain: null, ...values };
+  const all = { reply_to: null, smtp_host: null, smtp_url_secret: null, dkim_domain: null, dkim_selector: null, dkim_public_key: null, dkim_private_key_secret: null, max_per_second: null, bounce_domain: null, frequency_cap_max: null, frequency_cap_per: null, frequency_cap_when: null, ...values };
   const columns = ['account_id', ...Object.keys(all), 'created_at', 'updated_at'];
   const resumed = await withTransaction(db, async (transaction) => {
     // The bounce domain is one of the account's verified domains, share-locked until this
