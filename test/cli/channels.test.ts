@@ -57,6 +57,7 @@ describe('admin command line: channels', () => {
       appSecret: { configured: false },
       verifyToken: { configured: false },
       optOutKeywords: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'],
+      frequencyCap: null,
     });
     const secretFile = path.join(dir, 'app-secret');
     fs.writeFileSync(secretFile, 'cli-app-secret-0042\n');

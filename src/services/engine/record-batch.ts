@@ -334,7 +334,7 @@ function sendToQueue(now: Date) {
           step.type === 'webhook' ? composeWebhook(run, step, stepVisit, now) : composeMessage(run, step as MessageStep, stepVisit),
         message:
           channel === 'email' || channel === 'whatsapp'
-            ? { contactId: run.contactId, sequenceId: run.sequenceId, to: queuedAddress(channel, run.contact) }
+            ? { contactId: run.contactId, sequenceId: run.sequenceId, to: queuedAddress(channel, run.contact), category: (step as MessageStep).category ?? 'marketing' }
             : undefined,
       },
     ];
