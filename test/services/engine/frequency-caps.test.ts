@@ -13,6 +13,7 @@ import { testDb } from '../../support/db';
 import { buildContact, buildTenant } from '../../support/factories';
 import { startSmtpServer } from '../../support/smtp-server';
 import { startGraphStandIn } from '../../support/whatsapp-graph';
+import { holdAfter } from '../../support/statement-gate';
 import { engineAt } from './support';
 
 // Caps across sequences (docs/channels.md "Frequency caps"): a contact gets at most `max`
@@ -112,6 +113,31 @@ describe('sequence engine: frequency caps across sequences', function () {
     const after = await messagesOfAccount(tenant.accountId);
     expect([...perContact(after.filter((m) => m.status === 'sent')).values()]).to.deep.equal(tenant.contacts.map(() => 3));
     expect((await tenant.runsOf()).map((run) => run.status)).to.deep.equal(runs.map(() => 'completed'));
+  });
+
+  it('never lets two engines both take the last slot: the second waits for the first\'s lock, then counts its message', async () => {
+    const tenant = await capped({ cap: { max: 1, per: 'P1D', whenCapped: 'skip' }, sequences: [[email('a')], [email('b')]] });
+    const [one, two] = [engineAt(Date.now() + 1, { batchSize: 1 }), engineAt(Date.now() + 1, { batchSize: 1 })];
+    cleanups.push(() => one.engine.stop(50), () => two.engine.stop(50));
+    // The first record is held open just after it counted the contact's messages, its lock held.
+    const gate = holdAfter(/AS counted_at FROM messages/);
+    cleanups.push(async () => gate.restore());
+    const first = one.engine.runOnce();
+    await gate.held;
+    // The second claims the other run and comes to the contact's lock (on SQLite it queues
+    // behind the first transaction before that: one writer).
+    const locking = gate.sent(/FORCE INDEX \(contacts_account_email_unique\)/);
+    const second = two.engine.runOnce();
+    await Promise.race([locking, new Promise((resolve) => setTimeout(resolve, 300))]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    gate.release();
+    await Promise.all([first, second]);
+    await Promise.all([one.engine.runUntilIdle(), two.engine.runUntilIdle()]);
+    const messages = await messagesOfAccount(tenant.accountId);
+    expect(messages.map((m) => m.status)).to.deep.equal(['captured']);
+    const details = await Promise.all((await tenant.runsOf()).map((run) => tenant.timeline(run)));
+    expect(details.map((detail) => detail.status)).to.deep.equal(['completed', 'completed']);
+    expect(details.flatMap((detail) => detail.executions.filter((e) => e.status === 'skipped')).map((e) => e.reason)).to.deep.equal(['frequency_capped']);
   });
 
   it('skips a capped step with reason frequency_capped when the cap says skip, and the run goes on', async () => {
