@@ -48,15 +48,19 @@ export function marketingSendOf(result: RunResult): { channel: MessageChannel; s
 
 export const capKey = (accountId: string, channel: string) => `${accountId} ${channel}`;
 
-// The caps of the batch's marketing sends, read before any lock (a cap saved while this record
-// runs applies from the next), and the runs whose contacts the record must lock for them.
-export async function capsOfBatch(db: Database, results: readonly RunResult[]): Promise<{ caps: Map<string, FrequencyCap>; runs: ClaimedRun[] }> {
+// The caps of the batch's marketing sends, read in the record's transaction before any lock, and
+// locking nothing (a cap saved while this record runs applies from the next), and the runs whose contacts the record must lock for them.
+export async function capsOfBatch(
+  db: Database,
+  results: readonly RunResult[],
+  transaction: Transaction,
+): Promise<{ caps: Map<string, FrequencyCap>; runs: ClaimedRun[] }> {
   const sends = results.flatMap((result) => {
     const send = marketingSendOf(result);
     return send ? [{ run: result.run, channel: send.channel }] : [];
   });
   if (sends.length === 0) return { caps: new Map(), runs: [] };
-  const caps = await frequencyCapsOf(db, sends.map(({ run, channel }) => ({ accountId: run.accountId, channel })));
+  const caps = await frequencyCapsOf(db, sends.map(({ run, channel }) => ({ accountId: run.accountId, channel })), transaction);
   return { caps, runs: sends.filter(({ run, channel }) => caps.has(capKey(run.accountId, channel))).map(({ run }) => run) };
 }
 

@@ -104,7 +104,7 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     // Contacts first, then runs: the order every writer takes them in. Those the steps change,
     // those of the runs this record may end (ending-runs.ts), and those of marketing messages
     // under a frequency cap (frequency-cap-gate.ts: the lock that makes the count exact).
-    const capped = await capsOfBatch(db, results);
+    const capped = await capsOfBatch(db, results, transaction);
     const contactRows = await lockChangedContacts(db, [...runsToLockContactsOf(results), ...capped.runs], transaction);
     const active = await sequencesActiveAgain(db, results, transaction);
     const owned = await lockClaimedRuns(db, results.map((result) => result.run.id), token, transaction);
