@@ -18,6 +18,16 @@ import type { CliSettings } from './cli-settings';
 const uuid = z.uuid('must be a UUID');
 const orNone = (value: string | undefined) => (value === undefined ? undefined : value === 'none' ? null : value);
 const rate = z.string().regex(/^(\d{1,9}|none)$/, 'must be a whole number or none').optional();
+// --frequency-cap MAX/PER/wait|skip (2/P1D/wait), or none: the channel's frequencyCap.
+const cap = z.string().max(64).optional();
+const FREQUENCY_CAP_USAGE = '[--frequency-cap MAX/PER/wait|skip|none]';
+
+function frequencyCap(value: string | undefined): unknown {
+  if (value === undefined) return undefined;
+  if (value === 'none') return null;
+  const [max, per, whenCapped] = value.split('/');
+  return { max: /^\d+$/.test(max ?? '') ? Number(max) : max, per, whenCapped };
+}
 
 function readFile(flag: string, file: string): string {
   try {
@@ -41,7 +51,7 @@ function channelCommand<S extends z.ZodType>(definition: { usage: string; flags:
   return definition;
 }
 
-const EMAIL_FLAGS = { from: 'from', replyTo: 'reply-to', smtpUrl: 'smtp-url-file', dkim: 'dkim-key-file', 'dkim.domain': 'dkim-domain', 'dkim.selector': 'dkim-selector', 'dkim.privateKey': 'dkim-key-file', maxPerSecond: 'max-per-second', bounceDomain: 'bounce-domain' };
+const EMAIL_FLAGS = { frequencyCap: 'frequency-cap', from: 'from', replyTo: 'reply-to', smtpUrl: 'smtp-url-file', dkim: 'dkim-key-file', 'dkim.domain': 'dkim-domain', 'dkim.selector': 'dkim-selector', 'dkim.privateKey': 'dkim-key-file', maxPerSecond: 'max-per-second', bounceDomain: 'bounce-domain' };
 
 export const CHANNEL_COMMANDS = {
   'channel:email:get': channelCommand({
@@ -52,7 +62,8 @@ export const CHANNEL_COMMANDS = {
   'channel:email:set': channelCommand({
     usage:
       '--account ID --from ADDRESS [--reply-to ADDRESS|none] [--smtp-url-file FILE|none] ' +
-      '[--dkim-domain DOMAIN --dkim-selector S --dkim-key-file PEM | --dkim-key-file none] [--max-per-second N|none] [--bounce-domain DOMAIN|none]',
+      '[--dkim-domain DOMAIN --dkim-selector S --dkim-key-file PEM | --dkim-key-file none] [--max-per-second N|none] [--bounce-domain DOMAIN|none] ' +
+      FREQUENCY_CAP_USAGE,
     flags: z.object({
       account: uuid,
       from: z.string().max(254),
@@ -63,6 +74,7 @@ export const CHANNEL_COMMANDS = {
       'dkim-key-file': z.string().optional(),
       'max-per-second': rate,
       'bounce-domain': z.string().max(253).optional(),
+      'frequency-cap': cap,
     }),
     run: async (db, f, settings) => {
       const keyFile = f['dkim-key-file'];
@@ -82,6 +94,7 @@ export const CHANNEL_COMMANDS = {
           dkim,
           maxPerSecond: orNone(f['max-per-second']) === undefined ? undefined : f['max-per-second'] === 'none' ? null : Number(f['max-per-second']),
           bounceDomain: orNone(f['bounce-domain']),
+          frequencyCap: frequencyCap(f['frequency-cap']),
         },
         EMAIL_FLAGS,
       );
@@ -123,7 +136,7 @@ export const CHANNEL_COMMANDS = {
   'channel:whatsapp:set': channelCommand({
     usage:
       '--account ID --phone-number-id ID [--access-token-file FILE] [--max-per-second N|none] [--app-secret-file FILE|none] ' +
-      '[--verify-token-file FILE|none] [--opt-out-keywords WORD,WORD,...|none]',
+      '[--verify-token-file FILE|none] [--opt-out-keywords WORD,WORD,...|none] ' + FREQUENCY_CAP_USAGE,
     flags: z.object({
       account: uuid,
       'phone-number-id': z.string().max(64),
@@ -132,6 +145,7 @@ export const CHANNEL_COMMANDS = {
       'app-secret-file': z.string().optional(),
       'verify-token-file': z.string().optional(),
       'opt-out-keywords': z.string().max(4000).optional(),
+      'frequency-cap': cap,
     }),
     run: async (db, f, settings) => {
       const tokenFile = f['access-token-file'];
@@ -147,6 +161,7 @@ export const CHANNEL_COMMANDS = {
           appSecret: typeof secretFile === 'string' ? readFile('app-secret-file', secretFile) : secretFile,
           verifyToken: typeof verifyFile === 'string' ? readFile('verify-token-file', verifyFile) : verifyFile,
           optOutKeywords: typeof keywords === 'string' ? keywords.split(',') : keywords,
+          frequencyCap: frequencyCap(f['frequency-cap']),
         },
         {
           phoneNumberId: 'phone-number-id',
@@ -155,6 +170,7 @@ export const CHANNEL_COMMANDS = {
           appSecret: 'app-secret-file',
           verifyToken: 'verify-token-file',
           optOutKeywords: 'opt-out-keywords',
+          frequencyCap: 'frequency-cap',
         },
       );
       return putWhatsAppChannel(db, { accountId: f.account, ...input }, settings.channels());

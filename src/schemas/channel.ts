@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { smtpUrlProblem } from './smtp-url';
 import { MAX_OPT_OUT_KEYWORD_LENGTH, MAX_OPT_OUT_KEYWORDS, optOutKey } from './opt-out-keywords';
+import { frequencyCapInputSchema, frequencyCapSchema } from './frequency-cap';
 
 // The senders' settings (docs/channels.md): GET and PUT /channels/email and /channels/whatsapp.
 // Secrets (the SMTP URL, which carries the relay's password; the DKIM private key; the WhatsApp
@@ -87,6 +88,7 @@ export const emailChannelInputSchema = z.object({
     .describe('The account\'s own bounce domain, one of its verified sending domains: the envelope sender\'s domain. Null: the server\'s BOUNCE_DOMAIN.')
     .meta({ example: 'shop.example' }),
   tracking: emailTrackingInputSchema.optional().meta({ example: { opens: true, clicks: true } }),
+  frequencyCap: frequencyCapInputSchema.nullable().optional(),
 });
 export type EmailChannelInput = z.infer<typeof emailChannelInputSchema>;
 
@@ -116,6 +118,7 @@ export const emailChannelSchema = z
     maxPerSecond: z.number().int().describe('The rate in force: the account\'s, capped by EMAIL_MAX_PER_SECOND; else EMAIL_MAX_PER_SECOND.').meta({ example: 20 }),
     bounceDomain: z.string().nullable().describe('The account\'s own bounce domain; null: the server\'s BOUNCE_DOMAIN (if any).').meta({ example: 'shop.example' }),
     tracking: emailTrackingSchema,
+    frequencyCap: frequencyCapSchema,
   })
   .meta({ id: 'EmailChannel' });
 export type EmailChannelDto = z.infer<typeof emailChannelSchema>;
@@ -181,6 +184,7 @@ export const whatsappChannelInputSchema = z.object({
         'button\'s payload or text, or an interactive reply\'s id or title. Null: the defaults (STOP, UNSUBSCRIBE, ARRET, BAJA, PARAR, STOPP).',
     )
     .meta({ example: ['STOP', 'UNSUBSCRIBE', 'STOP_PROMOTIONS'] }),
+  frequencyCap: frequencyCapInputSchema.nullable().optional(),
 });
 export type WhatsAppChannelInput = z.infer<typeof whatsappChannelInputSchema>;
 
@@ -202,6 +206,7 @@ export const whatsappChannelSchema = z
       .array(z.string())
       .describe('The opt-out keywords in force: the account\'s, else the defaults.')
       .meta({ example: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'] }),
+    frequencyCap: frequencyCapSchema,
   })
   .meta({ id: 'WhatsAppChannel' });
 export type WhatsAppChannelDto = z.infer<typeof whatsappChannelSchema>;

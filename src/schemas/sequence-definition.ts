@@ -125,6 +125,7 @@ const MAX_WHATSAPP_PARAMETERS = 50;
 // Only marketing messages count toward the channel's frequency cap, and only they are capped
 // (docs/channels.md "Frequency caps").
 export const MESSAGE_CATEGORIES = ['marketing', 'transactional'] as const;
+export type MessageCategory = (typeof MESSAGE_CATEGORIES)[number];
 const categorySchema = z
   .enum(MESSAGE_CATEGORIES)
   .optional()

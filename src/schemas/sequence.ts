@@ -128,7 +128,7 @@ export const sequenceSchema = z
 export type SequenceDto = z.infer<typeof sequenceSchema>;
 
 // What a run in pending or running waits for (src/services/sequences/run-waiting.ts).
-export const WAITING_FOR = ['wait', 'activity', 'window', 'retry', 'sequence_paused', 'channel_paused'] as const;
+export const WAITING_FOR = ['wait', 'activity', 'window', 'retry', 'sequence_paused', 'channel_paused', 'frequency_cap'] as const;
 export type WaitingFor = (typeof WAITING_FOR)[number] | null;
 
 // Where a run stands in time: in the run lists and a run's detail.
@@ -138,6 +138,7 @@ const runWaitingShape = {
     .nullable()
     .describe(
       'When the run acts next: the end of its wait (or a wait_for\'s timeout), the sending window\'s next opening, its webhook\'s next attempt, ' +
+        'the moment its contact\'s frequency cap allows its message, ' +
         'or (with `waitingFor` null) a time already past: it is due now. Null when nothing is scheduled: ended, paused, ' +
         'being carried out at this moment, at no step, or waiting for its sequence.',
     )
@@ -148,7 +149,8 @@ const runWaitingShape = {
     .describe(
       '`wait`: a wait step until `dueAt`; `activity`: a wait_for step, for its activity, or its timeout at `dueAt`; `window`: the sending window, which opens at `dueAt`; `retry`: a webhook ' +
         'step\'s next attempt at `dueAt`; `sequence_paused`: the sequence is not active (no time); `channel_paused`: ' +
-        'its email or WhatsApp step waits for the account\'s channel (or the step\'s template) to resume (no time). Null: nothing ' +
+        'its email or WhatsApp step waits for the account\'s channel (or the step\'s template) to resume (no time); `frequency_cap`: its ' +
+        'marketing message waits for the contact\'s frequency cap on the channel to allow it, at `dueAt`. Null: nothing ' +
         '(due now, being carried out, paused, ended, or at no step).',
     )
     .meta({ example: 'wait' }),

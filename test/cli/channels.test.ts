@@ -57,6 +57,7 @@ describe('admin command line: channels', () => {
       appSecret: { configured: false },
       verifyToken: { configured: false },
       optOutKeywords: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'],
+      frequencyCap: null,
     });
     const secretFile = path.join(dir, 'app-secret');
     fs.writeFileSync(secretFile, 'cli-app-secret-0042\n');
@@ -68,6 +69,16 @@ describe('admin command line: channels', () => {
     );
     expect(own.code, own.stderr).to.equal(0);
     expect(own.json()).to.deep.include({ appSecret: { configured: true }, verifyToken: { configured: true }, optOutKeywords: ['STOP', 'STOP_PROMOTIONS'] });
+    const capped = await cli('channel:email:set', '--account', account.id, '--from', 'news@shop.example', '--frequency-cap', '2/P1D/wait');
+    expect(capped.code, capped.stderr).to.equal(0);
+    expect(capped.json().frequencyCap).to.deep.equal({ max: 2, per: 'P1D', whenCapped: 'wait' });
+    const badCap = await cli('channel:whatsapp:set', '--account', account.id, '--phone-number-id', '106540352242922', '--frequency-cap', '2/P1D/drop');
+    expect(badCap.code).not.to.equal(0);
+    expect(badCap.stderr).to.contain('--frequency-cap');
+    const waCap = await cli('channel:whatsapp:set', '--account', account.id, '--phone-number-id', '106540352242922', '--frequency-cap', '1/PT12H/skip');
+    expect(waCap.json().frequencyCap).to.deep.equal({ max: 1, per: 'PT12H', whenCapped: 'skip' });
+    const uncapped = await cli('channel:email:set', '--account', account.id, '--from', 'news@shop.example', '--frequency-cap', 'none');
+    expect(uncapped.json().frequencyCap).to.equal(null);
     const back = await cli('channel:whatsapp:set', '--account', account.id, '--phone-number-id', '106540352242922', '--app-secret-file', 'none', '--opt-out-keywords', 'none');
     expect(back.json()).to.deep.include({ appSecret: { configured: false }, verifyToken: { configured: true }, optOutKeywords: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'] });
 

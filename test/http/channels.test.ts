@@ -35,6 +35,7 @@ describe('channel settings over REST', () => {
           maxPerSecond: 50,
           bounceDomain: null,
           tracking: { opens: false, clicks: false },
+          frequencyCap: null,
         },
       });
       const none = await channelsApi(channelSettings())(key).get('/channels/email');
@@ -213,7 +214,7 @@ describe('channel settings over REST', () => {
       const { key, accountId } = await buildTenant();
       const got = await api(key).get('/channels/whatsapp');
       expect(got.status).to.equal(200);
-      expect(got.body).to.deep.equal({ channel: { configured: false, phoneNumberId: null, accessToken: { configured: false, last4: null }, maxPerSecond: 20, appSecret: { configured: false }, verifyToken: { configured: false }, optOutKeywords: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'] } });
+      expect(got.body).to.deep.equal({ channel: { configured: false, phoneNumberId: null, accessToken: { configured: false, last4: null }, maxPerSecond: 20, appSecret: { configured: false }, verifyToken: { configured: false }, optOutKeywords: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'], frequencyCap: null } });
       expect(await resolveWhatsAppSender(testDb(), accountId, settings)).to.deep.equal({
         phoneNumberId: null,
         accessToken: null,
@@ -226,7 +227,7 @@ describe('channel settings over REST', () => {
       const { key, accountId } = await buildTenant();
       const put = await api(key).put('/channels/whatsapp').send({ phoneNumberId: '106540352242922', accessToken: TOKEN, maxPerSecond: 5 });
       expect(put.status).to.equal(200);
-      expect(put.body).to.deep.equal({ channel: { configured: true, phoneNumberId: '106540352242922', accessToken: { configured: true, last4: 'l9Qz' }, maxPerSecond: 5, appSecret: { configured: false }, verifyToken: { configured: false }, optOutKeywords: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'] } });
+      expect(put.body).to.deep.equal({ channel: { configured: true, phoneNumberId: '106540352242922', accessToken: { configured: true, last4: 'l9Qz' }, maxPerSecond: 5, appSecret: { configured: false }, verifyToken: { configured: false }, optOutKeywords: ['STOP', 'UNSUBSCRIBE', 'ARRET', 'BAJA', 'PARAR', 'STOPP'], frequencyCap: null } });
       expect(JSON.stringify(put.body)).not.to.contain(TOKEN);
       const row = await rawRow('whatsapp_channels', accountId);
       expect(JSON.stringify(row)).not.to.contain('secretToken');

@@ -13,10 +13,11 @@ import { cappedRate } from './rates';
 import { checkRelayAddress, checkRelayPublicBase } from './relay-policy';
 import { dkimAligns, domainOf, isVerified } from './sender-domains';
 import { verifiedDomains } from './sending-domains';
+import { FREQUENCY_CAP_COLUMNS, frequencyCapValues, toFrequencyCapDto, type FrequencyCapColumns } from './frequency-caps';
 
 // GET and PUT /channels/email (docs/channels.md "Email").
 
-export interface EmailChannelRow {
+export interface EmailChannelRow extends FrequencyCapColumns {
   account_id: string;
   from_address: string;
   reply_to: string | null;
@@ -33,7 +34,7 @@ export interface EmailChannelRow {
 }
 
 export const EMAIL_CHANNEL_COLUMNS =
-  'account_id, from_address, reply_to, smtp_host, smtp_url_secret, dkim_domain, dkim_selector, dkim_public_key, dkim_private_key_secret, max_per_second, bounce_domain, track_opens, track_clicks';
+  'account_id, from_address, reply_to, smtp_host, smtp_url_secret, dkim_domain, dkim_selector, dkim_public_key, dkim_private_key_secret, max_per_second, bounce_domain, track_opens, track_clicks, ' + FREQUENCY_CAP_COLUMNS;
 
 // A boolean column as either database answers it.
 export const isSet = (value: unknown) => value === true || value === 1 || value === '1' || value === 'true';
@@ -61,6 +62,7 @@ export function toEmailChannelDto(row: EmailChannelRow | undefined, settings: Ch
     maxPerSecond: cappedRate(row?.max_per_second ?? null, settings.emailMaxPerSecond),
     bounceDomain: row?.bounce_domain ?? null,
     tracking: { opens: isSet(row?.track_opens), clicks: isSet(row?.track_clicks) },
+    frequencyCap: toFrequencyCapDto(row),
   };
 }
 
@@ -83,6 +85,7 @@ export async function putEmailChannel(
   settings: ChannelSettings,
 ): Promise<EmailChannelDto> {
   assertWithinCap('maxPerSecond', input.maxPerSecond, settings.emailMaxPerSecond, 'EMAIL_MAX_PER_SECOND');
+  const cap = frequencyCapValues(input.frequencyCap);
   if (input.smtpUrl) checkRelayAddress(input.smtpUrl, settings);
   const dkim = input.dkim ? await checkDkimKey(input.dkim) : input.dkim;
   await checkSendingDomains(db, input, settings);
@@ -105,9 +108,10 @@ export async function putEmailChannel(
   if (input.bounceDomain !== undefined) values.bounce_domain = input.bounceDomain;
   if (input.tracking?.opens !== undefined) values.track_opens = input.tracking.opens;
   if (input.tracking?.clicks !== undefined) values.track_clicks = input.tracking.clicks;
+  for (const [column, value] of cap) values[column] = value;
   const now = new Date();
   const changed = [...Object.keys(values), 'updated_at'];
-  const all = { reply_to: null, smtp_host: null, smtp_url_secret: null, dkim_domain: null, dkim_selector: null, dkim_public_key: null, dkim_private_key_secret: null, max_per_second: null, bounce_domain: null, track_opens: false, track_clicks: false, ...values };
+  const all = { reply_to: null, smtp_host: null, smtp_url_secret: null, dkim_domain: null, dkim_selector: null, dkim_public_key: null, dkim_private_key_secret: null, max_per_second: null, bounce_domain: null, track_opens: false, track_clicks: false, frequency_cap_max: null, frequency_cap_per: null, frequency_cap_when: null, ...values };
   const columns = ['account_id', ...Object.keys(all), 'created_at', 'updated_at'];
   const resumed = await withTransaction(db, async (transaction) => {
     // The bounce domain is one of the account's verified domains, share-locked until this

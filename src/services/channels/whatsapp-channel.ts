@@ -11,10 +11,11 @@ import { sealChannelSecret, verifyTokenHash } from './channel-secrets';
 import type { ChannelSettings } from './channel-settings';
 import { assertWithinCap } from './email-channel';
 import { cappedRate } from './rates';
+import { FREQUENCY_CAP_COLUMNS, frequencyCapValues, toFrequencyCapDto, type FrequencyCapColumns } from './frequency-caps';
 
 // GET and PUT /channels/whatsapp (docs/channels.md "WhatsApp").
 
-export interface WhatsAppChannelRow {
+export interface WhatsAppChannelRow extends FrequencyCapColumns {
   account_id: string;
   phone_number_id: string;
   access_token_secret: string;
@@ -27,7 +28,7 @@ export interface WhatsAppChannelRow {
 }
 
 export const WHATSAPP_CHANNEL_COLUMNS =
-  'account_id, phone_number_id, access_token_secret, access_token_last4, max_per_second, app_secret_secret, verify_token_hash, opt_out_keywords';
+  'account_id, phone_number_id, access_token_secret, access_token_last4, max_per_second, app_secret_secret, verify_token_hash, opt_out_keywords, ' + FREQUENCY_CAP_COLUMNS;
 
 // The account's opt-out keywords as stored; null: the defaults.
 export function storedOptOutKeywords(row: Pick<WhatsAppChannelRow, 'opt_out_keywords'> | undefined): string[] | null {
@@ -53,6 +54,7 @@ export function toWhatsAppChannelDto(row: WhatsAppChannelRow | undefined, settin
     appSecret: { configured: Boolean(row?.app_secret_secret) },
     verifyToken: { configured: Boolean(row?.verify_token_hash) },
     optOutKeywords: storedOptOutKeywords(row) ?? [...DEFAULT_OPT_OUT_KEYWORDS],
+    frequencyCap: toFrequencyCapDto(row),
   };
 }
 
@@ -105,7 +107,7 @@ export async function putWhatsAppChannel(
   return getWhatsAppChannel(db, input, settings);
 }
 
-const OPTIONAL = ['max_per_second', 'app_secret_secret', 'verify_token_hash', 'opt_out_keywords'] as const;
+const OPTIONAL = ['max_per_second', 'app_secret_secret', 'verify_token_hash', 'opt_out_keywords', 'frequency_cap_max', 'frequency_cap_per', 'frequency_cap_when'] as const;
 
 // Each optional field the input names, as its column's value. The app secret is sealed as the
 // token is; the verify token kept as its keyed hash; the keywords trimmed, each once.
@@ -120,6 +122,7 @@ function optionalColumns(input: { accountId: string } & WhatsAppChannelInput, se
     const unique = input.optOutKeywords === null ? null : [...new Map(input.optOutKeywords.map((keyword) => [optOutKey(keyword), keyword])).values()];
     columns.push(['opt_out_keywords', unique === null ? null : JSON.stringify(unique)]);
   }
+  columns.push(...frequencyCapValues(input.frequencyCap));
   return columns;
 }
 

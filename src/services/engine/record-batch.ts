@@ -30,6 +30,7 @@ import type { StepCount } from './step-counts';
 import { linksOf } from './chain';
 import type { StepOutcome } from './steps/step-outcome';
 import { recordWaits, type BeganWait } from './run-waits';
+import { capsOfBatch, capVerdicts, marketingSendOf, type CapCandidate, type CapVerdict } from './frequency-cap-gate';
 
 // Records what a batch of claimed runs did, in one transaction whatever the batch's size: the
 // contacts the steps changed, the executions, the sends the steps queued, the runs' moves and
@@ -63,6 +64,8 @@ interface Decision {
   run: ClaimedRun;
   moves: Move[];
   contact?: ContactState;
+  // The run's version's steps, for a step taken here (a capped message skipped goes to the next).
+  steps?: readonly Step[];
 }
 
 interface Move {
@@ -80,7 +83,13 @@ interface Move {
     // The run ends here: an execution under way is skipped, a send not started is cancelled.
     | { kind: 'ended'; reason: string }
     // A send queued with the run's move; the run waits for its outcome.
-    | { kind: 'send'; send: Extract<StepOutcome, { kind: 'send' }> };
+    | { kind: 'send'; send: Extract<StepOutcome, { kind: 'send' }> }
+    // A message step skipped before anything was queued (its contact's frequency cap): the run
+    // goes on as after a success.
+    | { kind: 'skipped'; reason: string }
+    // A message held back by its contact's frequency cap: the run waits, its step not begun, due
+    // `until` (sequence_runs.capped_until says why).
+    | { kind: 'capped'; until: Date };
 }
 
 // How a tag or update step's change to its contact came out, in batch order. Refused: the change
@@ -93,8 +102,10 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
   const token = results[0]!.run.token;
   return withTransaction(db, async (transaction) => {
     // Contacts first, then runs: the order every writer takes them in. Those the steps change,
-    // and those of the runs this record may end (ending-runs.ts).
-    const contactRows = await lockChangedContacts(db, runsToLockContactsOf(results), transaction);
+    // those of the runs this record may end (ending-runs.ts), and those of marketing messages
+    // under a frequency cap (frequency-cap-gate.ts: the lock that makes the count exact).
+    const capped = await capsOfBatch(db, results, transaction);
+    const contactRows = await lockChangedContacts(db, [...runsToLockContactsOf(results), ...capped.runs], transaction);
     const active = await sequencesActiveAgain(db, results, transaction);
     const owned = await lockClaimedRuns(db, results.map((result) => result.run.id), token, transaction);
     // A run to set aside whose sequence was set active again since the claim: the re-activation
@@ -104,7 +115,10 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
       .map((result): RunResult => (result.kind === 'park' && active.has(result.run.sequenceId) ? { run: result.run, kind: 'defer', until: now } : result));
 
     const { verdicts, changes, states } = resolveContactChanges(mine, contactRows);
-    const decisions = mine.map((result) => decide(result, verdicts.get(result.run.id), states.get(result.run.id)));
+    const decided = mine.map((result) => decide(result, verdicts.get(result.run.id), states.get(result.run.id)));
+    // The capped sends of the batch, decided together on the counts under the contacts' locks.
+    const capVerdictsOf = await capVerdicts(db, decided.flatMap(capCandidate), capped.caps, now, transaction);
+    const decisions = capVerdictsOf.size === 0 ? decided : decided.map((decision) => withCap(decision, capVerdictsOf.get(decision.run.id)));
 
     const contactEvents: AccountEvent[] = [];
     const exceptRunIds = new Set(mine.map((result) => result.run.id));
@@ -118,6 +132,7 @@ export async function recordBatch(db: Database, results: readonly RunResult[], n
     const writes = new BatchWrites(now);
     for (const decision of decisions) writes.add(decision);
     await writes.write(db, transaction);
+    await markCapped(db, decisions, transaction);
     // After the runs' UPDATE: a wait matched by an activity already recorded writes the run again.
     const waitsMatched = await recordWaits(db, { began: writes.waits, left: writes.leftWaits, now }, transaction);
     // The counters of runs by status (run-status-counts.ts), from the statuses read under the
@@ -226,14 +241,53 @@ function decide(result: RunResult, verdict: ChangeVerdict | undefined, contact: 
         const refused = verdict?.kind === 'refused' && verdict.at === at ? verdict.reason : null;
         moves.push(stepMove(step, outcome, result.steps, refused));
         // A chain stops at the step whose change is refused: the run fails there.
-        if (refused !== null) return { run, moves, contact };
+        if (refused !== null) return { run, moves, contact, steps: result.steps };
       }
       const { after } = result;
       if (after?.kind === 'exit') moves.push({ input: { kind: 'end', status: 'cancelled', reason: after.reason }, record: { kind: 'ended', reason: `run cancelled: ${after.reason}` } });
       if (after?.kind === 'defer') moves.push({ input: { kind: 'hold', until: after.until }, record: { kind: 'none' } });
-      return { run, moves, contact };
+      return { run, moves, contact, steps: result.steps };
     }
   }
+}
+
+// The marketing message a decision queues, for the frequency cap (frequency-cap-gate.ts).
+function capCandidate(decision: Decision): CapCandidate[] {
+  const at = decision.moves.findIndex((move) => move.record.kind === 'send');
+  const move = decision.moves[at];
+  if (!move?.step || move.record.kind !== 'send') return [];
+  const send = marketingSendOf({ run: decision.run, kind: 'step', step: move.step, steps: [], outcome: move.record.send });
+  return send ? [{ run: decision.run, channel: send.channel, visit: decision.run.visit + at }] : [];
+}
+
+// A decision whose message the cap holds back: its send move becomes a wait (the step not
+// begun, so the sending window is looked at again when it is due) or a skip to the next step.
+function withCap(decision: Decision, verdict: CapVerdict | undefined): Decision {
+  if (!verdict) return decision;
+  const at = decision.moves.findIndex((move) => move.record.kind === 'send');
+  const move = decision.moves[at]!;
+  const step = move.step!;
+  const capped: Move =
+    verdict.kind === 'wait'
+      ? { step, input: { kind: 'hold', until: verdict.until }, record: { kind: 'capped', until: verdict.until } }
+      : { step, input: { kind: 'succeeded', next: followingStep(decision.steps ?? [], step) }, record: { kind: 'skipped', reason: 'frequency_capped' } };
+  return { ...decision, moves: [...decision.moves.slice(0, at), capped] };
+}
+
+function followingStep(steps: readonly Step[], step: Step): string | null {
+  return steps[steps.findIndex((candidate) => candidate.id === step.id) + 1]?.id ?? null;
+}
+
+// The runs held back by a cap: capped_until is their due time, read by run-waiting.ts.
+async function markCapped(db: Database, decisions: readonly Decision[], transaction: Transaction): Promise<void> {
+  const byUntil = new Map<number, string[]>();
+  for (const decision of decisions) {
+    const last = decision.moves[decision.moves.length - 1];
+    if (last?.record.kind !== 'capped') continue;
+    const at = last.record.until.getTime();
+    byUntil.set(at, [...(byUntil.get(at) ?? []), decision.run.id]);
+  }
+  for (const [at, ids] of byUntil) await execute(db, 'UPDATE sequence_runs SET capped_until = ? WHERE id IN (?)', [new Date(at), ids], transaction);
 }
 
 // A step's move, from its outcome (refused: its change breaks the contact's limits).
@@ -280,7 +334,7 @@ function sendToQueue(now: Date) {
           step.type === 'webhook' ? composeWebhook(run, step, stepVisit, now) : composeMessage(run, step as MessageStep, stepVisit),
         message:
           channel === 'email' || channel === 'whatsapp'
-            ? { contactId: run.contactId, sequenceId: run.sequenceId, to: queuedAddress(channel, run.contact) }
+            ? { contactId: run.contactId, sequenceId: run.sequenceId, to: queuedAddress(channel, run.contact), category: (step as MessageStep).category ?? 'marketing' }
             : undefined,
       },
     ];
@@ -361,7 +415,8 @@ class BatchWrites {
     const changes: RunChange[] = [];
     for (const [index, move] of decision.moves.entries()) {
       const change = nextRunState(facts, move.input, this.now);
-      this.progress.push(progressOfChange(run.sequenceId, facts.currentStepId ?? null, move.input, change));
+      const left = move.record.kind === 'skipped' ? { outcome: 'skipped' as const, reason: move.record.reason } : undefined;
+      this.progress.push(progressOfChange(run.sequenceId, facts.currentStepId ?? null, move.input, change, left));
       this.move(run, move, change, { first: index === 0, visit, stepId: facts.currentStepId ?? null });
       changes.push(change);
       if (change.set.visit === 'next') visit += 1;
@@ -436,7 +491,16 @@ class BatchWrites {
         if (first) this.finish(run.id, 'skipped', record.reason, null);
         this.ended.push(run.id);
         break;
+      case 'skipped': {
+        this.counts.push({ type: step!.type, outcome: 'skipped' });
+        const execution = { attempt: first ? run.attempt + 1 : 1, detail: null, startedAt: this.now };
+        this.execution(run, step!, visit, { ...execution, status: 'skipped', reason: record.reason });
+        const dto = executionDto(step!, { ...execution, status: 'skipped', reason: record.reason, finishedAt: this.now });
+        this.runEvents.push({ accountId: run.accountId, event: { type: 'run.step_completed', data: { run: this.eventRun(run, change, at.stepId), step: { id: step!.id, type: step!.type }, execution: dto } } });
+        break;
+      }
       case 'send':
+      case 'capped':
       case 'none':
         break;
     }

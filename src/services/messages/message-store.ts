@@ -3,6 +3,7 @@ import type { Database } from '../../db/database';
 import { execute, forUpdate, insertIgnoringConflicts, select } from '../../db/sql/statements';
 import type { NewEventOf } from '../../schemas/event';
 import { MESSAGE_STATUS_RANK, type MessageChannel, type MessageStatus, type SkipReason } from '../../schemas/message';
+import type { MessageCategory } from '../../schemas/sequence-definition';
 import { recordEvents } from '../events/record-events';
 import { newRowId } from '../ids';
 import { messageEvents, type MessageTransition } from './message-events';
@@ -42,6 +43,8 @@ export interface MessageToQueue {
   stepVisit?: number | null;
   outboxId?: string | null;
   test?: boolean;
+  // Counted toward the channel's frequency cap when marketing (the default; docs/channels.md).
+  category?: MessageCategory;
 }
 
 // Writes queued messages; one that exists (same message key, same run visit or same outbox
@@ -59,10 +62,10 @@ export async function queueMessages(
     db,
     'messages',
     ['id', 'account_id', 'contact_id', 'run_id', 'run_visit', 'sequence_id', 'step_id', 'step_visit', 'outbox_id', 'test', 'channel',
-      'message_key', 'to_address', 'subject', 'status', 'created_at', 'updated_at'],
+      'message_key', 'to_address', 'subject', 'status', 'category', 'created_at', 'updated_at'],
     messages.map((m) => [
       newRowId(), m.accountId, m.contactId, m.runId ?? null, m.runVisit ?? null, m.sequenceId ?? null, m.stepId ?? null,
-      m.stepVisit ?? null, m.outboxId ?? null, m.test ?? false, m.channel, m.messageKey, m.to, m.subject ?? null, 'queued', now, now,
+      m.stepVisit ?? null, m.outboxId ?? null, m.test ?? false, m.channel, m.messageKey, m.to, m.subject ?? null, 'queued', m.category ?? 'marketing', now, now,
     ]),
     transaction,
   );

@@ -4,6 +4,7 @@ import type { Database } from '../../db/database';
 import { toDate } from '../../db/sql/rows';
 import { execute, forUpdate, insertRows, select, skipLocked } from '../../db/sql/statements';
 import { withTransaction } from '../../db/sql/transaction';
+import type { MessageCategory } from '../../schemas/sequence-definition';
 import { newRowId } from '../ids';
 import { NOT_PAUSED_SQL, pausedChannels } from '../channels/channel-pauses';
 import { cancelMessagesOfCancelledSends, markCancelled, markRetrying } from '../messages/message-store';
@@ -33,7 +34,7 @@ export interface SendToQueue {
   // What is sent and its id, made once the step's visit number is known.
   compose: (stepVisit: number) => { idempotencyId: string; body: string };
   // A message step's: the message row written with the send (messages/message-store.ts).
-  message?: { contactId: string; sequenceId: string; to: string };
+  message?: { contactId: string; sequenceId: string; to: string; category?: MessageCategory };
 }
 
 // Queues the sends of steps that begin, in the transaction that begins them (the runs are

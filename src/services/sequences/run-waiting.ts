@@ -22,12 +22,15 @@ import { readVersions, versionKey } from '../runs/sequence-versions';
 //   to resume (channels/channel-pauses.ts): no time;
 // - `window`: its step has not begun and is due later: the engine deferred it to the sending
 //   window's next opening, due_at;
+// - `frequency_cap`: its email or WhatsApp message was held back by the contact's frequency cap
+//   (engine/frequency-cap-gate.ts) until due_at: capped_until is that same time (a later move of
+//   due_at leaves capped_until behind, and it no longer counts);
 // - null: due now (the engine takes it at its next look; a first send queued, with its time),
 //   being carried out now (claimed: the row's due_at is then its lease's end, not a time the run
 //   waits for; a send on the wire), paused (resume says what comes next), ended, or at no step
 //   (a sequence without steps).
 
-export const WAITING_COLUMNS = 'due_at, paused_due_at, claim_token, step_started_at, attempt, visit';
+export const WAITING_COLUMNS = 'due_at, paused_due_at, claim_token, step_started_at, attempt, visit, capped_until';
 
 export interface WaitingRow {
   status: string;
@@ -39,6 +42,7 @@ export interface WaitingRow {
   step_started_at: unknown;
   attempt: number | string;
   visit: number | string;
+  capped_until?: unknown;
 }
 
 // The send of the run's visit, for a run that waits at a step with no due time of its own.
@@ -63,6 +67,9 @@ export function runWaiting(row: WaitingRow, step: Step | undefined, sequenceStat
   if (sequenceStatus !== 'active' || row.due_at === null || row.due_at === undefined) return { dueAt: null, waitingFor: 'sequence_paused' };
   if (row.claim_token !== null) return NOTHING;
   const dueAt = toIsoOrNull(row.due_at)!;
+  if (row.capped_until !== null && row.capped_until !== undefined && toIsoOrNull(row.capped_until) === dueAt && (step?.type === 'email' || step?.type === 'whatsapp')) {
+    return { dueAt, waitingFor: 'frequency_cap' };
+  }
   if (step?.type === 'wait' && row.step_started_at !== null) return { dueAt, waitingFor: 'wait' };
   // A wait_for under way: due at its timeout; matched, it is due now (null: it goes on now).
   if (step?.type === 'wait_for' && row.step_started_at !== null) return Date.parse(dueAt) > now.getTime() ? { dueAt, waitingFor: 'activity' } : { dueAt, waitingFor: null };

@@ -67,6 +67,7 @@ export async function queueStepMessages(db: Database, written: readonly QueuedSe
         stepId: send.stepId,
         stepVisit,
         outboxId,
+        category: send.message.category,
       },
     ];
   });
