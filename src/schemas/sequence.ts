@@ -128,7 +128,7 @@ export const sequenceSchema = z
 export type SequenceDto = z.infer<typeof sequenceSchema>;
 
 // What a run in pending or running waits for (src/services/sequences/run-waiting.ts).
-export const WAITING_FOR = ['wait', 'window', 'retry', 'sequence_paused', 'channel_paused'] as const;
+export const WAITING_FOR = ['wait', 'activity', 'window', 'retry', 'sequence_paused', 'channel_paused'] as const;
 export type WaitingFor = (typeof WAITING_FOR)[number] | null;
 
 // Where a run stands in time: in the run lists and a run's detail.
@@ -146,7 +146,7 @@ const runWaitingShape = {
     .enum(WAITING_FOR)
     .nullable()
     .describe(
-      '`wait`: a wait step until `dueAt`; `window`: the sending window, which opens at `dueAt`; `retry`: a webhook ' +
+      '`wait`: a wait step until `dueAt`; `activity`: a wait_for step, for its activity or its timeout at `dueAt`; `window`: the sending window, which opens at `dueAt`; `retry`: a webhook ' +
         'step\'s next attempt at `dueAt`; `sequence_paused`: the sequence is not active (no time); `channel_paused`: ' +
         'its email or WhatsApp step waits for the account\'s channel (or the step\'s template) to resume (no time). Null: nothing ' +
         '(due now, being carried out, paused, ended, or at no step).',

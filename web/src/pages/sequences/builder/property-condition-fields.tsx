@@ -152,7 +152,15 @@ export function WhereFields({
             onProblem={(field, problem) => onProblem(`${prefix}.${i}.${field}`, problem)}
             onChange={(next) => onChange(where.map((c, j) => (j === i ? next : c)))}
           />
-          <button type="button" className="secondary" onClick={() => onChange(where.filter((_, j) => j !== i))}>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => {
+              // The rows after it move up: their unparsed texts are dropped with it.
+              for (let j = i; j < where.length; j++) for (const field of ['equals', 'in']) onProblem(`${prefix}.${j}.${field}`, null);
+              onChange(where.filter((_, j) => j !== i));
+            }}
+          >
             Remove condition {i + 1}
           </button>
         </div>
