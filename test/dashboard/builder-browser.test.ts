@@ -6,7 +6,8 @@ import { select } from '../../src/db/sql/statements';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import { createWebhook } from '../../src/services/webhooks/endpoints';
 import { silentLogger } from '../support/app';
-import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
+import path from 'node:path';
+import { browserSuite, expectAccessible, launchBrowser, shoot, SHOTS } from '../support/browser';
 import { buildUser, PASSWORD } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildAccount, buildApiKey, buildTenant } from '../support/factories';
@@ -88,8 +89,16 @@ describe(TITLE, function () {
     await page.setViewportSize(DESKTOP);
   }
 
-  async function signIn(email: string, path = '/dashboard/sequences') {
-    await page.goto(`${base}${path}`);
+  // A part of the page photographed close up at both widths, beside the whole page's shots.
+  async function closeUp(part: Locator, name: string) {
+    await part.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+    await page.setViewportSize(PHONE);
+    await part.screenshot({ path: path.join(SHOTS, `${name}-phone.png`) });
+    await page.setViewportSize(DESKTOP);
+  }
+
+  async function signIn(email: string, route = '/dashboard/sequences') {
+    await page.goto(`${base}${route}`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
@@ -422,6 +431,8 @@ describe(TITLE, function () {
     expect((await paths.innerText()).replace(/\s+/g, ' ')).to.equal('When checkout_completed comes go to 3. done Timed out after 3 hours go to 2. remind');
     expect(await card(2).locator('.flow-note').innerText()).to.equal('Reached only by a jump from another step.');
     expect(await wait.locator('.step-what').innerText()).to.equal("Wait up to 3 hours for activity checkout_completed with cartId = the trigger's cartId; then done, on timeout remind");
+    await look('builder-cart-form');
+    await closeUp(wait, 'builder-cart-form-wait');
     await builder().getByRole('button', { name: 'Save steps' }).click();
     await builder().getByText('Saved as version 1.').waitFor();
     await look('builder-cart');
@@ -454,6 +465,7 @@ describe(TITLE, function () {
     expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.goal).to.deep.equal({ activity: 'order_placed', within: 'P7D' });
     await page.getByRole('region', { name: 'Steps', exact: true }).getByText('A run completes as converted when its contact has an activity order_placed within 7 days of its start.').waitFor();
     await look('builder-cart-settings');
+    await closeUp(page.locator('.panels').filter({ has: entry }), 'builder-cart-settings-forms');
     await goal.getByLabel('Convert a run on an activity').uncheck();
     await goal.getByRole('button', { name: 'Save goal' }).click();
     await goal.getByText('Goal saved.').waitFor();
@@ -536,6 +548,8 @@ describe(TITLE, function () {
     expect(text).to.contain('variant b removed');
     expect(text).to.contain('category marketing → transactional');
     await look('builder-split');
+    await closeUp(card(1), 'builder-split-card');
+    await closeUp(changes, 'builder-split-diff');
   });
 
   it('has a form for every step type, checked in the page by the API\'s schemas before anything is sent', async () => {
