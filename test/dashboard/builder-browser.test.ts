@@ -425,14 +425,14 @@ describe(TITLE, function () {
     await builder().getByText('Please correct the fields marked above: nothing was saved.').waitFor();
     expect(await describedBy(wait.getByLabel('Timeout', { exact: true }))).to.contain('Step "wait-checkout": "3 hours" is not an ISO 8601 duration');
     expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.version).to.equal(null);
+    await look('builder-cart-form');
+    await closeUp(wait, 'builder-cart-form-wait');
     await wait.getByLabel('Timeout', { exact: true }).fill('PT3H');
     // The flow: the wait's two paths, and the reminder reached only by its timeout.
     const paths = wait.getByRole('group', { name: 'The two paths of step 1' });
     expect((await paths.innerText()).replace(/\s+/g, ' ')).to.equal('When checkout_completed comes go to 3. done Timed out after 3 hours go to 2. remind');
     expect(await card(2).locator('.flow-note').innerText()).to.equal('Reached only by a jump from another step.');
     expect(await wait.locator('.step-what').innerText()).to.equal("Wait up to 3 hours for activity checkout_completed with cartId = the trigger's cartId; then done, on timeout remind");
-    await look('builder-cart-form');
-    await closeUp(wait, 'builder-cart-form-wait');
     await builder().getByRole('button', { name: 'Save steps' }).click();
     await builder().getByText('Saved as version 1.').waitFor();
     await look('builder-cart');
@@ -522,6 +522,16 @@ describe(TITLE, function () {
     expect(await card(1).getByLabel('Variant 2: name').inputValue()).to.equal('c');
     await card(2).getByRole('button', { name: 'Edit step 2' }).click();
     await card(2).getByLabel('Category').selectOption({ label: 'Transactional' });
+    // A branch on a property of the run's trigger.
+    await builder().getByLabel('New step').selectOption({ label: 'Branch' });
+    await builder().getByRole('button', { name: 'Add step' }).click();
+    await card(4).getByLabel('If').selectOption({ label: 'A property of the trigger (the activity that started the run)' });
+    await card(4).getByLabel('Trigger: property').fill('total');
+    await card(4).getByLabel('Trigger: operator').selectOption({ label: 'is at least' });
+    await card(4).getByLabel('Trigger: value').fill('50');
+    await card(4).getByLabel('Then go to').selectOption({ label: '2. hello (Email)' });
+    await card(4).getByLabel('Else go to').selectOption({ label: '3. done (Exit)' });
+    expect(await card(4).locator('.step-what').innerText()).to.equal("If the trigger's property total is at least 50 go to hello, else done");
     await builder().getByRole('button', { name: 'Save steps' }).click();
     await builder().getByText('Saved as version 2.').waitFor();
     const stored = (await rest(key, 'GET', `/sequences/${id}`)).body.sequence.steps;
@@ -530,6 +540,7 @@ describe(TITLE, function () {
       { id: 'c', weight: 100, next: 'done' },
     ]);
     expect(stored[1]).to.deep.equal({ id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>', category: 'transactional' });
+    expect(stored[3]).to.deep.equal({ id: 'branch', type: 'branch', if: { property: 'total', gte: 50 }, then: 'hello', else: 'done' });
 
     // Read back after a reload: the forms show what is stored, and the version diff says it.
     await page.reload();
