@@ -49,6 +49,11 @@ export function durationInWords(iso: string): string {
   return words.length > 0 ? words.join(' ') : iso;
 }
 
+// "Reads: 2 hours." under a duration's field, once the text is a duration; nothing before.
+export function durationHint(iso: string | undefined): string {
+  return iso && DURATION.test(iso) && durationInWords(iso) !== iso ? `Reads: ${durationInWords(iso)}.` : '';
+}
+
 function list(words: readonly string[], conjunction: 'and' | 'or'): string {
   return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} ${conjunction} ${words[words.length - 1]}`;
 }

@@ -5,7 +5,7 @@ import type { AppRouter } from '../../../../../src/routers/app-router';
 import { ErrorBanner } from '../../../components/error-banner';
 import { Field } from '../../../components/field';
 import { fieldErrors, trpc } from '../../../trpc';
-import { durationInWords, type Sequence } from '../step-words';
+import { durationHint, type Sequence } from '../step-words';
 import { WhereFields, type PropertyCondition } from './property-condition-fields';
 import { entryProblems, goalProblems } from './validate';
 
@@ -120,7 +120,7 @@ export function EntryForm({ sequence }: { sequence: Sequence }) {
             {reentry === 'after' && (
               <Field
                 label="Again after"
-                hint={<>ISO 8601: <code>P30D</code> 30 days. {after ? `Reads: ${durationInWords(after)}.` : ''}</>}
+                hint={<>ISO 8601: <code>P30D</code> 30 days. {durationHint(after)}</>}
                 value={after}
                 error={errors['entry.reentry.after']}
                 onChange={(e) => changed(setAfter)(e.target.value)}
@@ -163,7 +163,7 @@ export function GoalForm({ sequence }: { sequence: Sequence }) {
             <WhereFields legend="Only when its properties" where={where} prefix="goal.where" errors={errors} onProblem={form.onProblem} onChange={changed(setWhere)} />
             <Field
               label="Within (optional)"
-              hint={<>Of the run&apos;s start, ISO 8601: <code>P7D</code> 7 days. Empty: any time while the run is active. {within ? `Reads: ${durationInWords(within)}.` : ''}</>}
+              hint={<>Of the run&apos;s start, ISO 8601: <code>P7D</code> 7 days. Empty: any time while the run is active. {durationHint(within)}</>}
               value={within}
               error={errors['goal.within']}
               onChange={(e) => changed(setWithin)(e.target.value)}

@@ -2,7 +2,7 @@ import { useState, type ReactNode } from 'react';
 import { Field } from '../../../components/field';
 import { MessageEditor } from '../../../components/message-editor';
 import { SelectField } from '../../../components/select-field';
-import { durationInWords, type Step } from '../step-words';
+import { durationHint, type Step } from '../step-words';
 import { JsonField, TagsField, TemplateField, WeekdaysField } from './fields';
 import { errorsUnder, PropertyConditionFields, type PropertyCondition } from './property-condition-fields';
 import { SplitForm } from './split-form';
@@ -119,7 +119,7 @@ function WaitForm({ step, onChange, errors }: FormProps<'wait'>) {
           hint={
             <>
               ISO 8601: <code>PT2H</code> 2 hours, <code>P3D</code> 3 days, <code>P1W</code> a week.{' '}
-              {step.duration ? `Reads: ${durationInWords(step.duration)}.` : ''}
+              {durationHint(step.duration)}
             </>
           }
           value={step.duration ?? ''}

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { Field } from '../../../components/field';
 import { SelectField } from '../../../components/select-field';
-import { durationInWords, matchValueInWords, type Step } from '../step-words';
+import { durationHint, matchValueInWords, type Step } from '../step-words';
 import type { FormProps } from './step-forms';
 import { targetOptions } from './targets';
 
@@ -107,7 +107,7 @@ export function WaitForForm({ step, onChange, errors, context }: FormProps<'wait
         label="Timeout"
         hint={
           <>
-            ISO 8601: <code>PT3H</code> 3 hours, <code>P2D</code> 2 days. {step.timeout ? `Reads: ${durationInWords(step.timeout)}.` : ''}
+            ISO 8601: <code>PT3H</code> 3 hours, <code>P2D</code> 2 days. {durationHint(step.timeout)}
           </>
         }
         value={step.timeout}
