@@ -6,7 +6,8 @@ import { select } from '../../src/db/sql/statements';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import { createWebhook } from '../../src/services/webhooks/endpoints';
 import { silentLogger } from '../support/app';
-import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
+import path from 'node:path';
+import { browserSuite, expectAccessible, launchBrowser, shoot, SHOTS } from '../support/browser';
 import { buildUser, PASSWORD } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildAccount, buildApiKey, buildTenant } from '../support/factories';
@@ -88,8 +89,16 @@ describe(TITLE, function () {
     await page.setViewportSize(DESKTOP);
   }
 
-  async function signIn(email: string, path = '/dashboard/sequences') {
-    await page.goto(`${base}${path}`);
+  // A part of the page photographed close up at both widths, beside the whole page's shots.
+  async function closeUp(part: Locator, name: string) {
+    await part.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+    await page.setViewportSize(PHONE);
+    await part.screenshot({ path: path.join(SHOTS, `${name}-phone.png`) });
+    await page.setViewportSize(DESKTOP);
+  }
+
+  async function signIn(email: string, route = '/dashboard/sequences') {
+    await page.goto(`${base}${route}`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
@@ -385,6 +394,173 @@ describe(TITLE, function () {
     expect(status).to.equal(404);
     const [row] = await select<{ version: number }>(testDb(), 'SELECT version FROM sequences WHERE id = ?', [theirs.id]);
     expect(Number(row!.version)).to.equal(1);
+  });
+
+  it('builds the abandoned-cart sequence: entry by cart_abandoned, a wait for checkout_completed of the same cart, a reminder on timeout', async () => {
+    const account = await buildAccount({ name: 'Acme Ltd' });
+    const user = await buildUser(account.id);
+    const { key } = await buildApiKey(account.id);
+    const id = (await rest(key, 'POST', '/sequences', { name: 'Abandoned cart' })).body.sequence.id;
+    await signIn(user.email, `/dashboard/sequences/${id}`);
+    await builder().getByText('No steps yet').waitFor();
+    for (const type of ['Wait for an activity', 'Email', 'Exit']) {
+      await builder().getByLabel('New step').selectOption({ label: type });
+      await builder().getByRole('button', { name: 'Add step' }).click();
+    }
+    await card(2).getByLabel('Step id').fill('remind');
+    await card(2).getByLabel('Subject').fill('You left something in your cart');
+    await card(3).getByLabel('Step id').fill('done');
+    const wait = card(1);
+    await wait.getByLabel('Step id').fill('wait-checkout');
+    await wait.getByLabel('Activity', { exact: true }).fill('checkout_completed');
+    await wait.getByRole('button', { name: 'Add a match' }).click();
+    await wait.getByLabel('Match 1: property').fill('cartId');
+    await wait.getByLabel('Match 1: value', { exact: true }).fill('{{ trigger.properties.cartId }}');
+    expect(await describedBy(wait.getByLabel('Match 1: value', { exact: true }))).to.contain("Reads: the trigger's cartId.");
+    // Not ISO 8601: refused in the page, at the field, with the API's message; nothing is sent.
+    await wait.getByLabel('Timeout', { exact: true }).fill('3 hours');
+    await wait.getByLabel('When it comes, go to').selectOption({ label: '3. done (Exit)' });
+    await wait.getByLabel('On timeout, go to').selectOption({ label: '2. remind (Email)' });
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    await builder().getByText('Please correct the fields marked above: nothing was saved.').waitFor();
+    expect(await describedBy(wait.getByLabel('Timeout', { exact: true }))).to.contain('Step "wait-checkout": "3 hours" is not an ISO 8601 duration');
+    expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.version).to.equal(null);
+    await look('builder-cart-form');
+    await closeUp(wait, 'builder-cart-form-wait');
+    await wait.getByLabel('Timeout', { exact: true }).fill('PT3H');
+    // The flow: the wait's two paths, and the reminder reached only by its timeout.
+    const paths = wait.getByRole('group', { name: 'The two paths of step 1' });
+    expect((await paths.innerText()).replace(/\s+/g, ' ')).to.equal('When checkout_completed comes go to 3. done Timed out after 3 hours go to 2. remind');
+    expect(await card(2).locator('.flow-note').innerText()).to.equal('Reached only by a jump from another step.');
+    expect(await wait.locator('.step-what').innerText()).to.equal("Wait up to 3 hours for activity checkout_completed with cartId = the trigger's cartId; then done, on timeout remind");
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    await builder().getByText('Saved as version 1.').waitFor();
+    await look('builder-cart');
+
+    // Entry by activity: a re-entry time the API refuses (over 366 days) is its 400, at the field.
+    const entry = page.getByRole('region', { name: 'Entry by activity' });
+    await entry.getByLabel('Enroll the contact of an activity').check();
+    await entry.getByLabel('Entry activity').fill('cart_abandoned');
+    await entry.getByRole('button', { name: 'Add a condition' }).click();
+    await entry.getByLabel('Condition 1: property').fill('total');
+    await entry.getByLabel('Condition 1: operator').selectOption({ label: 'is more than' });
+    await entry.getByLabel('Condition 1: value').fill('0');
+    await entry.getByLabel('Once a time has passed since its previous run started').check();
+    await entry.getByLabel('Again after').fill('P400D');
+    await entry.getByRole('button', { name: 'Save entry' }).click();
+    await entry.getByText('Please correct the fields marked below.').waitFor();
+    expect(await describedBy(entry.getByLabel('Again after'))).to.contain('entry.reentry.after: P400D is more than 366 days');
+    expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.entry).to.equal(null);
+    await entry.getByLabel('Again after').fill('P30D');
+    await entry.getByRole('button', { name: 'Save entry' }).click();
+    await entry.getByText('Entry saved.').waitFor();
+
+    // A goal, saved, then removed (sent as null).
+    const goal = page.getByRole('region', { name: 'Goal' });
+    await goal.getByLabel('Convert a run on an activity').check();
+    await goal.getByLabel('Goal activity').fill('order_placed');
+    await goal.getByLabel('Within (optional)').fill('P7D');
+    await goal.getByRole('button', { name: 'Save goal' }).click();
+    await goal.getByText('Goal saved.').waitFor();
+    expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.goal).to.deep.equal({ activity: 'order_placed', within: 'P7D' });
+    await page.getByRole('region', { name: 'Steps', exact: true }).getByText('A run completes as converted when its contact has an activity order_placed within 7 days of its start.').waitFor();
+    await look('builder-cart-settings');
+    await closeUp(page.locator('.panels').filter({ has: entry }), 'builder-cart-settings-forms');
+    await goal.getByLabel('Convert a run on an activity').uncheck();
+    await goal.getByRole('button', { name: 'Save goal' }).click();
+    await goal.getByText('Goal saved.').waitFor();
+
+    const stored = (await rest(key, 'GET', `/sequences/${id}`)).body.sequence;
+    expect(stored.entry).to.deep.equal({ activity: 'cart_abandoned', where: [{ property: 'total', gt: 0 }], reentry: { after: 'P30D' } });
+    expect(stored.goal).to.equal(null);
+    expect(stored.steps).to.deep.equal([
+      { id: 'wait-checkout', type: 'wait_for', activity: 'checkout_completed', match: { cartId: '{{ trigger.properties.cartId }}' }, timeout: 'PT3H', next: 'done', onTimeout: 'remind' },
+      { id: 'remind', type: 'email', subject: 'You left something in your cart', html: stored.steps[1].html },
+      { id: 'done', type: 'exit' },
+    ]);
+    await page.getByRole('region', { name: 'Steps', exact: true }).getByText("Each activity cart_abandoned whose property total is more than 0 enrolls its contact. A contact enters again 30 days after its previous run started.").waitFor();
+  });
+
+  it('edits a split\'s variants and a message\'s category, and reads them back as stored', async () => {
+    const account = await buildAccount({ name: 'Acme Ltd' });
+    const user = await buildUser(account.id);
+    const { key } = await buildApiKey(account.id);
+    const created = await rest(key, 'POST', '/sequences', {
+      name: 'Subject test',
+      steps: [
+        {
+          id: 'ab',
+          type: 'split',
+          variants: [
+            { id: 'a', weight: 50, next: 'hello' },
+            { id: 'b', weight: 50, next: 'done' },
+          ],
+        },
+        { id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>' },
+        { id: 'done', type: 'exit' },
+      ],
+    });
+    expect(created.status).to.equal(201);
+    const id = created.body.sequence.id;
+    await signIn(user.email, `/dashboard/sequences/${id}`);
+    const fork = card(1).getByRole('group', { name: 'The 2 paths of step 1' });
+    expect((await fork.innerText()).replace(/\s+/g, ' ')).to.equal('Variant a, 50% go to 2. hello Variant b, 50% go to 3. done');
+    await card(1).getByRole('button', { name: 'Edit step 1' }).click();
+    expect(await card(1).getByRole('button', { name: 'Remove variant 1' }).isDisabled()).to.equal(true);
+    await card(1).getByRole('button', { name: 'Add a variant' }).click();
+    await card(1).getByLabel('Variant 3: weight').fill('100');
+    await card(1).getByLabel('Variant 3: go to').selectOption({ label: '3. done (Exit)' });
+    expect(await describedBy(card(1).getByLabel('Variant 3: weight'))).to.contain('50% of the runs.');
+    expect(await describedBy(card(1).getByLabel('Variant 1: weight'))).to.contain('25% of the runs.');
+    // A name used twice: refused in the page, with the API's message, at the variant's name.
+    await card(1).getByLabel('Variant 3: name').fill('a');
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    await builder().getByText('Please correct the fields marked above: nothing was saved.').waitFor();
+    expect(await describedBy(card(1).getByLabel('Variant 3: name'))).to.contain('Step "ab": variant "a" is named twice');
+    await card(1).getByLabel('Variant 3: name').fill('c');
+    await card(1).getByRole('button', { name: 'Remove variant 2' }).click();
+    expect(await card(1).getByLabel('Variant 2: name').inputValue()).to.equal('c');
+    await card(2).getByRole('button', { name: 'Edit step 2' }).click();
+    await card(2).getByLabel('Category').selectOption({ label: 'Transactional' });
+    // A branch on a property of the run's trigger.
+    await builder().getByLabel('New step').selectOption({ label: 'Branch' });
+    await builder().getByRole('button', { name: 'Add step' }).click();
+    await card(4).getByLabel('If').selectOption({ label: 'A property of the trigger (the activity that started the run)' });
+    await card(4).getByLabel('Trigger: property').fill('total');
+    await card(4).getByLabel('Trigger: operator').selectOption({ label: 'is at least' });
+    await card(4).getByLabel('Trigger: value').fill('50');
+    await card(4).getByLabel('Then go to').selectOption({ label: '2. hello (Email)' });
+    await card(4).getByLabel('Else go to').selectOption({ label: '3. done (Exit)' });
+    expect(await card(4).locator('.step-what').innerText()).to.equal("If the trigger's property total is at least 50 go to hello, else done");
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    await builder().getByText('Saved as version 2.').waitFor();
+    const stored = (await rest(key, 'GET', `/sequences/${id}`)).body.sequence.steps;
+    expect(stored[0].variants).to.deep.equal([
+      { id: 'a', weight: 50, next: 'hello' },
+      { id: 'c', weight: 100, next: 'done' },
+    ]);
+    expect(stored[1]).to.deep.equal({ id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>', category: 'transactional' });
+    expect(stored[3]).to.deep.equal({ id: 'branch', type: 'branch', if: { property: 'total', gte: 50 }, then: 'hello', else: 'done' });
+
+    // Read back after a reload: the forms show what is stored, and the version diff says it.
+    await page.reload();
+    await card(1).getByRole('button', { name: 'Edit step 1' }).click();
+    expect(await card(1).getByLabel('Variant 2: weight').inputValue()).to.equal('100');
+    expect(await describedBy(card(1).getByLabel('Variant 2: weight'))).to.contain('66.7% of the runs.');
+    await card(2).getByRole('button', { name: 'Edit step 2' }).click();
+    expect(await card(2).getByLabel('Category').inputValue()).to.equal('transactional');
+    const versions = page.getByRole('region', { name: 'Versions' });
+    await versions.getByLabel('From version', { exact: true }).selectOption('1');
+    const changes = versions.getByRole('region', { name: 'Changes from version 1 to version 2' });
+    await changes.getByRole('heading', { name: 'Changed' }).waitFor();
+    const text = (await changes.innerText()).replace(/\s+/g, ' ');
+    expect(text).to.contain('variant a: 50% → 33.3%');
+    expect(text).to.contain('variant c added: 66.7% to done');
+    expect(text).to.contain('variant b removed');
+    expect(text).to.contain('category marketing → transactional');
+    await look('builder-split');
+    await closeUp(card(1), 'builder-split-card');
+    await closeUp(changes, 'builder-split-diff');
   });
 
   it('has a form for every step type, checked in the page by the API\'s schemas before anything is sent', async () => {

@@ -258,4 +258,45 @@ describe(TITLE, function () {
     expect(JSON.parse(await whatsapp.getByLabel('The request sent to WhatsApp').innerText())).to.deep.include({ ...request, biz_opaque_callback_data: `run_${run!.id}_chat_1` });
     await look('timeline-messages');
   });
+
+  it("names a split's variant, what a wait_for waits for, and its timeout path, on the run's page", async () => {
+    const tenant = await buildTenant();
+    const { sequence } = await caller(tenant.key).sequences.create({
+      name: 'Abandoned cart',
+      status: 'active',
+      steps: [
+        {
+          id: 'ab',
+          type: 'split',
+          variants: [
+            { id: 'a', weight: 1, next: 'wait-checkout' },
+            { id: 'b', weight: 1, next: 'wait-checkout' },
+          ],
+        },
+        { id: 'wait-checkout', type: 'wait_for', activity: 'checkout_completed', match: { cartId: '{{ trigger.properties.cartId }}' }, timeout: 'PT3H', next: 'done', onTimeout: 'reminded' },
+        { id: 'reminded', type: 'tag', add: ['reminded'] },
+        { id: 'done', type: 'exit' },
+      ],
+    });
+    // Enrolled over the API, the run has no trigger: its cartId renders empty and nothing
+    // matches, so the wait ends at its timeout.
+    const { runId } = await trigger(tenant.key, sequence.id, { email: 'cart@example.com' });
+    const { engine, advance } = engineAt();
+    await engine.runUntilIdle();
+    const taken = (await caller(tenant.key).sequences.run({ id: sequence.id, runId })).run.executions[0]!;
+    expect(taken.detail).to.have.property('to', 'wait-checkout');
+
+    await signIn(tenant.accountId, `/runs/${runId}`);
+    await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+    await page.getByText(`Took variant ${String(taken.detail!.variant)}: on to wait-checkout`).waitFor();
+    await page.locator('.event').nth(1).getByText("Wait up to 3 hours for activity checkout_completed with cartId = the trigger's cartId; then done, on timeout reminded").waitFor();
+    await look('timeline-wait-for-waiting');
+
+    advance(3 * 3_600_000 + 1);
+    await engine.runUntilIdle();
+    await page.getByRole('heading', { name: /Run Completed/ }).waitFor({ timeout: 10_000 });
+    expect(await page.locator('.event .step-id').allTextContents()).to.deep.equal(['ab', 'wait-checkout', 'reminded', 'done']);
+    await page.getByText('Timed out: no checkout_completed came in time; on to reminded').waitFor();
+    await look('timeline-wait-for-timed-out');
+  });
 });

@@ -5,6 +5,7 @@ import { When } from '../../components/when';
 import { Link } from '../../router';
 import { trpc } from '../../trpc';
 import { RunStatus } from '../sequences/run-status';
+import type { Step } from '../sequences/step-words';
 import { RunActions } from './run-actions';
 import { ACTIVE_RUN, standingInWords } from './run-data';
 import { RunTimeline } from './run-timeline';
@@ -36,7 +37,7 @@ export function RunPage({ id }: { id: string }) {
       )}
     >
       {(data) => {
-        const standing = standingInWords(data.run);
+        const standing = standingInWords(data.run, data.steps as Step[]);
         return (
           <>
             <section className="panel run-summary" aria-labelledby="run-heading">

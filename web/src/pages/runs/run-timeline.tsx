@@ -2,7 +2,7 @@ import { When } from '../../components/when';
 import { stepInWords, type Step } from '../sequences/step-words';
 import { RunStatus } from '../sequences/run-status';
 import { MessageAsSent } from './message-as-sent';
-import type { Execution, RunPageData } from './run-data';
+import { executionDetailInWords, type RunPageData } from './run-data';
 import './runs.css';
 
 const OUTCOME: Record<string, string> = { running: 'pending', succeeded: 'active', failed: 'failed', skipped: 'disabled' };
@@ -16,14 +16,6 @@ function stepWords(step: Step | undefined, endpoints: RunPageData['endpoints']):
     return url ? { text: `POST to ${url}`, gone: false } : { text: `POST to webhook endpoint ${step.endpointId}, which no longer exists`, gone: true };
   }
   return { text: stepInWords(step, { window: null }), gone: false };
-}
-
-// What an execution did, beyond its outcome: a branch's way, a receiver's answer.
-function detailWords(execution: Execution): string | null {
-  const detail = execution.detail ?? {};
-  if (typeof detail.took === 'string') return `${detail.took === 'then' ? 'The condition held' : 'The condition did not hold'}: on to ${String(detail.to)}`;
-  if (typeof detail.responseStatus === 'number') return `Answered ${detail.responseStatus}${typeof detail.durationMs === 'number' ? ` in ${detail.durationMs} ms` : ''}`;
-  return null;
 }
 
 // A run's timeline: every step execution, oldest first, each with its time, outcome and reason,
@@ -63,7 +55,7 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
             const words = stepWords(steps.get(execution.stepId), data.endpoints);
             const message = execution.message && !shown.has(execution.message.id) ? execution.message : null;
             if (message) shown.add(message.id);
-            const detail = detailWords(execution);
+            const detail = executionDetailInWords(execution, data.steps as Step[]);
             return (
               <li key={`${execution.stepId}-${i}`} className={`event ${execution.status}`}>
                 <div className="event-head">

@@ -19,6 +19,7 @@ import { SEQUENCE_STATUSES, type SequenceStatus } from './sequence-statuses';
 import { StepsPanel } from './steps-panel';
 import { AnalyticsPanel } from './analytics-panel';
 import { BuilderPanel } from './builder/builder-panel';
+import { EntryForm, GoalForm } from './builder/entry-goal-forms';
 import { ExitRulesForm, SendingWindowForm } from './builder/rules-forms';
 import { VersionsPanel } from './builder/versions-panel';
 import './sequences.css';
@@ -59,6 +60,10 @@ export function SequencePage({ id }: { id: string }) {
           <div className="panels">
             <ExitRulesForm sequence={sequence} />
             <SendingWindowForm sequence={sequence} />
+          </div>
+          <div className="panels">
+            <EntryForm sequence={sequence} />
+            <GoalForm sequence={sequence} />
           </div>
           <VersionsPanel sequence={sequence} />
           <RunsPanel sequence={sequence} />

@@ -49,6 +49,11 @@ export function durationInWords(iso: string): string {
   return words.length > 0 ? words.join(' ') : iso;
 }
 
+// "Reads: 2 hours." under a duration's field, once the text is a duration; nothing before.
+export function durationHint(iso: string | undefined): string {
+  return iso && DURATION.test(iso) && durationInWords(iso) !== iso ? `Reads: ${durationInWords(iso)}.` : '';
+}
+
 function list(words: readonly string[], conjunction: 'and' | 'or'): string {
   return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} ${conjunction} ${words[words.length - 1]}`;
 }
@@ -117,23 +122,75 @@ export function stepInWords(step: Step, context: { window: Window | null; webhoo
       return `POST to ${url ?? `webhook endpoint ${step.endpointId}`}`;
     }
     case 'email':
-      return `Email "${step.subject}"`;
+      return `Email "${step.subject}"${categoryWords(step.category)}`;
     case 'whatsapp':
-      return `WhatsApp template ${step.template.name} (${step.template.language.code})`;
+      return `WhatsApp template ${step.template.name} (${step.template.language.code})${categoryWords(step.category)}`;
     case 'branch':
       return `If ${conditionInWords(step.if)} go to ${step.then}, else ${step.else}`;
     case 'wait_for': {
-      const keys = Object.keys(step.match ?? {});
-      const matched = keys.length > 0 ? ` with the same ${keys.join(', ')}` : '';
-      return `Wait up to ${durationInWords(step.timeout)} for ${step.activity}${matched}; then ${step.next ?? 'the next step'}, else ${step.onTimeout}`;
+      const matched = matchInWords(step.match);
+      return `Wait up to ${durationInWords(step.timeout)} for activity ${step.activity}${matched ? ` ${matched}` : ''}; then ${step.next ?? 'the next step'}, on timeout ${step.onTimeout}`;
     }
-    case 'split': {
-      const total = step.variants.reduce((sum, variant) => sum + variant.weight, 0);
-      return `Split: ${step.variants.map((variant) => `${variant.id} ${Math.round((variant.weight / total) * 100)}% to ${variant.next}`).join(', ')}`;
-    }
+    case 'split':
+      return `Split: ${variantShares(step.variants).map(({ id, share, next }) => `${id} ${share} to ${next}`).join(', ')}`;
     case 'exit':
       return 'Exit';
   }
+}
+
+// A transactional message is neither counted toward nor held by the channel's frequency cap;
+// marketing is the default and goes unsaid.
+function categoryWords(category: string | undefined): string {
+  return category === 'transactional' ? ' (transactional)' : '';
+}
+
+// A match value in words: a template that only reads one value ("{{ trigger.properties.cartId }}")
+// reads as that value's name; any other template as written.
+const PLAIN_READ = /^\{\{-?\s*(trigger|waited|contact)\.((?:properties|customFields)\.)?([A-Za-z0-9_.-]+)\s*-?\}\}$/;
+const OWNER_WORDS: Record<string, string> = { trigger: "the trigger's", waited: "the activity waited for's", contact: "the contact's" };
+
+export function matchValueInWords(value: string | number | boolean): string {
+  if (typeof value !== 'string') return JSON.stringify(value);
+  const read = PLAIN_READ.exec(value.trim());
+  if (read) return `${OWNER_WORDS[read[1]!]} ${read[3]}`;
+  return JSON.stringify(value);
+}
+
+// "with cartId the trigger's cartId", or "" for no match (any activity of that name).
+export function matchInWords(match: Record<string, string | number | boolean> | undefined): string {
+  const entries = Object.entries(match ?? {});
+  if (entries.length === 0) return '';
+  return `with ${list(entries.map(([path, value]) => `${path} = ${matchValueInWords(value)}`), 'and')}`;
+}
+
+// Each variant's share of the runs, in whole percents (a weight of 0 or less counts for nothing).
+export function variantShares<V extends { id: string; weight: number; next: string }>(variants: readonly V[]): Array<V & { share: string }> {
+  const total = variants.reduce((sum, variant) => sum + (variant.weight > 0 ? variant.weight : 0), 0);
+  return variants.map((variant) => ({ ...variant, share: total > 0 && variant.weight > 0 ? `${Math.round((variant.weight / total) * 1000) / 10}%` : '0%' }));
+}
+
+type Entry = NonNullable<Sequence['entry']>;
+type Goal = NonNullable<Sequence['goal']>;
+
+function whereInWords(where: readonly PropertyCondition[] | undefined): string {
+  return where && where.length > 0 ? ` whose ${list(where.map(propertyConditionInWords), 'and')}` : '';
+}
+
+export function entryInWords(entry: Entry | null): string {
+  if (!entry) return 'None: runs start only when the API enrolls a contact.';
+  const reentry =
+    entry.reentry === 'never'
+      ? 'A contact never enters twice.'
+      : typeof entry.reentry === 'object'
+        ? `A contact enters again ${durationInWords(entry.reentry.after)} after its previous run started.`
+        : 'A contact enters again once its previous run has ended.';
+  return `Each activity ${entry.activity}${whereInWords(entry.where)} enrolls its contact. ${reentry}`;
+}
+
+export function goalInWords(goal: Goal | null): string {
+  if (!goal) return 'None.';
+  const within = goal.within ? ` within ${durationInWords(goal.within)} of its start` : '';
+  return `A run completes as converted when its contact has an activity ${goal.activity}${whereInWords(goal.where)}${within}.`;
 }
 
 export function exitRulesInWords(rules: readonly ExitRule[]): string {

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { ErrorBanner } from '../../components/error-banner';
 import { trpc } from '../../trpc';
-import { exitRulesInWords, stepInWords, windowInWords, type Sequence, type Step } from './step-words';
+import { entryInWords, exitRulesInWords, goalInWords, stepInWords, windowInWords, type Sequence, type Step } from './step-words';
 
 type Position = { version: number | null; stepId: string | null; activeRuns: number };
 
@@ -64,6 +64,16 @@ export function StepsPanel({ sequence }: { sequence: Sequence }) {
         </>
       )}
       <dl className="facts rules">
+        <div>
+          <dt>Entry</dt>
+          <dd>{entryInWords(sequence.entry)}</dd>
+        </div>
+        {sequence.goal && (
+          <div>
+            <dt>Goal</dt>
+            <dd>{goalInWords(sequence.goal)}</dd>
+          </div>
+        )}
         <div>
           <dt>Exit rules</dt>
           <dd>{exitRulesInWords(sequence.exitWhen)}</dd>

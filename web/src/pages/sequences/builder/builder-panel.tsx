@@ -179,6 +179,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
                     context={{
                       sequenceId: sequence.id,
                       targets: targets.filter(([id]) => id !== row.step.id),
+                      following: targets[i + 1]?.[1],
                       endpoints,
                       onProblem: (field, problem) =>
                         setProblems((current) => {

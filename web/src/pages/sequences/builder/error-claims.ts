@@ -17,9 +17,11 @@ export function claimsError(step: Step, path: string): boolean {
     tag: /^(add|remove)(\.\d+)?$/,
     update: /^customFields(\..*)?$/,
     webhook: /^(endpointId|payload)(\..*)?$/,
-    email: /^(subject|html|text|from|replyTo)$/,
-    whatsapp: /^template\.(name|language(\.code)?|components\.\d+\.parameters\.\d+\.text)$/,
+    email: /^(subject|html|text|from|replyTo|category)$/,
+    whatsapp: /^(template\.(name|language(\.code)?|components\.\d+\.parameters\.\d+\.text)|category)$/,
     branch: /^(if(\..*)?|then|else)$/,
+    wait_for: /^(activity|match(\..*)?|timeout|next|onTimeout)$/,
+    split: /^variants(\.\d+\.(id|weight|next))?$/,
   };
   return claimed[type]?.test(path) ?? false;
 }

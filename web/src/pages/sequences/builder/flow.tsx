@@ -1,10 +1,11 @@
 import type { ReactNode } from 'react';
-import { conditionInWords, stepInWords, type Sequence, type Step } from '../step-words';
+import { conditionInWords, durationInWords, stepInWords, variantShares, type Sequence, type Step } from '../step-words';
 import type { Row } from './model';
 
 // The steps as a vertical flow: each step a card, joined to the next by a line when a run goes
-// on to it; a branch draws its two paths, each naming the step it goes to. A step no run can
-// reach (after a branch or an exit, and no branch goes to it) says so.
+// on to it; a branch draws its two paths, a wait_for its matched and timed-out paths, a split one
+// path per variant, each naming the step it goes to. A step no run can reach (after a step that
+// does not go on to the next, and nothing jumps to it) says so.
 
 export function safeWords(step: Step, context: Parameters<typeof stepInWords>[1]): string {
   try {
@@ -26,18 +27,18 @@ export function Flow({
   renderCard: (row: Row, index: number, words: string) => ReactNode;
 }) {
   const place = new Map(rows.map((row, i) => [row.step.id, i]));
-  const jumpedTo = new Set(rows.flatMap(({ step }) => (step.type === 'branch' ? [step.then, step.else] : [])));
+  const jumpedTo = new Set(rows.flatMap(({ step }) => jumpsOf(step)));
   const label = (id: string) => (place.has(id) ? `${place.get(id)! + 1}. ${id}` : `${id || '(none)'}, not a step of this sequence`);
   return (
     <ol className="flow">
       {rows.map((row, i) => {
         const previous = rows[i - 1]?.step;
-        const fallsIn = i === 0 || (previous !== undefined && previous.type !== 'branch' && previous.type !== 'exit');
+        const fallsIn = i === 0 || (previous !== undefined && goesOn(previous));
         const unreached = !fallsIn && !jumpedTo.has(row.step.id);
         const step = row.step;
         return (
           <li key={row.key} id={`flow-${row.key}`} className={`flow-step${fallsIn ? '' : ' jump-only'}`}>
-            {!fallsIn && <p className="flow-note">{unreached ? 'No step leads here: runs never reach this step.' : 'Reached only from a branch.'}</p>}
+            {!fallsIn && <p className="flow-note">{unreached ? 'No step leads here: runs never reach this step.' : 'Reached only by a jump from another step.'}</p>}
             {renderCard(row, i, safeWords(step, { window, webhookUrl }))}
             {step.type === 'branch' && (
               <div className="fork" role="group" aria-label={`The two paths of step ${i + 1}`}>
@@ -49,12 +50,55 @@ export function Flow({
                 </p>
               </div>
             )}
+            {step.type === 'wait_for' && (
+              <div className="fork" role="group" aria-label={`The two paths of step ${i + 1}`}>
+                <p className="path then">
+                  <span className="path-label">When {step.activity || 'the activity'} comes</span> go to{' '}
+                  <strong>{step.next === undefined ? (rows[i + 1] ? label(rows[i + 1]!.step.id) : 'the next step (there is none)') : label(step.next)}</strong>
+                </p>
+                <p className="path else">
+                  <span className="path-label">Timed out after {safeDuration(step.timeout)}</span> go to <strong>{label(step.onTimeout)}</strong>
+                </p>
+              </div>
+            )}
+            {step.type === 'split' && Array.isArray(step.variants) && (
+              <div className="fork split" role="group" aria-label={`The ${step.variants.length} paths of step ${i + 1}`}>
+                {variantShares(step.variants).map((variant, v) => (
+                  <p className="path variant" key={v}>
+                    <span className="path-label">
+                      Variant {variant.id || '(unnamed)'}, {variant.share}
+                    </span>{' '}
+                    go to <strong>{label(variant.next)}</strong>
+                  </p>
+                ))}
+              </div>
+            )}
             {step.type === 'exit' && <p className="flow-end">The run completes.</p>}
           </li>
         );
       })}
     </ol>
   );
+}
+
+// The steps a step may go to other than the following one.
+function jumpsOf(step: Step): string[] {
+  if (step.type === 'branch') return [step.then, step.else];
+  if (step.type === 'wait_for') return [step.next, step.onTimeout].filter((id): id is string => id !== undefined);
+  if (step.type === 'split') return Array.isArray(step.variants) ? step.variants.map((variant) => variant.next) : [];
+  return [];
+}
+
+// Whether a run may go on from a step to the one after it: not after an exit, a branch or a
+// split (they always jump), nor after a wait_for with its own `next` (its timeout jumps too).
+function goesOn(step: Step): boolean {
+  if (step.type === 'branch' || step.type === 'exit' || step.type === 'split') return false;
+  if (step.type === 'wait_for') return step.next === undefined;
+  return true;
+}
+
+function safeDuration(iso: string): string {
+  return typeof iso === 'string' && iso ? durationInWords(iso) : 'the timeout';
 }
 
 function safeCondition(condition: Extract<Step, { type: 'branch' }>['if']): string {

@@ -12,12 +12,14 @@ export interface Row {
 
 export const STEP_TYPE_NAMES: ReadonlyArray<readonly [StepType, string]> = [
   ['wait', 'Wait'],
+  ['wait_for', 'Wait for an activity'],
   ['email', 'Email'],
   ['whatsapp', 'WhatsApp message'],
   ['tag', 'Tag'],
   ['update', 'Update fields'],
   ['webhook', 'Webhook'],
   ['branch', 'Branch'],
+  ['split', 'Split (A/B test)'],
   ['exit', 'Exit'],
 ];
 
@@ -56,6 +58,18 @@ export function newStep(type: StepType, rows: readonly Row[], endpointId: string
       return { id, type, template: { name: 'hello_world', language: { code: 'en_US' } } };
     case 'branch':
       return { id, type, if: { tag: 'vip' }, then: first, else: first };
+    case 'wait_for':
+      // The timeout path needs a step: the first one stands in until the form names another.
+      return { id, type, activity: 'checkout_completed', timeout: 'P1D', onTimeout: first };
+    case 'split':
+      return {
+        id,
+        type,
+        variants: [
+          { id: 'a', weight: 50, next: first },
+          { id: 'b', weight: 50, next: first },
+        ],
+      };
     case 'exit':
       return { id, type };
     default:
@@ -93,6 +107,11 @@ export function canonical(value: unknown): string {
 export function cleaned(step: Step): Step {
   const copy: Record<string, unknown> = { ...step };
   for (const field of ['text', 'from', 'replyTo']) if (copy[field] === '') delete copy[field];
+  if (step.type === 'wait_for') {
+    // No next: the following step; no match: any activity of that name.
+    if (step.next === '') delete copy.next;
+    if (step.match && Object.keys(step.match).length === 0) delete copy.match;
+  }
   if (step.type === 'tag') {
     if (step.add?.length === 0) delete copy.add;
     if (step.remove?.length === 0) delete copy.remove;

@@ -2,25 +2,31 @@ import { useState, type ReactNode } from 'react';
 import { Field } from '../../../components/field';
 import { MessageEditor } from '../../../components/message-editor';
 import { SelectField } from '../../../components/select-field';
-import { durationInWords, type Step } from '../step-words';
+import { durationHint, type Step } from '../step-words';
 import { JsonField, TagsField, TemplateField, WeekdaysField } from './fields';
+import { errorsUnder, PropertyConditionFields, type PropertyCondition } from './property-condition-fields';
+import { SplitForm } from './split-form';
+import { targetOptions } from './targets';
+import { WaitForForm } from './wait-for-form';
 
 // One form per step type. Each edits the step it is given and hands back the changed step; the
 // errors are the API's (or its schemas', run here first) for this step, keyed by the path inside
 // the step ("subject", "then", "template.name").
 
-type Of<T extends Step['type']> = Extract<Step, { type: T }>;
+export type Of<T extends Step['type']> = Extract<Step, { type: T }>;
 export interface FormContext {
   // The sequence the steps belong to: the message editor previews a step of it.
   sequenceId: string;
-  // The steps a branch may go to, as [id, label].
+  // The steps a branch, a split or a wait_for may go to, as [id, label].
   targets: ReadonlyArray<readonly [string, string]>;
+  // The step after this one, as its label ("3. remind (Email)"); undefined for the last.
+  following?: string;
   // The account's webhook endpoints, as [id, URL].
   endpoints: ReadonlyArray<readonly [string, string]>;
   // A field whose text cannot be sent yet (JSON that does not parse); null when it can.
   onProblem: (field: string, problem: string | null) => void;
 }
-interface FormProps<T extends Step['type']> {
+export interface FormProps<T extends Step['type']> {
   step: Of<T>;
   onChange: (step: Step) => void;
   errors: Record<string, string>;
@@ -55,6 +61,7 @@ export function StepForm({ step, onChange, errors, context }: { step: Step; onCh
       form = (
         <>
           <EmailForm step={step} onChange={onChange} errors={errors} context={context} />
+          <CategoryField step={step} onChange={onChange} error={errors.category} />
           <EditorToggle step={step} onChange={onChange} sequenceId={context.sequenceId} />
         </>
       );
@@ -63,9 +70,16 @@ export function StepForm({ step, onChange, errors, context }: { step: Step; onCh
       form = (
         <>
           <WhatsAppForm step={step} onChange={onChange} errors={errors} context={context} />
+          <CategoryField step={step} onChange={onChange} error={errors.category} />
           <EditorToggle step={step} onChange={onChange} sequenceId={context.sequenceId} />
         </>
       );
+      break;
+    case 'wait_for':
+      form = <WaitForForm step={step} onChange={onChange} errors={errors} context={context} />;
+      break;
+    case 'split':
+      form = <SplitForm step={step} onChange={onChange} errors={errors} context={context} />;
       break;
     case 'branch':
       form = <BranchForm step={step} onChange={onChange} errors={errors} context={context} />;
@@ -105,7 +119,7 @@ function WaitForm({ step, onChange, errors }: FormProps<'wait'>) {
           hint={
             <>
               ISO 8601: <code>PT2H</code> 2 hours, <code>P3D</code> 3 days, <code>P1W</code> a week.{' '}
-              {step.duration ? `Reads: ${durationInWords(step.duration)}.` : ''}
+              {durationHint(step.duration)}
             </>
           }
           value={step.duration ?? ''}
@@ -136,7 +150,30 @@ function WaitForm({ step, onChange, errors }: FormProps<'wait'>) {
   );
 }
 
-function firstError(errors: Record<string, string>, field: string): string | undefined {
+// Marketing (the default, left out when sent) or transactional: only marketing messages count
+// toward the channel's frequency cap and are held by it.
+function CategoryField({ step, onChange, error }: { step: Of<'email'> | Of<'whatsapp'>; onChange: (step: Step) => void; error?: string }) {
+  return (
+    <>
+    <SelectField
+      label="Category"
+      options={[
+        ['marketing', 'Marketing'],
+        ['transactional', 'Transactional'],
+      ]}
+      value={step.category ?? 'marketing'}
+      error={error}
+      onChange={(e) => {
+        const { category: _old, ...rest } = step;
+        onChange(e.target.value === 'transactional' ? { ...rest, category: 'transactional' } : rest);
+      }}
+    />
+    <p className="hint">Marketing messages count toward the channel&apos;s frequency cap and are held by it; transactional ones (a receipt, a password reset) are not.</p>
+    </>
+  );
+}
+
+export function firstError(errors: Record<string, string>, field: string): string | undefined {
   return errors[field] ?? Object.entries(errors).find(([path]) => path.startsWith(`${field}.`))?.[1];
 }
 
@@ -291,12 +328,14 @@ const CONDITION_KINDS = [
   ['exists', 'A custom field is there'],
   ['missing', 'A custom field is not there'],
   ['channel', 'A subscription status is'],
+  ['property', 'A property of the trigger (the activity that started the run)'],
 ] as const;
 type ConditionKind = (typeof CONDITION_KINDS)[number][0];
 
 function kindOf(condition: Condition): ConditionKind {
   if ('tag' in condition) return 'tag';
   if ('channel' in condition) return 'channel';
+  if ('property' in condition) return 'property';
   if ('exists' in condition) return condition.exists ? 'exists' : 'missing';
   return 'equals';
 }
@@ -314,6 +353,8 @@ function conditionOf(kind: ConditionKind, previous: Condition): Condition {
       return { field, exists: false };
     case 'channel':
       return { channel: 'email', status: 'subscribed' };
+    case 'property':
+      return { property: 'total', gte: 50 };
   }
 }
 
@@ -321,16 +362,24 @@ function BranchForm({ step, onChange, errors, context }: FormProps<'branch'>) {
   const condition = step.if;
   const kind = kindOf(condition);
   const ifError = errors.if;
-  const targets = (value: string): Array<readonly [string, string]> =>
-    context.targets.some(([id]) => id === value) ? [...context.targets] : [[value, `${value || '(none)'}: not a step`], ...context.targets];
+  const targets = (value: string) => targetOptions(context.targets, value);
   return (
     <>
       <SelectField label="If" options={CONDITION_KINDS} value={kind} onChange={(e) => onChange({ ...step, if: conditionOf(e.target.value as ConditionKind, condition) })} />
+      {'property' in condition && (
+        <PropertyConditionFields
+          label="Trigger"
+          condition={condition as PropertyCondition}
+          errors={errorsUnder(errors, 'if')}
+          onProblem={(field, problem) => context.onProblem(`if.${field}`, problem)}
+          onChange={(next) => onChange({ ...step, if: next })}
+        />
+      )}
       {'tag' in condition && <Field label="Tag" value={condition.tag} error={errors['if.tag'] ?? ifError} onChange={(e) => onChange({ ...step, if: { tag: e.target.value } })} />}
       {'field' in condition && (
         <Field label="Custom field" hint="A dot reaches into an object: address.city." value={condition.field} error={errors['if.field'] ?? ifError} onChange={(e) => onChange({ ...step, if: { ...condition, field: e.target.value } })} />
       )}
-      {'equals' in condition && (
+      {'equals' in condition && 'field' in condition && (
         <JsonField
           label="Equals (a JSON value)"
           hint={'Same type and value: "pro", 3, true.'}
@@ -338,7 +387,7 @@ function BranchForm({ step, onChange, errors, context }: FormProps<'branch'>) {
           value={condition.equals}
           error={errors['if.equals']}
           onProblem={(problem) => context.onProblem('if.equals', problem)}
-          onChange={(equals) => onChange({ ...step, if: 'field' in condition ? { field: condition.field, equals } : { property: condition.property, equals } })}
+          onChange={(equals) => onChange({ ...step, if: { field: condition.field, equals } })}
         />
       )}
       {'channel' in condition && (

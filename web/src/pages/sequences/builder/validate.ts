@@ -1,4 +1,5 @@
-import { exitWhenSchema, sendingWindowSchema, stepsInputSchema } from '../../../../../src/schemas/sequence-definition';
+import { entrySchema, exitWhenSchema, goalSchema, sendingWindowSchema, stepsInputSchema } from '../../../../../src/schemas/sequence-definition';
+import type { Step } from '../step-words';
 
 // The API's own zod schemas (src/schemas, which import nothing of the server), run before a
 // save: a step of the wrong shape is refused here with the message and path the API's 400 would
@@ -20,7 +21,63 @@ function byPath(prefix: string, issues: readonly Issue[]): Record<string, string
 
 export function stepsProblems(steps: unknown): Record<string, string> {
   const result = stepsInputSchema.safeParse(steps);
-  return result.success ? {} : byPath('steps', result.error.issues);
+  return result.success ? newStepsProblems(steps as Step[]) : byPath('steps', result.error.issues);
+}
+
+// A duration as ISO 8601 writes it, with at least one part ("P", "PT" and "P1DT" are not); the
+// range (a second to 366 days) is the API's to check.
+const ISO_DURATION = /^P(?!$)(\d+(?:[.,]\d+)?Y)?(\d+(?:[.,]\d+)?M)?(\d+(?:[.,]\d+)?W)?(\d+(?:[.,]\d+)?D)?(T(?=\d)(\d+(?:[.,]\d+)?H)?(\d+(?:[.,]\d+)?M)?(\d+(?:[.,]\d+)?S)?)?$/;
+const DURATION_EXAMPLES = 'e.g. PT2H, P3D';
+
+export function durationProblem(text: string): string | null {
+  return ISO_DURATION.test(text) ? null : `${JSON.stringify(text)} is not an ISO 8601 duration (${DURATION_EXAMPLES})`;
+}
+
+// The API's cross-step rules for wait_for and split steps, with its messages: the steps they go to
+// exist, a timeout is a duration, a variant is named once. (A branch's targets, cycles and the
+// rest are the API's to find.)
+function newStepsProblems(steps: readonly Step[]): Record<string, string> {
+  const ids = new Set(steps.map((step) => step.id));
+  const found: Record<string, string> = {};
+  steps.forEach((step, index) => {
+    const at = (field: string, message: string) => {
+      found[`steps.${index}.${field}`] ??= `Step "${step.id}": ${message}`;
+    };
+    const missing = (target: string) => `"${target}" is not a step of this sequence`;
+    if (step.type === 'wait_for') {
+      const problem = durationProblem(step.timeout);
+      if (problem) at('timeout', problem);
+      if (step.next !== undefined && !ids.has(step.next)) at('next', missing(step.next));
+      if (!ids.has(step.onTimeout)) at('onTimeout', missing(step.onTimeout));
+      if (step.next === undefined && index === steps.length - 1) at('next', 'the last step needs a `next`: a matched run has no following step to go to');
+    }
+    if (step.type === 'split') {
+      const named = new Set<string>();
+      step.variants.forEach((variant, place) => {
+        if (named.has(variant.id)) at(`variants.${place}.id`, `variant "${variant.id}" is named twice`);
+        named.add(variant.id);
+        if (!ids.has(variant.next)) at(`variants.${place}.next`, missing(variant.next));
+      });
+    }
+  });
+  return found;
+}
+
+export function entryProblems(entry: unknown): Record<string, string> {
+  if (entry === null) return {};
+  const result = entrySchema.safeParse(entry);
+  if (!result.success) return byPath('entry', result.error.issues);
+  const after = typeof result.data.reentry === 'object' ? result.data.reentry.after : undefined;
+  const problem = after === undefined ? null : durationProblem(after);
+  return problem ? { 'entry.reentry.after': `entry.reentry.after: ${problem}` } : {};
+}
+
+export function goalProblems(goal: unknown): Record<string, string> {
+  if (goal === null) return {};
+  const result = goalSchema.safeParse(goal);
+  if (!result.success) return byPath('goal', result.error.issues);
+  const problem = result.data.within === undefined ? null : durationProblem(result.data.within);
+  return problem ? { 'goal.within': `goal.within: ${problem}` } : {};
 }
 
 export function exitRulesProblems(rules: unknown): Record<string, string> {

@@ -98,6 +98,13 @@ function Compare({ versions, window, webhookUrl }: { versions: readonly Version[
               {diff.changed.map((change) => (
                 <li key={change.id}>
                   <code>{change.id}</code> ({change.fields.join(', ')}): {words(change.before)} → {words(change.after)}
+                  {change.details.length > 0 && (
+                    <ul className="change-details">
+                      {change.details.map((detail) => (
+                        <li key={detail}>{detail}</li>
+                      ))}
+                    </ul>
+                  )}
                 </li>
               ))}
             </ul>

@@ -1,0 +1,6 @@
+// The options of a select that names a step to go to: the sequence's other steps, and the value
+// itself first when it names none of them (a step removed, or an id typed elsewhere), so that the
+// select shows what will be sent.
+export function targetOptions(targets: ReadonlyArray<readonly [string, string]>, value: string): Array<readonly [string, string]> {
+  return targets.some(([id]) => id === value) ? [...targets] : [[value, `${value || '(none)'}: not a step`], ...targets];
+}
