@@ -299,4 +299,49 @@ describe(TITLE, function () {
     await page.getByText('Timed out: no checkout_completed came in time; on to reminded').waitFor();
     await look('timeline-wait-for-timed-out');
   });
+
+  it('enrolls by cart_abandoned sent over REST, waits for that cart, and moves on its checkout, as the run\'s page shows', async () => {
+    const tenant = await buildTenant();
+    const { sequence } = await caller(tenant.key).sequences.create({
+      name: 'Abandoned cart',
+      status: 'active',
+      entry: { activity: 'cart_abandoned' },
+      steps: [
+        { id: 'wait-checkout', type: 'wait_for', activity: 'checkout_completed', match: { cartId: '{{ trigger.properties.cartId }}' }, timeout: 'PT3H', next: 'done', onTimeout: 'reminded' },
+        { id: 'reminded', type: 'tag', add: ['reminded'] },
+        { id: 'done', type: 'exit' },
+      ],
+    } as never);
+    const post = async (name: string, properties: Record<string, unknown>) => {
+      const res = await fetch(`${base}/api/v1/activities`, {
+        method: 'POST',
+        headers: { 'x-api-key': tenant.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ contact: { email: 'cart@example.com' }, name, properties }),
+      });
+      expect(res.status, await res.clone().text()).to.equal(202);
+      return ((await res.json()) as { activity: { id: string } }).activity;
+    };
+    const abandoned = await post('cart_abandoned', { cartId: 'c1', total: 42 });
+    const [run] = (await caller(tenant.key).sequences.runs({ id: sequence.id })).runs;
+    const { engine, advance } = engineAt();
+    await engine.runUntilIdle();
+
+    await signIn(tenant.accountId, `/runs/${run!.id}`);
+    await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+    await page.getByText('Waiting for activity checkout_completed with cartId = "c1" at step wait-checkout').waitFor();
+    await page.getByText(`Activity cart_abandoned ${abandoned.id}`).waitFor();
+    await look('timeline-cart-waiting');
+
+    // Another cart's checkout moves nothing; this cart's does, as it is recorded.
+    await post('checkout_completed', { cartId: 'c2' });
+    const checkout = await post('checkout_completed', { cartId: 'c1' });
+    // The match made the run due at the API's (real) time: the engine's clock moves past it.
+    advance(120_000);
+    await engine.runUntilIdle();
+    await page.reload();
+    await page.getByRole('heading', { name: /Run Completed/ }).waitFor();
+    expect(await page.locator('.event .step-id').allTextContents()).to.deep.equal(['wait-checkout', 'done']);
+    await page.getByText(`Activity checkout_completed ${checkout.id} came: on to done`).waitFor();
+    await look('timeline-cart-matched');
+  });
 });

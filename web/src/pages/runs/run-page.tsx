@@ -69,6 +69,14 @@ export function RunPage({ id }: { id: string }) {
                     <When iso={data.run.startedAt ?? data.run.createdAt} />
                   </dd>
                 </div>
+                {data.run.trigger && (
+                  <div>
+                    <dt>Entered by</dt>
+                    <dd>
+                      Activity {data.run.trigger.name} <code>{data.run.trigger.id}</code>
+                    </dd>
+                  </div>
+                )}
                 {standing && (
                   <div>
                     <dt>Now</dt>
