@@ -219,7 +219,7 @@ describe(browserSuite('the sequence page\'s Analytics panel: the funnel and the 
     await page.getByRole('button', { name: 'Sign in' }).click();
     const panel = page.getByRole('region', { name: 'Analytics' });
     await panel.getByRole('heading', { name: 'Per step' }).waitFor();
-    expect((await panel.locator('.conversions-summary').innerText()).trim()).to.equal(`${total} runs converted in 30 days, by meeting the goal: order_placed.`);
+    expect((await panel.locator('.conversions-summary').innerText()).trim()).to.equal(`${total} ${total === 1 ? 'run' : 'runs'} converted in 30 days, by meeting the goal: order_placed.`);
 
     const funnel = panel.getByRole('list', { name: 'Per step' });
     const items = await funnel.locator('li').evaluateAll((lis) => lis.map((li) => (li as HTMLElement).innerText.replace(/\s*\n\s*/g, ' / ').trim()));
