@@ -268,9 +268,9 @@ describe('contact imports over REST', () => {
     for (let i = 0; i < 1_000_000; i += 10_000) {
       let block = '';
       for (let j = i; j < i + 10_000; j++) block += `c${j}@x.io\n`;
-      if (!out.write(block)) await new Promise((resolve) => out.once('drain', resolve));
+      if (!out.write(block)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
     }
-    await new Promise((resolve) => out.end(resolve));
+    await new Promise((resolve) => out.end(() => resolve(undefined)));
     try {
       const send = (extra: string) =>
         request(app).post('/api/v1/contacts/imports').set('x-api-key', key).set('Content-Type', 'text/csv').send(Buffer.concat([fs.readFileSync(file), Buffer.from(extra)]));

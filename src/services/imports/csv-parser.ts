@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 // A streaming RFC 4180 reader over bytes. It works on bytes, not text, so that every record
 // carries the byte offset where the next one starts: an import commits that offset with each
 // batch, and a resumed import reads on from it (src/services/imports/run-import.ts). The
@@ -28,7 +30,6 @@ export class CsvRecordTooLong extends Error {
   }
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 export const NOT_UTF8 = 'Not UTF-8 text';
 
 export class CsvParser {
@@ -153,13 +154,10 @@ export class CsvParser {
 
   private endField() {
     const bytes = this.field.length === 1 ? this.field[0]! : Buffer.concat(this.field, this.fieldLength);
-    let value: string;
-    try {
-      value = this.fieldLength === 0 ? '' : utf8.decode(bytes);
-    } catch {
-      this.problem ??= NOT_UTF8;
-      value = bytes.toString('utf8');
-    }
+    const value = this.fieldLength === 0 ? '' : bytes.toString('utf8');
+    // Invalid UTF-8 decodes to U+FFFD; only then is the field checked byte by byte (the text may
+    // hold a real U+FFFD).
+    if (value.includes('\uFFFD') && !isUtf8(bytes)) this.problem ??= NOT_UTF8;
     this.fields.push(value);
     this.field = [];
     this.fieldLength = 0;

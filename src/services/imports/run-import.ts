@@ -8,7 +8,7 @@ import { upsertContacts } from '../contacts/upsert-contacts';
 import { recordEvents } from '../events/record-events';
 import { notifyDueWork } from '../runs/due-work';
 import { enrollInTransaction } from '../sequences/enroll-by-ids';
-import { CsvRecordTooLong, type CsvRecord } from './csv-parser';
+import { CsvRecordTooLong } from './csv-parser';
 import { readRecords } from './csv-file';
 import { rowToItem, type ImportColumn } from './import-mapping';
 import { claimImport, endImport, insertErrors, lockImport, recordBatch, type ImportRow } from './import-store';
@@ -66,45 +66,55 @@ async function moveImport(db: Database, settings: ImportRunSettings, row: Import
   const file = path.join(settings.dir, row.stored_file);
   const records = readRecords(file, Number(row.next_offset), row.delimiter)[Symbol.asyncIterator]();
   let nextRow = Number(row.next_row);
+  let nextOffset = Number(row.next_offset);
   let lookahead = await records.next();
+  // The next batch, read and checked while the one before commits: the file and the rules run
+  // on this process's CPU while the database works on the batch.
+  const readBatch = async (): Promise<Batch> => {
+    const batch: Batch = { rejected: [], accepted: [], rows: 0, nextOffset, nextRow, last: false };
+    while (!lookahead.done && batch.rows < settings.batchSize) {
+      const record = lookahead.value;
+      nextRow += 1;
+      batch.rows += 1;
+      const outcome = rowToItem(record.fields, columns, options, record.problem);
+      if ('item' in outcome) batch.accepted.push({ row: nextRow, cells: record.fields, item: outcome.item });
+      else batch.rejected.push({ row: nextRow, reason: outcome.reason, cells: record.fields });
+      nextOffset = record.end;
+      lookahead = await records.next();
+    }
+    return { ...batch, nextOffset, nextRow, last: lookahead.done === true };
+  };
   try {
-    for (let batches = 0; batches < settings.maxBatches && !shouldStop(); batches++) {
-      const batch: Array<{ row: number; record: CsvRecord }> = [];
-      while (!lookahead.done && batch.length < settings.batchSize) {
-        nextRow += 1;
-        batch.push({ row: nextRow, record: lookahead.value });
-        lookahead = await records.next();
-      }
-      const last = lookahead.done === true;
-      const nextOffset = batch.length > 0 ? batch[batch.length - 1]!.record.end : Number(row.next_offset);
-      await commitBatch(db, settings, row, { batch, columns, options, nextOffset, nextRow, last });
-      if (last) {
+    let next: Promise<Batch> | undefined = readBatch();
+    for (let batches = 0; next && batches < settings.maxBatches && !shouldStop(); batches++) {
+      const batch: Batch = await next;
+      next = batch.last || batches + 1 >= settings.maxBatches ? undefined : readBatch();
+      // A read ahead that fails is the next batch's failure, not this one's.
+      next?.catch(() => undefined);
+      await commitBatch(db, settings, row, batch);
+      if (batch.last) {
         await removeFile(file);
         return;
       }
     }
+    await next;
   } finally {
     await records.return?.(undefined);
   }
 }
 
 interface Batch {
-  batch: Array<{ row: number; record: CsvRecord }>;
-  columns: ImportColumn[];
-  options: { addTags: string[]; optedIn: boolean };
+  rejected: Array<{ row: number; reason: string; cells: string[] }>;
+  accepted: Array<{ row: number; cells: string[]; item: UpsertItem }>;
+  rows: number;
   nextOffset: number;
   nextRow: number;
   last: boolean;
 }
 
 async function commitBatch(db: Database, settings: ImportRunSettings, row: ImportRow, input: Batch): Promise<void> {
-  const rejected: Array<{ row: number; reason: string; cells: string[] }> = [];
-  let accepted: Array<{ row: number; cells: string[]; item: UpsertItem }> = [];
-  for (const { row: number, record } of input.batch) {
-    const outcome = rowToItem(record.fields, input.columns, input.options, record.problem);
-    if ('item' in outcome) accepted.push({ row: number, cells: record.fields, item: outcome.item });
-    else rejected.push({ row: number, reason: outcome.reason, cells: record.fields });
-  }
+  const rejected = [...input.rejected];
+  let accepted = input.accepted;
   const now = await settings.now();
   // A row the merge would take past a contact's limits (tags, custom fields) fails the whole
   // upsert: it is moved to the rejected rows and the batch tried again, without it.
@@ -127,7 +137,7 @@ async function commitBatch(db: Database, settings: ImportRunSettings, row: Impor
         await recordEvents(db, row.account_id, events, transaction);
         await insertErrors(db, row.id, rejected, transaction);
         await recordBatch(db, row.id, {
-          processed: input.batch.length,
+          processed: input.rows,
           inserted: upserted?.inserted ?? 0,
           updated: upserted?.updated ?? 0,
           failed: rejected.length,
