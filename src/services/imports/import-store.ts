@@ -83,11 +83,12 @@ export async function listImports(db: Database, accountId: string, limit: number
 // The oldest import no live process holds: queued, or running under a lease that has ended
 // (its process died), or one this process holds already. Taken by a conditional UPDATE, so two
 // processes never both take it.
-export async function claimImport(db: Database, owner: string, now: Date, leaseMs: number): Promise<ImportRow | undefined> {
+// only: that import alone (the command line moves the one it queued).
+export async function claimImport(db: Database, owner: string, now: Date, leaseMs: number, only?: string): Promise<ImportRow | undefined> {
   const candidates = await select<{ id: string }>(
     db,
-    `SELECT id FROM contact_imports WHERE status = 'queued' OR (status = 'running' AND (lease_until < ? OR lease_owner = ?)) ORDER BY created_at, id LIMIT 5`,
-    [now, owner],
+    `SELECT id FROM contact_imports WHERE (status = 'queued' OR (status = 'running' AND (lease_until < ? OR lease_owner = ?)))${only ? ' AND id = ?' : ''} ORDER BY created_at, id LIMIT 5`,
+    [now, owner, ...(only ? [only] : [])],
   );
   const leaseUntil = new Date(now.getTime() + leaseMs);
   for (const { id } of candidates) {

@@ -35,6 +35,8 @@ export interface ImportRunSettings {
   maxBatches: number;
   // The database's time (src/db/sql/clock.ts), through the task's timers.
   now: () => Promise<Date>;
+  // Only this import (the command line's); absent: any.
+  only?: string;
 }
 
 export const DEFAULT_IMPORT_RUN = { batchSize: 500, leaseMs: 60_000, maxBatches: 20 };
@@ -45,7 +47,7 @@ class ImportLost extends Error {}
 // One call: a claimed import moved by up to maxBatches batches. Answers whether work is left
 // (this import's rest, or another import).
 export async function runImports(db: Database, settings: ImportRunSettings, shouldStop: () => boolean = () => false): Promise<boolean> {
-  const claimed = await claimImport(db, settings.owner, await settings.now(), settings.leaseMs);
+  const claimed = await claimImport(db, settings.owner, await settings.now(), settings.leaseMs, settings.only);
   if (!claimed) return false;
   try {
     await moveImport(db, settings, claimed, shouldStop);
