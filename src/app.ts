@@ -24,6 +24,8 @@ import { routeTemplates } from './http/route-template';
 import { rateLimiters } from './http/rate-limit/limiters';
 import { MemorySlidingLog, type SlidingLog } from './http/rate-limit/sliding-window-store';
 import { restApi } from './http/rest-api';
+import { importUpload } from './http/import-upload';
+import { importsDir } from './services/imports/imports-dir';
 import { trpcApi } from './http/trpc-api';
 import { whatsappWebhook } from './http/whatsapp-webhook';
 import { emailProviderWebhooks, type EmailWebhookDeps } from './http/email-provider-webhooks';
@@ -72,6 +74,8 @@ export interface AppDeps {
   emailProviders?: Pick<EmailWebhookDeps, 'fetchCertificate' | 'confirmSubscription' | 'now'>;
   // Idempotency-Key's clock and timers (claims, deadlines, releases retried), given by tests.
   idempotencyTimers?: IdempotencyOptions['timers'];
+  // Contact imports' files: DATA_DIR/imports (src/services/imports/imports-dir.ts); absent: data/imports.
+  imports?: { dir: string };
 }
 
 export function createApp({
@@ -89,6 +93,7 @@ export function createApp({
   testSends,
   emailProviders,
   idempotencyTimers,
+  imports = { dir: importsDir(undefined) },
 }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -174,7 +179,7 @@ export function createApp({
     limitPerMinute: testSends?.perMinute ?? DEFAULT_TEST_SENDS_PER_MINUTE,
     now: testSends?.now ?? (() => new Date()),
   };
-  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin, webhooks, channels, activities, testSends: testSendDeps }));
+  app.use('/trpc', dashboardApi({ router: appRouter, db, logThrottle, signInLog, publicOrigin: config.publicOrigin, webhooks, channels, activities, testSends: testSendDeps, imports }));
 
   // One-click unsubscribe links: recipients', with no key and no cookie (docs/channels.md).
   const unsubscribeLog = rateLimitLog?.shared ? rateLimitLog : new MemorySlidingLog();
@@ -195,8 +200,11 @@ export function createApp({
   // A keyed request's last COMMIT may take up to the statement deadline.
   const idempotent = idempotency(db, { logThrottle, timers: idempotencyTimers, commitMarginMs: config.databaseTimeouts?.queryTimeoutMs });
 
-  app.use('/api/v1', chain([...keyed, requireApiKey, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks, channels, activities })]));
-  app.use('/trpc', chain([...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks, channels, activities })]));
+  // A CSV upload and the errors CSV of contact imports are read and written as streams, before
+  // the JSON body parser (src/http/import-upload.ts); they call the same procedures.
+  const uploads = importUpload({ router: appRouter, db, logThrottle, dir: imports.dir, webhooks, channels, activities });
+  app.use('/api/v1', chain([...keyed, requireApiKey, uploads, ...json, requireJsonObject, idempotent, restApi({ router: appRouter, db, logThrottle, webhooks, channels, activities, imports })]));
+  app.use('/trpc', chain([...keyed, requireApiKey, ...json, idempotent, ...trpcApi({ router: appRouter, db, logThrottle, webhooks, channels, activities, imports })]));
 
   app.use(notFound);
   app.use(errorHandler(logThrottle));

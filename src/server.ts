@@ -21,6 +21,7 @@ import { startProcess } from './startup/start-process';
 import { startWebhookDispatcher, webhookSettings } from './services/webhooks/start-dispatcher';
 import { startSequenceEngine } from './services/engine/start-engine';
 import { startMaintenance } from './services/maintenance/start-maintenance';
+import { importsDir } from './services/imports/imports-dir';
 import { localBaseUrl, whereServing } from './startup/where-serving';
 import { startConfiguredBounceListener } from './startup/bounce-listener';
 import { whereBouncesGo } from './startup/where-bounces-go';
@@ -60,7 +61,7 @@ async function main() {
   const webhooks = webhookSettings(config);
   // The message editor's test sends: their own relay pool, closed at shutdown.
   const testSmtp = new SmtpTransports(undefined, channels);
-  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks, channels, activities: { retentionDays: config.activityRetentionDays, now: () => new Date() }, testSends: { transports: testSmtp, outboxDir: path.join(config.dataDir, 'outbox') } }));
+  server.on('request', createApp({ db, config, logger, rateLimitLog, lifecycle: drainable, metrics, logThrottle, webhooks, channels, activities: { retentionDays: config.activityRetentionDays, now: () => new Date() }, testSends: { transports: testSmtp, outboxDir: path.join(config.dataDir, 'outbox') }, imports: { dir: importsDir(config.dataDir) } }));
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

@@ -10,4 +10,6 @@ export interface CliSettings {
   // The secrets key and sender defaults, found on first use (the embedded default's key file is
   // made then, as the service's first start makes it).
   channels: () => ChannelSettings;
+  // DATA_DIR/imports, where contact imports keep their files.
+  importsDir: string;
 }

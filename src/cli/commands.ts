@@ -15,6 +15,7 @@ import type { CliSettings } from './cli-settings';
 import { CHANNEL_COMMANDS } from './channel-commands';
 import { WEBHOOK_COMMANDS } from './webhook-commands';
 import { SUPPRESSION_COMMANDS } from './suppression-commands';
+import { IMPORT_COMMANDS } from './import-commands';
 
 // The admin command line's commands (docs/decisions.md "Accounts, keys and sequences"): each one a
 // schema for its flags and a call to a service.
@@ -182,6 +183,7 @@ export const COMMANDS = {
   ...WEBHOOK_COMMANDS,
   ...CHANNEL_COMMANDS,
   ...SUPPRESSION_COMMANDS,
+  ...IMPORT_COMMANDS,
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -7,6 +7,7 @@ import { migrateToLatest } from '../db/migrator';
 import { AppError } from '../errors/app-errors';
 import { lastLocalBaseUrl } from '../services/service-addresses';
 import { COMMANDS, type CommandName } from './commands';
+import { importsDir } from '../services/imports/imports-dir';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -57,7 +58,10 @@ export async function runCli(
 
   let raw: Record<string, string>;
   try {
-    raw = parseFlags(rest);
+    // A command may take one argument before its flags (contacts:import FILE).
+    const positional = (command as { positional?: string }).positional;
+    const [first, ...flags] = rest;
+    raw = positional && first !== undefined && !first.startsWith('--') ? { ...parseFlags(flags), [positional]: first } : parseFlags(rest);
   } catch (error) {
     if (error instanceof UsageError) return fail(io, `${error.message} (usage: ${synopsis(name, command)})`, 2);
     throw error;
@@ -86,6 +90,7 @@ export async function runCli(
         : ((await lastLocalBaseUrl(db)) ?? config.publicBaseUrl ?? 'http://localhost:3000'),
       webhooks: { allowInsecure: config.webhookAllowInsecure ?? false, now: () => new Date() },
       channels: () => (channels ??= cliChannelSettings(config)),
+      importsDir: importsDir(config.dataDir ?? dataDirFor(undefined, config.databaseUrl)),
     };
     const result = await (command.run as (db: unknown, flags: unknown, s: unknown) => Promise<unknown>)(db, parsed.data, settings);
     io.stdout(`${JSON.stringify(result, null, 2)}\n`);

@@ -37,6 +37,8 @@ export interface DashboardApiOptions {
   channels?: ChannelSettings;
   // The message editor's test sends.
   testSends?: TestSendDeps;
+  // The contact imports' folder (DATA_DIR/imports).
+  imports?: { dir: string };
 }
 
 function sessionCookie(req: Request): string | undefined {
@@ -49,7 +51,7 @@ function sessionCookie(req: Request): string | undefined {
 
 // /trpc/dashboard.*: the same router, reached by session cookie instead of API key. Other
 // paths pass on to the keyed /trpc mount, which never reads the cookie.
-export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin, webhooks, channels, activities, testSends }: DashboardApiOptions): Router {
+export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin, webhooks, channels, activities, testSends, imports }: DashboardApiOptions): Router {
   const api = express.Router();
   const trpc = createExpressMiddleware({
     router,
@@ -64,7 +66,7 @@ export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin,
         startSession: (session) => res.cookie(SESSION_COOKIE, session.token, { ...cookie, expires: session.expiresAt }),
         endSession: () => res.clearCookie(SESSION_COOKIE, cookie),
       };
-      return { ...requestContext(request, { db, webhooks, channels, activities }, 'trpc'), dashboard, testSends };
+      return { ...requestContext(request, { db, webhooks, channels, activities, imports }, 'trpc'), dashboard, testSends };
     },
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);

@@ -8,7 +8,7 @@ import './express-types';
 
 // The procedures' context for an HTTP request, on either transport. The key was resolved
 // before (resolveApiKey), once, for the rate limiter too.
-export function requestContext(req: Request, deps: { db: Database; webhooks?: WebhookSettings; channels?: ChannelSettings; activities?: ActivitySettings }, transport: 'rest' | 'trpc'): Context {
+export function requestContext(req: Request, deps: { db: Database; webhooks?: WebhookSettings; channels?: ChannelSettings; activities?: ActivitySettings; imports?: { dir: string } }, transport: 'rest' | 'trpc'): Context {
   return {
     db: deps.db,
     requestId: req.id,
@@ -18,6 +18,7 @@ export function requestContext(req: Request, deps: { db: Database; webhooks?: We
     webhooks: deps.webhooks,
     channels: deps.channels,
     activities: deps.activities,
+    imports: deps.imports,
     idempotency: req.idempotency,
   };
 }

@@ -24,6 +24,7 @@ interface RestApiDeps {
   webhooks?: WebhookSettings;
   channels?: ChannelSettings;
   activities?: ActivitySettings;
+  imports?: { dir: string };
 }
 
 type Call = (input: unknown) => Promise<unknown>;
@@ -33,10 +34,10 @@ type Call = (input: unknown) => Promise<unknown>;
 // still writes the OpenAPI document from that meta; its request handler is not used: made
 // cheap enough, it needed a patch of its build that every upgrade would break
 // (patches/README.md). Unknown paths and methods go on to the app's 404.
-export function restApi({ router, db, logThrottle, webhooks, channels, activities }: RestApiDeps): RequestHandler {
+export function restApi({ router, db, logThrottle, webhooks, channels, activities, imports }: RestApiDeps): RequestHandler {
   const routes = restRoutes(router);
   const createCaller = createCallerFactory(router);
-  const deps = { db, webhooks, channels, activities };
+  const deps = { db, webhooks, channels, activities, imports };
 
   async function serve(req: Request, res: Response, { route, params }: RouteMatch): Promise<void> {
     try {
@@ -90,7 +91,7 @@ function hasNoBody(req: Request): boolean {
   return length === undefined || Number(length) === 0;
 }
 
-function sendData(res: Response, ctx: Context, successStatus: number | undefined, data: unknown) {
+export function sendData(res: Response, ctx: Context, successStatus: number | undefined, data: unknown) {
   res.statusCode = ctx.http.status ?? successStatus ?? 200;
   res.setHeader('Content-Type', 'application/json');
   for (const [name, value] of Object.entries(ctx.http.headers)) {
@@ -102,7 +103,7 @@ function sendData(res: Response, ctx: Context, successStatus: number | undefined
 }
 
 // Anything thrown that is not a TRPCError is a 500 whose cause is kept for the log.
-function errorFrom(cause: unknown): TRPCError {
+export function errorFrom(cause: unknown): TRPCError {
   if (cause instanceof Error && cause.name === 'TRPCError') return cause as TRPCError;
   const error = new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error', cause: cause instanceof Error ? cause : undefined });
   if (cause instanceof Error && cause.stack) error.stack = cause.stack;
@@ -110,7 +111,7 @@ function errorFrom(cause: unknown): TRPCError {
 }
 
 // The { error, code, details?, requestId } body, from the mapping both transports share.
-function sendFailure(req: Request, res: Response, error: TRPCError, logThrottle: LogThrottle) {
+export function sendFailure(req: Request, res: Response, error: TRPCError, logThrottle: LogThrottle) {
   const mapped = restErrorFor(error);
   if (error.cause instanceof ServiceUnavailableError) reportUnavailable(req, error.cause, logThrottle);
   else if (mapped.status >= 500) req.log.error({ err: error.cause ?? error }, 'request failed');

@@ -28,6 +28,7 @@ export function trpcApi({
   webhooks,
   channels,
   activities,
+  imports,
 }: {
   router: AppRouter;
   db: Database;
@@ -35,13 +36,14 @@ export function trpcApi({
   webhooks?: WebhookSettings;
   channels?: ChannelSettings;
   activities?: ActivitySettings;
+  imports?: { dir: string };
 }): RequestHandler[] {
   return [requireJsonMutation, createExpressMiddleware({
     router,
     // One call per HTTP request: the rate limit counts requests, and a batch would let one
     // request carry any number of calls (and open that many transactions at once).
     allowBatching: false,
-    createContext: ({ req }) => requestContext(req as Request, { db, webhooks, channels, activities }, 'trpc'),
+    createContext: ({ req }) => requestContext(req as Request, { db, webhooks, channels, activities, imports }, 'trpc'),
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);
       return retryAfter === undefined ? {} : { headers: { 'Retry-After': String(retryAfter) } };

@@ -201,6 +201,7 @@ export function buildOpenApiDocument(router: AppRouter, options: DocumentOptions
     if (method === 'delete') queryToJsonBody(operation);
     rewriteResponses(operation, meta);
   }
+  csvImportOperations(document);
   document.info.contact = CONTACT;
   document.info.license = LICENSE;
   const used = new Set(Object.values(document.paths ?? {}).flatMap((item) =>
@@ -221,6 +222,42 @@ export function buildOpenApiDocument(router: AppRouter, options: DocumentOptions
   withoutPrefilledParameters(document);
   document.webhooks = WEBHOOK_DELIVERY as unknown as NonNullable<OpenAPIObject['webhooks']>;
   return document;
+}
+
+// Contact imports read and write CSV beside JSON (src/http/import-upload.ts): the upload takes a
+// text/csv body with its options in the query, and the errors answer is a CSV file.
+function csvImportOperations(document: OpenAPIObject) {
+  const create = document.paths?.['/contacts/imports']?.post as Operation | undefined;
+  const errors = document.paths?.['/contacts/imports/{id}/errors']?.get as Operation | undefined;
+  if (!create || !errors) throw new Error('no operation for the contact imports');
+  const body = create.requestBody as { content: Record<string, unknown> };
+  body.content = {
+    'text/csv': {
+      schema: { type: 'string', description: 'The CSV file, streamed (at most 50 MB, 1,000,000 rows).' },
+      example: 'email,firstName,Plan\r\nada@example.com,Ada,pro\r\n',
+    },
+    ...body.content,
+  };
+  const query = (name: string, description: string, example: string) => ({ in: 'query', name, required: false, description, schema: { type: 'string' }, example });
+  create.parameters = [
+    query('mapping', 'With a text/csv body: the mapping, as a JSON object (URL-encoded).', '{"E-mail":"email"}'),
+    query('tags', 'With a text/csv body: tags to add, comma-separated.', 'imported,2026'),
+    query('sequenceId', 'With a text/csv body: an active sequence to enroll the contacts into.', '0193f1c2-6a4b-7a7e-9d1e-2b8f0c4d5e6f'),
+    { ...query('optedIn', 'With a text/csv body: `true` when these people opted in.', 'true'), schema: { type: 'string', enum: ['true', 'false'] } },
+    query('fileName', "With a text/csv body: the file's name, to show in lists.", 'customers.csv'),
+    ...((create.parameters as object[] | undefined) ?? []),
+  ];
+  // The CSV answer is the whole file: the JSON page's `after` and `limit` are tRPC's only.
+  errors.parameters = ((errors.parameters ?? []) as Parameter[]).filter((p) => p.in !== 'query');
+  delete errors.responses['400'];
+  const ok = errors.responses['200']!;
+  ok.description = 'The rejected rows, as CSV';
+  ok.content = {
+    'text/csv': {
+      schema: { type: 'string' },
+      example: 'row,reason,email,firstName\r\n3,"""email"" (email): Invalid email address",ada@,Ada\r\n',
+    },
+  };
 }
 
 const CONTACT = { name: 'API support', email: 'api@example.com', url: 'https://example.com/support' };

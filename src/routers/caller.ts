@@ -9,7 +9,7 @@ import { newHttpMeta, type Context } from '../trpc/context';
 import { createCallerFactory } from '../trpc/init';
 
 // In-process calls to the procedures, through the same middlewares (auth included) as HTTP.
-export function createCallerContext(deps: { db: Database; apiKey?: string; webhooks?: WebhookSettings; channels?: ChannelSettings; activities?: ActivitySettings }): Context {
+export function createCallerContext(deps: { db: Database; apiKey?: string; webhooks?: WebhookSettings; channels?: ChannelSettings; activities?: ActivitySettings; imports?: { dir: string } }): Context {
   let auth: ReturnType<Context['authenticate']> | undefined;
   return {
     db: deps.db,
@@ -20,6 +20,7 @@ export function createCallerContext(deps: { db: Database; apiKey?: string; webho
     webhooks: deps.webhooks,
     channels: deps.channels,
     activities: deps.activities,
+    imports: deps.imports,
   };
 }
 

@@ -22,6 +22,7 @@ import { listContactRuns } from '../services/sequences/list-runs';
 import { listContactMessages } from '../services/messages/list-messages';
 import { messageListInputSchema, messageListOutputSchema } from '../schemas/message';
 import { accountProcedure, router } from '../trpc/init';
+import { contactImportsRouter } from './contact-imports';
 import { activityListInputSchema, activityListOutputSchema } from '../schemas/activity';
 import { listContactActivities } from '../services/activities/list-activities';
 import { contactListInputSchema, contactListOutputSchema, runFilters, runListInputSchema, runListOutputSchema } from '../schemas/list-queries';
@@ -48,6 +49,9 @@ export function contactListAnswer(page: ContactPage) {
 // Static paths (/contacts/upsert, /contacts/batch, /contacts/by-email/{email}) are declared
 // before /contacts/{id}: the REST adapter takes the first path that matches, in this order.
 export const contactsRouter = router({
+  // First: /contacts/imports and /contacts/imports/{id} before /contacts/{id} and /contacts/{id}/runs.
+  imports: contactImportsRouter,
+
   create: accountProcedure
     .meta({
       openapi: { method: 'POST', path: '/contacts', tags: TAGS, summary: 'Create a contact',

@@ -34,6 +34,11 @@ export interface Context {
   activities?: ActivitySettings;
   // Only on the dashboard's mount: the message editor's test sends (relays, outbox, limit).
   testSends?: TestSendDeps;
+  // Where contact imports keep their files (DATA_DIR/imports); absent: data/imports.
+  imports?: { dir: string };
+  // A text/csv upload the HTTP layer streamed to the imports folder (src/http/import-upload.ts),
+  // for contacts.imports.create; never set from a request's input.
+  upload?: { file: string };
 }
 
 export function newHttpMeta(): HttpMeta {

@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../../src/app';
@@ -9,10 +11,13 @@ export const silentLogger = createLogger('silent');
 
 let app: Express | undefined;
 
+// Contact imports' files, out of the repository's data/ folder.
+export const TEST_IMPORTS_DIR = path.join(os.tmpdir(), `svc-test-imports-${process.pid}`);
+
 // The app as production builds it, on the test database; a high rate limit unless a suite
 // that tests limits builds its own.
 export function testApp(): Express {
-  app ??= createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
+  app ??= createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, imports: { dir: TEST_IMPORTS_DIR } });
   return app;
 }
 

@@ -79,8 +79,13 @@ export function sameState(a: ContactState, b: ContactState): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-export function applyUpsert(current: ContactState | null, fields: ContactFields): ContactState {
-  return current ? mergeUpsert(current, fields) : newContactState(fields);
+// An upsert's item; addTags (an import's "tags to add") are appended after the merge, so the
+// contact keeps the tags it had, as add-tags does.
+export type UpsertItem = ContactFields & { addTags?: readonly string[] };
+
+export function applyUpsert(current: ContactState | null, fields: UpsertItem): ContactState {
+  const state = current ? mergeUpsert(current, fields) : newContactState(fields);
+  return fields.addTags && fields.addTags.length > 0 ? { ...state, tags: uniqueTags([...state.tags, ...fields.addTags]) } : state;
 }
 
 // Limits that only the result can break (a merge can grow customFields past what any single

@@ -2,9 +2,9 @@ import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { byIndexOrder } from '../../db/sql/key-order';
 import { insertIgnoringConflicts, select, upsertRows } from '../../db/sql/statements';
-import { type ContactDto, type ContactFields, normalizeEmail } from '../../schemas/contact';
+import { type ContactDto, normalizeEmail } from '../../schemas/contact';
 import { CONTACT_COLUMNS, CONTACT_SELECT, rowValues, stateFromRow, toContactDto, type ContactRow } from './contact-row';
-import { applyUpsert, assertWithinLimits, sameState, type ContactState } from './contact-state';
+import { applyUpsert, assertWithinLimits, sameState, type ContactState, type UpsertItem } from './contact-state';
 import { syncContactMirrors, type WrittenContact } from './contact-mirrors';
 import type { NewEventOf } from '../../schemas/event';
 import { contactChangeEvents } from '../events/contact-events';
@@ -51,7 +51,7 @@ export const UPDATED_ON_UPSERT = [
 export async function upsertContacts(
   db: Database,
   accountId: string,
-  items: readonly ContactFields[],
+  items: readonly UpsertItem[],
   transaction: Transaction,
 ): Promise<UpsertOutcome> {
   const now = new Date();
@@ -133,8 +133,8 @@ export async function upsertContacts(
   return { results, inserted, updated: items.length - inserted, events };
 }
 
-function groupByEmail(items: readonly ContactFields[]) {
-  const byEmail = new Map<string, Array<{ index: number; fields: ContactFields }>>();
+function groupByEmail(items: readonly UpsertItem[]) {
+  const byEmail = new Map<string, Array<{ index: number; fields: UpsertItem }>>();
   items.forEach((fields, index) => {
     const email = normalizeEmail(fields.email);
     const group = byEmail.get(email) ?? [];
@@ -144,7 +144,7 @@ function groupByEmail(items: readonly ContactFields[]) {
   return byEmail;
 }
 
-function foldItems(start: ContactState | null, group: Array<{ index: number; fields: ContactFields }>) {
+function foldItems(start: ContactState | null, group: Array<{ index: number; fields: UpsertItem }>) {
   const steps: Array<{ index: number; state: ContactState }> = [];
   let state = start;
   for (const { index, fields } of group) {

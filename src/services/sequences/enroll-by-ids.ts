@@ -48,22 +48,7 @@ export async function enrollByIds(
   for (const id of input.contactIds) if (!given.has(id.toLowerCase())) given.set(id.toLowerCase(), id);
   const ids = [...given.keys()];
   const result = await withTransaction(db, (transaction) => onceForKey(db, input.idempotency, transaction, async () => {
-    const sequence = await requireSequenceRow(db, { ...input, mustBeActive: true }, transaction);
-    const sequenceId = sequence.id;
-    const capacity = await remainingRunCapacity(db, accountId, transaction);
-
-    // Locked, in email order: a contact deleted between this read and its run's insert would
-    // break the run's foreign key, and a concurrent unenroll or enroll of the same contact waits.
-    // With exit rules, the same statement reads what they look at.
-    const { existing, meetingExitRule } = await lockContacts(db, accountId, ids, sequence.exitWhen, transaction);
-    const active = await contactsWithActiveRun(db, sequenceId, [...existing], transaction);
-    // A contact that meets an exit rule gets no run (its run would be cancelled before its first
-    // step), and takes no room under the account's limit.
-    const candidates = ids.filter((id) => existing.has(id) && !active.has(id) && !meetingExitRule.has(id));
-    const allowed = capacity ? candidates.slice(0, capacity.remaining) : candidates;
-
-    const started = await startRuns(db, { accountId, sequence, contactIds: allowed }, transaction);
-    const overLimit = new Set(candidates.slice(allowed.length));
+    const { sequenceId, started, existing, active, meetingExitRule, overLimit, events, due } = await enrollInTransaction(db, { accountId, sequenceId: input.sequenceId, ids }, transaction);
     const failures: Array<{ contactId: string; reason: EnrollFailureReason }> = [];
     for (const [id, asGiven] of given) {
       if (!existing.has(id)) failures.push({ contactId: asGiven, reason: 'not_found' });
@@ -92,11 +77,42 @@ export async function enrollByIds(
       [[enrollment.id, accountId, sequenceId, enrollment.status, ids.length, successful, failed, skipped, now, now]],
       transaction,
     );
-    await recordEvents(db, accountId, runsCreatedEvents(sequenceId, started), transaction);
-    return { enrollment, summary: { processed: ids.length, successful, failed, skipped, failures }, due: sequence.firstStepId !== null && successful > 0 };
+    await recordEvents(db, accountId, events, transaction);
+    return { enrollment, summary: { processed: ids.length, successful, failed, skipped, failures }, due };
   }));
   if (result.due) notifyDueWork();
   return { enrollment: result.enrollment, summary: result.summary };
+}
+
+// The enrollment itself, in the caller's transaction (an enroll request's, or a contact import's
+// batch): the sequence must be active; the contacts among ids are locked, and those not already
+// in it, not meeting an exit rule and within the account's limit get a run. Their runs' events
+// are the caller's to record, as its transaction's last step; due: the caller calls
+// notifyDueWork() once committed.
+export async function enrollInTransaction(
+  db: Database,
+  input: { accountId: string; sequenceId: string; ids: string[] },
+  transaction: Transaction,
+) {
+  const { accountId, ids } = input;
+  const sequence = await requireSequenceRow(db, { accountId, sequenceId: input.sequenceId, mustBeActive: true }, transaction);
+  const sequenceId = sequence.id;
+  const capacity = await remainingRunCapacity(db, accountId, transaction);
+
+  // Locked, in email order: a contact deleted between this read and its run's insert would
+  // break the run's foreign key, and a concurrent unenroll or enroll of the same contact waits.
+  // With exit rules, the same statement reads what they look at.
+  const { existing, meetingExitRule } = await lockContacts(db, accountId, ids, sequence.exitWhen, transaction);
+  const active = await contactsWithActiveRun(db, sequenceId, [...existing], transaction);
+  // A contact that meets an exit rule gets no run (its run would be cancelled before its first
+  // step), and takes no room under the account's limit.
+  const candidates = ids.filter((id) => existing.has(id) && !active.has(id) && !meetingExitRule.has(id));
+  const allowed = capacity ? candidates.slice(0, capacity.remaining) : candidates;
+
+  const started = await startRuns(db, { accountId, sequence, contactIds: allowed }, transaction);
+  const overLimit = new Set(candidates.slice(allowed.length));
+  const events = runsCreatedEvents(sequenceId, started);
+  return { sequenceId, started, existing, active, meetingExitRule, overLimit, events, due: sequence.firstStepId !== null && started.size > 0 };
 }
 
 // The contacts among ids, locked; those that meet one of the exit rules. Without rules, ids only

@@ -1,0 +1,140 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../src/app';
+import { openDatabase, prepareDatabase, type Database } from '../src/db/database';
+import { migrateToLatest } from '../src/db/migrator';
+import { createLogger } from '../src/logging/logger';
+import { createAccount } from '../src/services/accounts';
+import { createApiKey } from '../src/services/api-keys';
+import { getImport } from '../src/services/imports/import-operations';
+import { DEFAULT_IMPORT_RUN, runImports } from '../src/services/imports/run-import';
+import { databaseNow } from '../src/db/sql/clock';
+import { openBenchDatabase } from './lib/database';
+import { fixed, table } from './lib/report';
+import { machineLine, numberFrom } from './lib/settings';
+
+// `npm run bench:import` (issue 37, "Importing contacts"): a contact import on MariaDB, as the
+// service runs it: the file POSTed as text/csv to the app over loopback HTTP (streamed to the
+// imports folder and scanned), then moved by the background task's batches (runImports, the
+// task's pass, called in a loop). Two figures, each with its target:
+// - rows per second for a 100,000-row file (target: at least 5,000), from the first batch's
+//   claim to the import's completed status;
+// - RSS growth for a 1,000,000-row file (target: under 50 MiB), the peak RSS sampled every
+//   100 ms through the upload and the whole import, less the RSS before the upload.
+// BENCH_DATABASE_URL picks the database (bench/lib/database.ts; or a sqlite: URL); BENCH_IMPORT_ROWS
+// and BENCH_IMPORT_MEMORY_ROWS the sizes (0 skips a case), BENCH_IMPORT_BATCH the batch size.
+
+const SPEED_ROWS = numberFrom('BENCH_IMPORT_ROWS', 100_000);
+const MEMORY_ROWS = numberFrom('BENCH_IMPORT_MEMORY_ROWS', 1_000_000);
+const BATCH = numberFrom('BENCH_IMPORT_BATCH', DEFAULT_IMPORT_RUN.batchSize);
+const TARGET_ROWS_PER_SECOND = 5_000;
+const TARGET_RSS_GROWTH_MIB = 50;
+const MIB = 1024 * 1024;
+
+async function main() {
+  // A sqlite: URL measures the embedded database instead (the memory figure does not depend on it).
+  const sqlite = process.env.BENCH_DATABASE_URL?.startsWith('sqlite:');
+  const bench = sqlite
+    ? { url: process.env.BENCH_DATABASE_URL!, describe: `SQLite at ${process.env.BENCH_DATABASE_URL}`, close: async () => undefined }
+    : await openBenchDatabase();
+  const db = openDatabase(bench.url);
+  await prepareDatabase(db);
+  await migrateToLatest(db);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-import-'));
+  const app = createApp({ db, config: { rateLimitPerMinute: 1_000_000 }, logger: createLogger('silent'), imports: { dir } });
+  const server = http.createServer(app).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const lines = [`# bench:import: contact imports (issue 37)`, '', machineLine(), `Database: ${bench.describe}`, `Batch: ${BATCH} rows per transaction`, ''];
+  const rows: string[][] = [];
+  try {
+    if (SPEED_ROWS > 0) {
+      const result = await measure(db, port, dir, SPEED_ROWS, false);
+      const rate = SPEED_ROWS / result.seconds;
+      rows.push([SPEED_ROWS.toLocaleString('en'), 'rows/s', fixed(rate, 0), `>= ${TARGET_ROWS_PER_SECOND}`, rate >= TARGET_ROWS_PER_SECOND ? 'MET' : 'MISSED', result.note]);
+    }
+    if (MEMORY_ROWS > 0) {
+      const result = await measure(db, port, dir, MEMORY_ROWS, true);
+      const growth = result.rssGrowth / MIB;
+      rows.push([MEMORY_ROWS.toLocaleString('en'), 'RSS growth MiB', fixed(growth, 1), `< ${TARGET_RSS_GROWTH_MIB}`, growth < TARGET_RSS_GROWTH_MIB ? 'MET' : 'MISSED', `${result.note}; ${fixed(MEMORY_ROWS / result.seconds, 0)} rows/s`]);
+    }
+    lines.push(table(['rows', 'figure', 'value', 'target', '', 'detail'], rows));
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    server.close();
+    await db.close();
+    await bench.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function measure(db: Database, port: number, dir: string, count: number, sampleMemory: boolean) {
+  const account = await createAccount(db, { name: `bench import ${count} ${Date.now()}`, maxActiveRuns: null });
+  const { key } = await createApiKey(db, { accountId: account.id, name: 'bench' });
+  const file = path.join(os.tmpdir(), `bench-import-${count}-${process.pid}.csv`);
+  await writeFile(file, count, sampleMemory);
+  global.gc?.();
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = sampleMemory ? setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100) : undefined;
+  try {
+    const uploadStarted = performance.now();
+    const answer = await post(port, key, file);
+    const uploadSeconds = (performance.now() - uploadStarted) / 1000;
+    if (answer.status !== 202) throw new Error(`upload answered ${answer.status}: ${answer.body}`);
+    const id = (JSON.parse(answer.body) as { import: { id: string } }).import.id;
+    const settings = { ...DEFAULT_IMPORT_RUN, batchSize: BATCH, dir, owner: 'bench', now: () => databaseNow(db) };
+    const started = performance.now();
+    while (await runImports(db, settings));
+    const seconds = (performance.now() - started) / 1000;
+    const done = await getImport(db, { accountId: account.id, id });
+    if (done.status !== 'completed' || done.inserted !== count) throw new Error(`import ended ${done.status} with ${done.inserted} inserted of ${count}`);
+    peak = Math.max(peak, process.memoryUsage().rss);
+    const size = fs.statSync(file).size / MIB;
+    return { seconds, rssGrowth: peak - before, note: `${fixed(size, 1)} MiB file, upload and scan ${fixed(uploadSeconds, 1)} s, import ${fixed(seconds, 1)} s` };
+  } finally {
+    if (sampler) clearInterval(sampler);
+    fs.rmSync(file, { force: true });
+  }
+}
+
+// Rows like a CRM's export: email, names, tags, two custom fields. `slim`: email and first name
+// only, so that a million rows stay under the 50 MB limit.
+async function writeFile(file: string, count: number, slim = false) {
+  const out = fs.createWriteStream(file);
+  out.write(slim ? 'email,firstName\n' : 'email,firstName,lastName,tags,plan,city\n');
+  const run = Date.now().toString(36);
+  for (let i = 0; i < count; i += 10_000) {
+    let block = '';
+    for (let j = i; j < Math.min(count, i + 10_000); j++) {
+      block += slim ? `p${j}.${run}@example.com,F${j}\n` : `person${j}.${run}@example.com,First${j},Last${j},"customer,newsletter",${j % 3 === 0 ? 'pro' : 'basic'},City ${j % 100}\n`;
+    }
+    if (!out.write(block)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  }
+  await new Promise((resolve) => out.end(() => resolve(undefined)));
+}
+
+// The file streamed as the body, as curl --data-binary @file does.
+function post(port: number, key: string, file: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { port, host: '127.0.0.1', method: 'POST', path: '/api/v1/contacts/imports?tags=imported', headers: { 'x-api-key': key, 'content-type': 'text/csv', 'content-length': fs.statSync(file).size } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    fs.createReadStream(file).pipe(req);
+  });
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

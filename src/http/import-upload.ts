@@ -1,0 +1,161 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import type { Database } from '../db/database';
+import type { LogThrottle } from '../logging/log-throttle';
+import type { AppRouter } from '../routers/app-router';
+import { MAX_IMPORT_BYTES } from '../schemas/contact-import';
+import type { ActivitySettings } from '../services/activities/activity-settings';
+import type { ChannelSettings } from '../services/channels/channel-settings';
+import { csvLine } from '../services/imports/csv-parser';
+import type { WebhookSettings } from '../services/webhooks/webhook-settings';
+import { createCallerFactory } from '../trpc/init';
+import { validationFailed } from './json-body';
+import { normalizePath } from './rest-routes';
+import { requestContext } from './request-context';
+import { errorFrom, sendData, sendFailure } from './rest-api';
+import { sendError } from './send-error';
+import './express-types';
+
+// The two REST answers of contact imports that are not JSON, beside the REST adapter:
+// - POST /contacts/imports with a text/csv body: the body is streamed to the imports folder
+//   (never held in memory; at most 50 MB), then contacts.imports.create is called with the
+//   file in its context, as the adapter calls any procedure. Other content types go on to the
+//   adapter (a JSON body with `csv`). Options come from the query.
+// - GET /contacts/imports/{id}/errors: contacts.imports.errors page by page, written as CSV.
+// Mounted after the key check and the rate limits, before the JSON body parser.
+
+interface ImportUploadDeps {
+  router: AppRouter;
+  db: Database;
+  logThrottle: LogThrottle;
+  dir: string;
+  webhooks?: WebhookSettings;
+  channels?: ChannelSettings;
+  activities?: ActivitySettings;
+}
+
+const ERRORS_PATH = /^\/contacts\/imports\/([^/]+)\/errors$/i;
+
+export function importUpload(deps: ImportUploadDeps): RequestHandler {
+  const createCaller = createCallerFactory(deps.router);
+  const contextDeps = { db: deps.db, webhooks: deps.webhooks, channels: deps.channels, activities: deps.activities, imports: { dir: deps.dir } };
+
+  async function upload(req: Request, res: Response) {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > MAX_IMPORT_BYTES) return refuseTooLarge(req, res);
+    const input = optionsFromQuery(req);
+    if ('problem' in input) return void sendError(req, res, input.problem);
+    await fs.promises.mkdir(deps.dir, { recursive: true });
+    const file = path.join(deps.dir, `upload-${randomUUID()}.part`);
+    try {
+      if (!(await receive(req, file))) return refuseTooLarge(req, res);
+      const ctx = { ...requestContext(req, contextDeps, 'rest'), upload: { file } };
+      try {
+        const data = await createCaller(ctx).contacts.imports.create(input.options);
+        sendData(res, ctx, 202, data);
+      } catch (cause) {
+        sendFailure(req, res, errorFrom(cause), deps.logThrottle);
+      }
+    } finally {
+      // Moved to the import's own name when it was created; otherwise nothing is kept.
+      await fs.promises.rm(file, { force: true });
+    }
+  }
+
+  async function errorsCsv(req: Request, res: Response, id: string) {
+    const ctx = requestContext(req, contextDeps, 'rest');
+    const call = createCaller(ctx).contacts.imports.errors;
+    let page;
+    try {
+      page = await call({ id: decodeURIComponent(id) });
+    } catch (cause) {
+      return sendFailure(req, res, errorFrom(cause), deps.logThrottle);
+    }
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+    res.setHeader('Content-Disposition', `attachment; filename="import-${id.replace(/[^0-9a-f-]/gi, '')}-errors.csv"`);
+    await write(res, csvLine(['row', 'reason', ...page.header]));
+    for (;;) {
+      for (const error of page.errors) await write(res, csvLine([String(error.row), error.reason, ...error.values]));
+      if (page.nextAfter === null) break;
+      page = await call({ id: decodeURIComponent(id), after: page.nextAfter });
+    }
+    res.end();
+  }
+
+  return (req, res, next) => {
+    const pathname = normalizePath(req.path);
+    if (req.method === 'POST' && /^\/contacts\/imports$/i.test(pathname) && isCsv(req.headers['content-type'])) {
+      return void upload(req, res).catch(next);
+    }
+    const errors = req.method === 'GET' ? ERRORS_PATH.exec(pathname) : null;
+    if (errors) return void errorsCsv(req, res, errors[1]!).catch(next);
+    next();
+  };
+}
+
+// The body, written to `file` as it comes (the write stream's backpressure pauses the request).
+// Past MAX_IMPORT_BYTES it stops reading and answers false: the request is not destroyed, so
+// that the 413 still reaches the client.
+function receive(req: Request, file: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const out = fs.createWriteStream(file);
+    let bytes = 0;
+    let over = false;
+    out.on('error', reject);
+    req.on('error', reject);
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      bytes += chunk.length;
+      if (bytes > MAX_IMPORT_BYTES) {
+        over = true;
+        req.unpipe(out);
+        out.destroy();
+        out.once('close', () => resolve(false));
+        // What is left of the body is read and dropped.
+        req.resume();
+      }
+    });
+    req.pipe(out);
+    out.on('finish', () => {
+      if (!over) resolve(true);
+    });
+  });
+}
+
+function isCsv(type: string | undefined): boolean {
+  return type !== undefined && /^(text|application)\/csv\s*(;|$)/i.test(type);
+}
+
+function refuseTooLarge(req: Request, res: Response) {
+  // The rest of the body is not read: the connection closes after the answer.
+  res.setHeader('Connection', 'close');
+  sendError(req, res, { status: 413, code: 'payload_too_large', message: `The file is larger than ${MAX_IMPORT_BYTES / (1024 * 1024)} MB; split it into smaller files` });
+}
+
+// A text/csv upload's options, from its query: mapping as JSON, tags comma-separated.
+function optionsFromQuery(req: Request): { options: Record<string, unknown> } | { problem: ReturnType<typeof validationFailed> } {
+  const query = req.query as Record<string, unknown>;
+  const options: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (typeof value !== 'string') return { problem: validationFailed(`${name}: give it once, as text`, name) };
+    if (name === 'mapping') {
+      try {
+        options.mapping = JSON.parse(value);
+      } catch {
+        return { problem: validationFailed('mapping: must be a JSON object, e.g. {"E-mail": "email"}', 'mapping') };
+      }
+    } else if (name === 'tags') options.tags = value.split(',').map((tag) => tag.trim()).filter((tag) => tag !== '');
+    else if (name === 'optedIn') {
+      if (value !== 'true' && value !== 'false') return { problem: validationFailed('optedIn: must be true or false', 'optedIn') };
+      options.optedIn = value === 'true';
+    } else options[name] = value;
+  }
+  return { options };
+}
+
+async function write(res: Response, text: string): Promise<void> {
+  if (!res.write(text)) await new Promise<void>((resolve) => res.once('drain', resolve));
+}
