@@ -108,7 +108,7 @@ describe('API key kinds over HTTP', () => {
     const refused: string[] = [];
     // Lists take no required input (an empty call is a first page), nor do the channel settings' reads.
     const answered = (path: string) =>
-      ['contacts.list', 'sequences.list', 'events.list', 'webhooks.list', 'suppressions.list', 'channels.getEmail', 'channels.getWhatsApp', 'channels.listEmailDomains', 'channels.pauses'].includes(path) ? 200 : 400;
+      ['contacts.list', 'contacts.imports.list', 'sequences.list', 'events.list', 'webhooks.list', 'suppressions.list', 'channels.getEmail', 'channels.getWhatsApp', 'channels.listEmailDomains', 'channels.pauses'].includes(path) ? 200 : 400;
     for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
       const { type } = (procedure as unknown as { _def: { type: string } })._def;
       if (path.startsWith('dashboard.')) {
