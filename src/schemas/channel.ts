@@ -31,7 +31,7 @@ export const domainNameSchema = z
   .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/, 'must be a domain name');
 
 export const dkimInputSchema = z
-  .object({
+  .strictObject({
     domain: domainNameSchema.describe('The domain the signature claims (d=): the From address\'s domain, or a parent of it.').meta({ example: 'shop.example' }),
     selector: z
       .string()
@@ -57,7 +57,7 @@ const maxPerSecond = (limit: string) =>
     .describe(`Messages per second at most, for this account. At most the server-wide ${limit}: a higher value is a 400. Null: the server-wide limit.`)
     .meta({ example: 20 });
 
-export const emailChannelInputSchema = z.object({
+export const emailChannelInputSchema = z.strictObject({
   from: address.describe('The From address of the account\'s emails (a step may name another).').meta({ example: 'news@shop.example' }),
   replyTo: address.nullable().optional().describe('Reply-To of the account\'s emails. Null: none.').meta({ example: 'help@shop.example' }),
   smtpUrl: smtpUrlSchema.nullable().optional().describe('The account\'s SMTP relay (write-only). Null: the server\'s SMTP_URL.'),
@@ -100,7 +100,7 @@ export const emailChannelSchema = z
   .meta({ id: 'EmailChannel' });
 export type EmailChannelDto = z.infer<typeof emailChannelSchema>;
 
-export const whatsappChannelInputSchema = z.object({
+export const whatsappChannelInputSchema = z.strictObject({
   phoneNumberId: z
     .string()
     .trim()
