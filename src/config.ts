@@ -48,7 +48,9 @@ const envSchema = z.object({
     .transform(Number)
     .pipe(z.number().max(65535, 'must be a port number'))
     .default(3000),
-  HOST: z.string().trim().min(1).default('0.0.0.0'),
+  // This machine only until the operator opens it: a first start prints a live key and a setup
+  // link. The container image sets HOST=0.0.0.0 itself (Dockerfile).
+  HOST: z.string().trim().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   AUTH_FAILURE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(DEFAULT_AUTH_FAILURE_LIMIT),

@@ -25,6 +25,7 @@ import { importsDir } from './services/imports/imports-dir';
 import { localBaseUrl, whereServing } from './startup/where-serving';
 import { startConfiguredBounceListener } from './startup/bounce-listener';
 import { whereBouncesGo } from './startup/where-bounces-go';
+import { whereEmailsGo } from './startup/where-emails-go';
 
 // The old generation may grow by at most half between full collections, where V8's own factor
 // goes up to 4 on a machine with room: under load the process then carries less garbage (RSS
@@ -104,12 +105,9 @@ async function main() {
       '  Webhooks may call http:// and this machine\'s or network\'s addresses (WEBHOOK_ALLOW_INSECURE; the embedded database\'s default, for trying it locally)\n',
     );
   }
-  // The embedded default captures emails instead of sending them: said where a newcomer looks.
-  if (config.sequenceEngine && !channels.smtpUrl) {
-    process.stdout.write(
-      `  Emails are NOT sent (no SMTP_URL): each is written as an .eml file to ${path.join(config.dataDir, 'outbox')}${path.sep} (status captured); set SMTP_URL to send (docs/channels.md)\n`,
-    );
-  }
+  // Captured to files (the embedded default) or through SMTP_URL's relay: said where a newcomer looks.
+  const emails = whereEmailsGo({ smtpUrl: channels.smtpUrl, smtpUrlCaptures: config.channels.smtpUrlCaptures, dataDir: config.dataDir, engineRuns: config.sequenceEngine });
+  if (emails) process.stdout.write(`${emails}\n`);
   // Where late bounces and complaints go (docs/channels.md "The bounce domain and the listener").
   process.stdout.write(`${whereBouncesGo(config.bounces, bounceListener?.address ?? null).join('\n')}\n`);
   if (sendingWarning) process.stdout.write(sendingWarning);

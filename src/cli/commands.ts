@@ -6,6 +6,7 @@ import { definitionInputSchema } from '../schemas/sequence';
 import { API_KEY_KINDS } from '../schemas/statuses';
 import { SEQUENCE_STATUSES } from '../schemas/statuses';
 import { isEmailAddress, text } from '../schemas/text';
+import { unknownFieldDetails } from '../schemas/unknown-fields';
 import { createAccount, listAccounts, setMaxActiveRuns } from '../services/accounts';
 import { createApiKey, listApiKeys, setApiKeyActive } from '../services/api-keys';
 import { createUser, disableUser, issueSetupLink, listUsers, setupUrl } from '../services/dashboard/users';
@@ -47,7 +48,8 @@ const definitionFile = z.string().transform((file, ctx) => {
   if (typeof json !== 'object' || json === null) return refuse(`${file} must hold the steps array or an object { steps, exitWhen, sendingWindow, entry, goal }`);
   const parsed = z.strictObject(definitionInputSchema.shape).safeParse(Array.isArray(json) ? { steps: json } : json);
   if (!parsed.success) {
-    const [issue] = parsed.error.issues;
+    // As the API's 400 puts it: an unknown field at its own path.
+    const [issue] = parsed.error.issues.flatMap(unknownFieldDetails);
     const at = issue!.path.map(String).join('.');
     return refuse(`${file}: ${at ? `${at}: ` : ''}${issue!.message}`);
   }

@@ -307,7 +307,9 @@ export function composeExample(schema: JsonSchema, schemas: Record<string, JsonS
   const type = Array.isArray(schema.type) ? (schema.type as string[]).find((t) => t !== 'null') : schema.type;
   if (type === 'object' || schema.properties) {
     const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-    return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, composeExample(property, schemas, `${where}.${name}`, missing)]));
+    // A read-only field a body accepts only to ignore it (a contact sent back) is not shown sent.
+    const shown = Object.entries(properties).filter(([, property]) => property.readOnly !== true);
+    return Object.fromEntries(shown.map(([name, property]) => [name, composeExample(property, schemas, `${where}.${name}`, missing)]));
   }
   if (type === 'array') return [composeExample((schema.items ?? {}) as JsonSchema, schemas, `${where}[]`, missing)];
   if (type === 'boolean') return true;

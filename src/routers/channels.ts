@@ -49,7 +49,7 @@ export const channelsRouter = router({
         protect: true,
       },
     })
-    .input(z.object({}))
+    .input(z.strictObject({}))
     .output(z.object({ channel: emailChannelSchema }))
     .query(async ({ ctx }) => ({ channel: await getEmailChannel(ctx.db, { accountId: ctx.accountId }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS) })),
 
@@ -91,7 +91,7 @@ export const channelsRouter = router({
         protect: true,
       },
     })
-    .input(z.object({}))
+    .input(z.strictObject({}))
     .output(sendingDomainListSchema)
     .query(({ ctx }) => listSendingDomains(ctx.db, { accountId: ctx.accountId }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS)),
 
@@ -175,7 +175,7 @@ export const channelsRouter = router({
         protect: true,
       },
     })
-    .input(z.object({}))
+    .input(z.strictObject({}))
     .output(z.object({ channel: whatsappChannelSchema }))
     .query(async ({ ctx }) => ({ channel: await getWhatsAppChannel(ctx.db, { accountId: ctx.accountId }, ctx.channels ?? DEFAULT_CHANNEL_SETTINGS) })),
 

@@ -63,7 +63,7 @@ export const contactImportsRouter = router({
         protect: true,
       },
     })
-    .input(z.object({}))
+    .input(z.strictObject({}))
     .output(z.object({ imports: z.array(contactImportSchema) }))
     .query(async ({ ctx }) => ({ imports: await listContactImports(ctx.db, { accountId: ctx.accountId }) })),
 

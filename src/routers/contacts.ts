@@ -29,8 +29,8 @@ import { contactListInputSchema, contactListOutputSchema, runFilters, runListInp
 
 const TAGS = ['Contacts'];
 const contactLocation = (id: string) => `/api/v1/contacts/${id}`;
-export const idParam = z.object({ id: z.string().describe('The contact id (UUID).') });
-export const tagsBody = z.object({ tags: tagsSchema.min(1, 'Give at least one tag').describe('Tags to add or remove.') });
+export const idParam = z.strictObject({ id: z.string().describe('The contact id (UUID).') });
+export const tagsBody = z.strictObject({ tags: tagsSchema.min(1, 'Give at least one tag').describe('Tags to add or remove.') });
 
 export const subscriptionsInput = idParam
   .extend({
@@ -110,7 +110,7 @@ export const contactsRouter = router({
       successStatus: 201,
     })
     .input(
-      z.object({
+      z.strictObject({
         contacts: z
           .array(contactFieldsSchema)
           .min(1, 'Give at least one contact')
@@ -191,7 +191,7 @@ export const contactsRouter = router({
         errorResponses: { 404: 'Contact not found' },
       },
     })
-    .input(z.object({ email: z.string().describe('The contact\'s email address.') }))
+    .input(z.strictObject({ email: z.string().describe('The contact\'s email address.') }))
     .output(contactResponseSchema)
     .query(async ({ ctx, input }) => ({
       contact: await getContactByEmail(ctx.db, { ...input, accountId: ctx.accountId }),

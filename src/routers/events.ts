@@ -25,7 +25,7 @@ export const eventsRouter = router({
       },
     })
     .input(
-      z.object({
+      z.strictObject({
         // (The documentation goes inside .optional(): the query parameters show only the inner meta.)
         after: z
           .string()

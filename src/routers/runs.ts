@@ -7,7 +7,7 @@ import { router, runnerProcedure } from '../trpc/init';
 // surface or its document), with a runner key.
 export const runsRouter = router({
   transition: runnerProcedure
-    .input(z.object({ runId: z.string(), status: runStatusSchema }))
+    .input(z.strictObject({ runId: z.string(), status: runStatusSchema }))
     .output(z.object({ run: runSchema }))
     .mutation(async ({ ctx, input }) => ({ run: await moveRun(ctx.db, { ...input, accountId: ctx.accountId }) })),
 });

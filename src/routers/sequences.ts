@@ -31,7 +31,7 @@ import { sequenceStatsSchema, statsDaysSchema } from '../schemas/sequence-stats'
 import { sequenceStats } from '../services/analytics/sequence-stats';
 
 const TAGS = ['Sequences'];
-const sequenceParam = z.object({ id: z.string().describe('The sequence id (UUID).') });
+const sequenceParam = z.strictObject({ id: z.string().describe('The sequence id (UUID).') });
 const runParams = sequenceParam.extend({ runId: z.string().describe('The run id (UUID).') });
 const name = text().trim().min(1, 'Name must not be empty').max(255, 'Name must be at most 255 characters').meta({ example: 'Welcome series' });
 const status = z.enum(SEQUENCE_STATUSES);
@@ -93,7 +93,7 @@ export const sequencesRouter = router({
       },
       successStatus: 201,
     })
-    .input(z.object({ name, status: status.optional().describe('Default `draft`.') }).extend(definitionInputSchema.shape))
+    .input(z.strictObject({ name, status: status.optional().describe('Default `draft`.') }).extend(definitionInputSchema.shape))
     .output(z.object({ sequence: sequenceSchema }))
     .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels ?? DEFAULT_CHANNEL_SETTINGS }) })),
 
@@ -146,7 +146,7 @@ export const sequencesRouter = router({
     })
     // Checked, unlike the other routes' ids (where a malformed id is simply not found): a
     // DELETE that names nothing deletable says so. guid: any UUID-shaped id, as ids are stored.
-    .input(z.object({ id: z.guid('must be a UUID').describe('The sequence id (UUID).') }))
+    .input(z.strictObject({ id: z.guid('must be a UUID').describe('The sequence id (UUID).') }))
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       await deleteSequence(ctx.db, { id: input.id, accountId: ctx.accountId });

@@ -21,7 +21,7 @@ import { SECURE_WEBHOOKS } from '../services/webhooks/webhook-settings';
 import { accountProcedure, router } from '../trpc/init';
 
 const TAGS = ['Webhooks'];
-const idParam = z.object({ id: z.string().describe('The webhook endpoint id (UUID).') });
+const idParam = z.strictObject({ id: z.string().describe('The webhook endpoint id (UUID).') });
 const NOT_FOUND = { 404: 'Webhook not found' };
 const WEBHOOK_IN_USE = 'The webhook endpoint is used by a webhook step of an active or paused sequence';
 
@@ -43,7 +43,7 @@ export const webhooksRouter = router({
       successStatus: 201,
       location: '/api/v1/webhooks/{id}',
     })
-    .input(z.object({ url: webhookUrlSchema, events: webhookEventsSchema.optional(), description: webhookDescriptionSchema.optional() }))
+    .input(z.strictObject({ url: webhookUrlSchema, events: webhookEventsSchema.optional(), description: webhookDescriptionSchema.optional() }))
     .output(webhookWithSecretSchema)
     .mutation(async ({ ctx, input }) => {
       const created = await createWebhook(ctx.db, { accountId: ctx.accountId, ...input }, ctx.webhooks ?? SECURE_WEBHOOKS);
@@ -62,7 +62,7 @@ export const webhooksRouter = router({
         protect: true,
       },
     })
-    .input(z.object({}))
+    .input(z.strictObject({}))
     .output(z.object({ webhooks: z.array(webhookSchema) }))
     .query(async ({ ctx }) => ({ webhooks: await listWebhooks(ctx.db, { accountId: ctx.accountId }, ctx.webhooks ?? SECURE_WEBHOOKS) })),
 

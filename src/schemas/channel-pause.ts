@@ -20,6 +20,6 @@ export const channelPauseSchema = z
   })
   .meta({ id: 'ChannelPause' });
 
-export const channelPausesQuerySchema = z.object({
+export const channelPausesQuerySchema = z.strictObject({
   channel: z.enum(MESSAGE_CHANNELS).optional().describe('Only this channel\'s pauses.'),
 });

@@ -32,7 +32,7 @@ export const domainNameSchema = z
   .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/, 'must be a domain name');
 
 export const dkimInputSchema = z
-  .object({
+  .strictObject({
     domain: domainNameSchema.describe('The domain the signature claims (d=): the From address\'s domain, or a parent of it.').meta({ example: 'shop.example' }),
     selector: z
       .string()
@@ -76,7 +76,7 @@ export const emailTrackingSchema = z
   })
   .describe('Engagement tracking of the account\'s emails.');
 
-export const emailChannelInputSchema = z.object({
+export const emailChannelInputSchema = z.strictObject({
   from: address.describe('The From address of the account\'s emails (a step may name another).').meta({ example: 'news@shop.example' }),
   replyTo: address.nullable().optional().describe('Reply-To of the account\'s emails. Null: none.').meta({ example: 'help@shop.example' }),
   smtpUrl: smtpUrlSchema.nullable().optional().describe('The account\'s SMTP relay (write-only). Null: the server\'s SMTP_URL.'),
@@ -123,7 +123,7 @@ export const emailChannelSchema = z
   .meta({ id: 'EmailChannel' });
 export type EmailChannelDto = z.infer<typeof emailChannelSchema>;
 
-export const whatsappChannelInputSchema = z.object({
+export const whatsappChannelInputSchema = z.strictObject({
   phoneNumberId: z
     .string()
     .trim()

@@ -25,7 +25,7 @@ export const IMPORT_FIELDS = [
 ] as const;
 export const CUSTOM_FIELD_PREFIX = 'customFields.';
 
-export const importOptionsSchema = z.object({
+export const importOptionsSchema = z.strictObject({
   mapping: z
     .record(z.string(), z.string().nullable())
     .optional()
@@ -77,7 +77,7 @@ export const contactImportSchema = z
   .meta({ id: 'ContactImport' });
 export type ContactImportDto = z.infer<typeof contactImportSchema>;
 
-export const importIdParam = z.object({ id: z.string().describe('The import id.') });
+export const importIdParam = z.strictObject({ id: z.string().describe('The import id.') });
 
 export const importErrorSchema = z.object({
   row: z.number().int().describe('The data row, 1 for the first after the header (blank lines not counted).').meta({ example: 3 }),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SUBSCRIPTION_STATUSES } from './statuses';
 import { isEmailAddress, jsonProblem, MAX_JSON_DEPTH, text, utf8Length } from './text';
+import { ignoredField } from './unknown-fields';
 
 // The API's contact contract (docs/api.md "Contacts", docs/decisions.md "Contacts"), shared by every procedure.
 
@@ -75,7 +76,16 @@ export const customFieldsSchema = z
 
 export const subscriptionStatusSchema = z.enum(SUBSCRIPTION_STATUSES);
 
-export const contactFieldsSchema = z.object({
+// A contact read from the API may be sent back whole: its read-only fields are accepted and
+// ignored. Any other field a body does not know is a 400 (unknown-fields.ts).
+const sentBack = {
+  id: ignoredField('Read-only: ignored when sent back (the contact is found by email, or by the path\'s id).'),
+  createdAt: ignoredField('Read-only: ignored when sent back.'),
+  updatedAt: ignoredField('Read-only: ignored when sent back.'),
+};
+
+export const contactFieldsSchema = z.strictObject({
+  ...sentBack,
   email: emailSchema,
   phone: phoneSchema.nullish(),
   firstName: firstName.nullish().describe('First name, at most 255 characters.'),
@@ -85,9 +95,12 @@ export const contactFieldsSchema = z.object({
   emailSubscriptionStatus: subscriptionStatusSchema.optional().describe('Default `subscribed`.'),
   whatsappSubscriptionStatus: subscriptionStatusSchema.optional().describe('Default `subscribed`.'),
 });
-export type ContactFields = z.infer<typeof contactFieldsSchema>;
+// Without the fields a contact sent back brings along: nothing reads them.
+type SentBack = keyof typeof sentBack;
+export type ContactFields = Omit<z.infer<typeof contactFieldsSchema>, SentBack>;
 
-export const contactUpdateSchema = z.object({
+export const contactUpdateSchema = z.strictObject({
+  ...sentBack,
   email: emailSchema.optional(),
   phone: phoneSchema.nullable().optional().describe('null clears it.'),
   firstName: firstName.nullable().optional().describe('null clears it.'),
@@ -97,7 +110,7 @@ export const contactUpdateSchema = z.object({
   emailSubscriptionStatus: subscriptionStatusSchema.optional(),
   whatsappSubscriptionStatus: subscriptionStatusSchema.optional(),
 });
-export type ContactUpdate = z.infer<typeof contactUpdateSchema>;
+export type ContactUpdate = Omit<z.infer<typeof contactUpdateSchema>, SentBack>;
 
 export const contactSchema = z
   .object({

@@ -37,7 +37,7 @@ const shape = {
 };
 
 export const frequencyCapInputSchema = z
-  .object(shape)
+  .strictObject(shape)
   .describe('At most `max` marketing messages per contact per rolling `per` on this channel. Null: no cap. Left out: the stored cap is kept.');
 export type FrequencyCapInput = z.infer<typeof frequencyCapInputSchema>;
 

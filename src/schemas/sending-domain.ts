@@ -6,11 +6,11 @@ import { domainNameSchema } from './channel';
 // _svc-verify.<domain>; mail From it (or a subdomain of it) may then go through the server's
 // shared relay.
 
-export const sendingDomainInputSchema = z.object({
+export const sendingDomainInputSchema = z.strictObject({
   domain: domainNameSchema.describe('The domain of the From addresses to send as (its subdomains are covered too).').meta({ example: 'shop.example' }),
 });
 
-export const sendingDomainParamSchema = z.object({
+export const sendingDomainParamSchema = z.strictObject({
   domain: z.string().max(253).describe('The sending domain, as added.').meta({ example: 'shop.example' }),
 });
 

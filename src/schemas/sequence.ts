@@ -167,7 +167,7 @@ export const listedRunSchema = runSchema
 export type ListedRunDto = z.infer<typeof listedRunSchema>;
 
 // What POST /sequences and PATCH /sequences/{id} accept, besides the name and status.
-export const definitionInputSchema = z.object({
+export const definitionInputSchema = z.strictObject({
   steps: stepsInputSchema.optional(),
   exitWhen: exitWhenSchema.optional(),
   sendingWindow: sendingWindowSchema.nullable().optional().describe('null removes the window.'),

@@ -65,14 +65,13 @@ const addressInput = z
   .max(320, 'address must be at most 320 characters')
   .describe('An email address (stored normalized as contacts\' are) or a phone number in international form (stored in E.164 with its +).');
 
-// Unknown fields are ignored, as in every body of the API.
-export const suppressionItemSchema = z.object({
+export const suppressionItemSchema = z.strictObject({
   channel: suppressionChannelSchema,
   address: addressInput.meta({ example: 'Ada@Example.com' }),
   reason: suppressionReasonSchema.optional().describe('Defaults to manual.'),
 });
 
-export const suppressionAddInputSchema = z.object({
+export const suppressionAddInputSchema = z.strictObject({
   suppressions: z
     .array(suppressionItemSchema)
     .min(1, 'Give at least one suppression')
@@ -88,7 +87,7 @@ export const suppressionAddOutputSchema = z.object({
 });
 
 // GET and DELETE /suppressions/{channel}/{address}: the address percent-encoded in the path.
-export const suppressionKeySchema = z.object({
+export const suppressionKeySchema = z.strictObject({
   channel: suppressionChannelSchema,
   address: addressInput.describe('The address, percent-encoded (`%40` for `@`, `%2B` for `+`); normalized as stored before the lookup.'),
 });

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+// Installs the message for unknown fields wherever the API's schemas are used.
+import './unknown-fields';
 
 // Text the service can store exactly as given, on SQLite and MySQL alike: no NUL character
 // (SQLite ends the statement there) and no unpaired UTF-16 surrogate (utf8mb4 cannot hold it,

@@ -14,14 +14,19 @@ export function localBaseUrl(host: string, port: number): string {
 }
 
 const EVERY_INTERFACE = new Set(['0.0.0.0', '::']);
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 // Who else can reach it: on every interface, other machines of the network can, which a start
-// on a laptop should not leave unsaid (its first start prints a working key).
-function listeningOn(host: string): string {
+// should not leave unsaid (a first start prints a working key); on loopback (the default), only
+// this machine, and how to open it.
+export function listeningOn(host: string): string {
   if (EVERY_INTERFACE.has(host)) {
     return `  Listening on every interface (HOST=${host}): other machines that reach this one reach the service; HOST=127.0.0.1 keeps it to this machine`;
   }
-  return `  Listening on ${host} only (HOST)`;
+  if (LOOPBACK.has(host) || host.startsWith('127.')) {
+    return `  Listening on ${host} only (HOST): reachable from this machine only; HOST=0.0.0.0 opens it to other machines`;
+  }
+  return `  Listening on ${host} only (HOST): machines that reach this address reach the service`;
 }
 
 export function whereServing(baseUrl: string, host: string): string {

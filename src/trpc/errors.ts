@@ -2,6 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { defaultCodeFor, type ErrorCode } from '../errors/error-codes';
 import { AppError, ConflictError, ServiceUnavailableError, ValidationError, type IssueDetail } from '../errors/app-errors';
+import { unknownFieldDetails } from '../schemas/unknown-fields';
 
 // The single mapping from what went wrong to what a client sees, for both transports: the
 // REST body (rest-api.ts), the tRPC error formatter (init.ts) and the HTTP layer's own
@@ -25,6 +26,8 @@ export function toTRPCError(error: AppError): TRPCError {
 interface ZodLikeIssue {
   path: PropertyKey[];
   message: string;
+  code?: string;
+  keys?: readonly string[];
 }
 
 function zodIssues(cause: unknown): ZodLikeIssue[] | null {
@@ -49,7 +52,9 @@ export function issueDetails(error: TRPCError): IssueDetail[] | undefined {
   if ((cause instanceof ValidationError || cause instanceof ConflictError) && cause.details.length > 0) return distinct(cause.details);
   const issues = error.code === 'BAD_REQUEST' ? zodIssues(error.cause) : null;
   if (!issues) return undefined;
-  return distinct(issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })));
+  // An object's unknown keys are one issue: each is reported at its own path.
+  const problems = issues.flatMap(unknownFieldDetails);
+  return distinct(problems.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })));
 }
 
 const FIXED_MESSAGES: Partial<Record<TRPCError['code'], string>> = {

@@ -134,8 +134,8 @@ describe('admin command line: sequence:create --steps FILE', () => {
     // The shape, checked by the API's own schema: the same path and message as its 400.
     const shapes: Array<[string, unknown, string]> = [
       ['an unknown step type', [{ type: 'sms' }], 'steps.0.type: Invalid discriminator value'],
-      ['an unknown field in a step', [{ type: 'exit', colour: 'red' }], 'steps.0: Unrecognized key: "colour"'],
-      ['an unknown top-level field', { steps: [], exitwhen: [] }, 'Unrecognized key: "exitwhen"'],
+      ['an unknown field in a step', [{ type: 'exit', colour: 'red' }], 'steps.0.colour: Unknown field'],
+      ['an unknown top-level field', { steps: [], exitwhen: [] }, 'exitwhen: Unknown field; did you mean "exitWhen"?'],
       ['a time of day that is no time', [{ type: 'wait', until: { time: '25:00' } }], 'steps.0.until.time: A local time of day, HH:MM'],
       ['101 steps', Array.from({ length: 101 }, () => ({ type: 'exit' })), 'steps: At most 100 steps'],
       ['steps that are not an array', { steps: { type: 'exit' } }, 'steps: Invalid input: expected array, received object'],

@@ -157,7 +157,7 @@ describe('Activities REST API', () => {
       { when: 'contact has neither', body: () => ({ contact: {}, name: 'a' }), path: 'contact' },
       { when: 'contact is missing', body: () => ({ name: 'a' }), path: 'contact' },
       { when: 'contact.email is not an address', body: () => ({ contact: { email: 'nope' }, name: 'a' }), path: 'contact.email' },
-      { when: 'a field is unknown', body: () => ({ contact: { email: 'x@example.com' }, name: 'a', propertys: {} }), path: '' },
+      { when: 'a field is unknown', body: () => ({ contact: { email: 'x@example.com' }, name: 'a', propertys: {} }), path: 'propertys' },
     ];
     for (const refusal of refusals) {
       it(`answers 400 naming ${refusal.path || 'the body'} when ${refusal.when}, and writes nothing`, async () => {

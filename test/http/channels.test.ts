@@ -102,14 +102,16 @@ describe('channel settings over REST', () => {
       expect((await resolveEmailSender(testDb(), accountId, settings)).tracking).to.deep.equal({ opens: true, clicks: false });
     });
 
-    it('answers 400 naming tracking for tracking that is not an object or has another key, and writes nothing', async () => {
+    it('answers 400 naming tracking for tracking that is not an object, and tracking.<key> for another key, and writes nothing', async () => {
       const { key, accountId } = await buildTenant();
       const res = await api(key).put('/channels/email').send({ from: 'a@shop.example', smtpUrl: SMTP_URL, tracking: 'on' });
       expect(res.status).to.equal(400);
       expect(res.body.details.map((d: { path: string }) => d.path)).to.deep.equal(['tracking']);
       const other = await api(key).put('/channels/email').send({ from: 'a@shop.example', smtpUrl: SMTP_URL, tracking: { pixels: true } });
       expect(other.status).to.equal(400);
-      expect(other.body.details.map((d: { path: string }) => d.path)).to.deep.equal(['tracking']);
+      // The unknown key is named at its own path.
+      expect(other.body.details.map((d: { path: string }) => d.path)).to.deep.equal(['tracking.pixels']);
+      expect(other.body.details[0].message).to.match(/^Unknown field/);
       expect(await rawRow('email_channels', accountId)).to.equal(undefined);
     });
 

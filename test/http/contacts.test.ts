@@ -162,7 +162,7 @@ describe('Contacts REST API', () => {
           contacts: [
             { email: 'old@example.com', lastName: 'Updated', tags: [] },
             { email: 'new1@example.com', firstName: 'One' },
-            { email: 'new2@example.com', nickname: 'ignored' },
+            { email: 'new2@example.com', id: 'ignored', createdAt: 'ignored' },
             { email: 'NEW1@example.com', lastName: 'Again' },
           ],
         });

@@ -110,11 +110,12 @@ describe('POST /api/v1/suppressions', () => {
     expect(await rowsOf(accountId)).to.have.length(50);
   });
 
-  it('ignores a field it does not know, as every body of the API does', async () => {
+  it('answers 400 naming each field it does not know, as every body of the API does, and adds nothing', async () => {
     const { key, accountId } = await buildTenant();
     const res = await api(key).post('/suppressions').send({ suppressions: [{ channel: 'email', address: 'extra@example.com', contactId: 'x' }], note: 'hi' });
-    expect(res.status).to.equal(201);
-    expect((await rowsOf(accountId)).map((row) => row.address)).to.deep.equal(['extra@example.com']);
+    expect(res.status).to.equal(400);
+    expect(res.body.details.map((detail: { path: string }) => detail.path)).to.deep.equal(['suppressions.0.contactId', 'note']);
+    expect(await rowsOf(accountId)).to.deep.equal([]);
   });
 
   it('takes 1,000 items in one request', async () => {
@@ -235,7 +236,7 @@ describe('GET /api/v1/suppressions', () => {
     ['a cursor it did not issue', { cursor: 'bm90LWEtY3Vyc29y' }, 'cursor'],
     ['an address that is neither an email nor an international number', { address: 'ada' }, 'address'],
     ['a phone number on the email channel', { address: '+4915112855001', channel: 'email' }, 'address'],
-    ['a field it does not know', { contact: 'x' }, ''],
+    ['a field it does not know', { contact: 'x' }, 'contact'],
   ] as const) {
     it(`answers 400 naming ${path || 'the input'} for ${name}`, async () => {
       const { key } = await buildTenant();

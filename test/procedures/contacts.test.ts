@@ -7,6 +7,7 @@ import { caller } from '../support/app';
 import { buildApiKey, buildContact, buildSequence, buildTenant } from '../support/factories';
 import { storedRuns } from '../support/sequence-rows';
 import { badRequest, rejectedWith, trpcRejection } from '../support/trpc';
+import { issueDetails } from '../../src/trpc/errors';
 
 // The contacts procedures through tRPC's createCaller: the same middlewares (auth included) as
 // HTTP, with errors as TRPCError codes; what each procedure stores, merges and returns
@@ -165,19 +166,27 @@ describe('contacts procedures', () => {
       });
     }
 
-    it('ignores unknown body fields, including a client-sent id and timestamps', async () => {
+    it('ignores a client-sent id and timestamps (a contact sent back)', async () => {
       const { key } = await buildTenant();
       const { contact } = await caller(key).contacts.create({
         email: 'extra@example.com',
         id: UNKNOWN_ID,
         createdAt: '2000-01-01T00:00:00.000Z',
-        favouriteColour: 'blue',
+        updatedAt: '2000-01-01T00:00:00.000Z',
       } as never);
 
       expect(contact.id).to.match(UUID);
       expect(contact.id).to.not.equal(UNKNOWN_ID);
       expect(contact.createdAt).to.not.equal('2000-01-01T00:00:00.000Z');
-      expect(contact).to.not.have.property('favouriteColour');
+      expect(contact.updatedAt).to.not.equal('2000-01-01T00:00:00.000Z');
+    });
+
+    it('fails with BAD_REQUEST naming an unknown field, and writes nothing', async () => {
+      const { key, accountId } = await buildTenant();
+      const error = await badRequest(caller(key).contacts.create({ email: 'extra@example.com', favouriteColour: 'blue' } as never), 'favouriteColour');
+
+      expect(issueDetails(error)).to.deep.equal([{ path: 'favouriteColour', message: 'Unknown field' }]);
+      expect(await contactCount(accountId)).to.equal(0);
     });
   });
 
@@ -301,11 +310,15 @@ describe('contacts procedures', () => {
       expect(Object.keys(stored.custom_fields)).to.have.length(100);
     });
 
-    it('ignores unknown body fields', async () => {
-      const { key } = await buildTenant();
-      const result = await caller(key).contacts.upsert({ email: 'x@example.com', created: false, nickname: 'X' } as never);
-      expect(result.created).to.equal(true);
-      expect(result.contact).to.not.have.property('nickname');
+    it('fails with BAD_REQUEST naming unknown fields, and writes nothing', async () => {
+      const { key, accountId } = await buildTenant();
+      const error = await badRequest(caller(key).contacts.upsert({ email: 'x@example.com', fristName: 'X', nickname: 'X' } as never), 'fristName');
+
+      expect(issueDetails(error)).to.deep.equal([
+        { path: 'fristName', message: 'Unknown field; did you mean "firstName"?' },
+        { path: 'nickname', message: 'Unknown field' },
+      ]);
+      expect(await contactCount(accountId)).to.equal(0);
     });
   });
 

@@ -25,8 +25,8 @@ describe('configuration', () => {
       expect(path.isAbsolute(file)).to.equal(false);
     });
 
-    it('listens on 0.0.0.0:3000 with info logging', () => {
-      expect(loadConfig({})).to.include({ port: 3000, host: '0.0.0.0', logLevel: 'info' });
+    it('listens on 127.0.0.1:3000, this machine only (a first start prints a live key), with info logging', () => {
+      expect(loadConfig({})).to.include({ port: 3000, host: '127.0.0.1', logLevel: 'info' });
     });
 
     it('lets webhooks reach this machine on the embedded database only, unless WEBHOOK_ALLOW_INSECURE says otherwise', () => {
@@ -133,7 +133,7 @@ describe('configuration', () => {
       expect(config).to.include({
         databaseUrl: loadConfig({}).databaseUrl,
         port: 3000,
-        host: '0.0.0.0',
+        host: '127.0.0.1',
         logLevel: 'info',
         rateLimitPerMinute: 120,
       });

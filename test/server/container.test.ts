@@ -79,6 +79,8 @@ describe('the container image (Dockerfile)', function () {
     expect(instruction(runtime, 'USER')).to.deep.equal(['node']);
     expect(instruction(runtime, 'HEALTHCHECK').join(' ')).to.include('/readyz');
     expect(instruction(runtime, 'VOLUME').join(' ')).to.include('/app/data');
+    // The service's own default is this machine only; a container is reached from outside it.
+    expect(stageEnv(runtime)).to.include({ HOST: '0.0.0.0' });
     // The base is a current Node LTS, not Node 20 (end of life in April 2026).
     const image = /ARG NODE_IMAGE=(\S+)/.exec(fs.readFileSync(path.join(REPO, 'Dockerfile'), 'utf8'))?.[1] ?? '';
     expect(Number(/^node:(\d+)/.exec(image)?.[1])).to.be.at.least(24);

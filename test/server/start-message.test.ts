@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -37,6 +38,21 @@ function whenPrinted(server: StartedServer, text: string): Promise<string> {
 }
 
 const whereServing = (server: StartedServer) => whenPrinted(server, 'Dashboard:');
+
+// Whether a TCP connection to host:port is accepted.
+function connects(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(5_000, () => socket.destroy());
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    // Refused: an error, then close.
+    socket.once('error', () => undefined);
+    socket.once('close', () => resolve(false));
+  });
+}
 
 describe('the start message', function () {
   this.timeout(120_000);
@@ -104,28 +120,31 @@ describe('the start message', function () {
     }
   });
 
-  it('says who can reach it: every interface by default, one address when HOST names it', async () => {
+  it('says who can reach it: this machine only by default, every interface when HOST opens it', async () => {
     const url = `sqlite:${path.join(dir, 'service.sqlite')}`;
-    const everywhere = await startServer(url, { HOST: '' });
+    const byDefault = await startServer(url, { HOST: '' });
     try {
-      const out = await whereServing(everywhere);
-      expect(out).to.include('Listening on every interface (HOST=0.0.0.0)');
-      expect(out).to.include('HOST=127.0.0.1 keeps it to this machine');
+      const out = await whereServing(byDefault);
+      expect(out).to.include('Listening on 127.0.0.1 only (HOST): reachable from this machine only; HOST=0.0.0.0 opens it to other machines');
+      // Another address of this machine, as another machine of the network would use: refused.
+      const outside = Object.values(os.networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal);
+      if (outside) expect(await connects(outside.address, byDefault.port)).to.equal(false);
+      expect(await connects('127.0.0.1', byDefault.port)).to.equal(true);
       // The embedded database's trial lets webhooks reach a receiver on this machine, and says so.
       expect(out).to.include('Webhooks may call http://');
       // No SMTP_URL: emails are captured, and the start says so.
-      expect(await whenPrinted(everywhere, 'Emails are NOT sent')).to.match(/Emails are NOT sent \(no SMTP_URL\): each is written as an \.eml file to .*outbox/);
+      expect(await whenPrinted(byDefault, 'Emails are NOT sent')).to.match(/Emails are NOT sent \(no SMTP_URL\): each is written as an \.eml file to .*outbox/);
     } finally {
-      await stop(everywhere);
+      await stop(byDefault);
     }
-    const loopback = await startServer(url, { HOST: '127.0.0.1', WEBHOOK_ALLOW_INSECURE: 'false', SMTP_URL: 'smtp://127.0.0.1:2525' });
+    const everywhere = await startServer(url, { HOST: '0.0.0.0', WEBHOOK_ALLOW_INSECURE: 'false', SMTP_URL: 'smtp://127.0.0.1:2525' });
     try {
-      const out = await whereServing(loopback);
-      expect(out).to.include('Listening on 127.0.0.1 only (HOST)');
+      const out = await whereServing(everywhere);
+      expect(out).to.include('Listening on every interface (HOST=0.0.0.0): other machines that reach this one reach the service; HOST=127.0.0.1 keeps it to this machine');
       expect(out).not.to.include('Webhooks may call');
       expect(out).not.to.include('Emails are NOT sent');
     } finally {
-      await stop(loopback);
+      await stop(everywhere);
     }
   });
 

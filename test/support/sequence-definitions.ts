@@ -67,8 +67,8 @@ export async function badDefinitions(): Promise<BadDefinition[]> {
     { what: 'a webhook endpointId that does not exist', body: hook(randomUUID()), path: 'steps.0.endpointId', message: /is not a webhook endpoint of the account/ },
     { what: 'a webhook endpointId of another account', body: hook(webhook.id), path: 'steps.0.endpointId', message: /is not a webhook endpoint of the account/ },
     { what: '101 steps', body: { steps: Array.from({ length: 101 }, () => ({ type: 'exit' })) }, path: 'steps', message: /At most 100 steps/ },
-    { what: 'an unknown field in a step', body: { steps: [{ type: 'exit', colour: 'red' }] }, path: 'steps.0', message: /Unrecognized key: "colour"/ },
-    { what: 'an unknown field in the sending window', body: { sendingWindow: { timeZone: 'UTC', zone: 'UTC' } }, path: 'sendingWindow', message: /Unrecognized key: "zone"/ },
+    { what: 'an unknown field in a step', body: { steps: [{ type: 'exit', colour: 'red' }] }, path: 'steps.0.colour', message: /Unknown field$/ },
+    { what: 'an unknown field in the sending window', body: { sendingWindow: { timeZone: 'UTC', zone: 'UTC' } }, path: 'sendingWindow.zone', message: /Unknown field/ },
     { what: 'a webhook payload over 16 KiB', body: { steps: [{ type: 'webhook', endpointId: randomUUID(), payload: { blob: 'x'.repeat(17_000) } }] }, path: 'steps.0.payload', message: /at most 16 KiB/ },
     { what: 'a wait until on no weekday', body: { steps: [{ type: 'wait', until: { time: '09:00', weekdays: [] } }] }, path: 'steps.0.until.weekdays', message: /at least one weekday/ },
     {
@@ -126,7 +126,7 @@ function activityStepCases(): BadDefinition[] {
     { what: 'an entry reentry.after of "soon"', body: { entry: { activity: 'x', reentry: { after: 'soon' } } }, path: 'entry.reentry.after', message: /not an ISO 8601 duration/ },
     { what: 'an entry where of an unknown shape', body: { entry: { activity: 'x', where: [{ field: 'total', equals: 1 }] } }, path: 'entry.where.0', message: /A property condition is/ },
     { what: 'a goal within of P2Y', body: { goal: { activity: 'order_placed', within: 'P2Y' } }, path: 'goal.within', message: /more than 366 days/ },
-    { what: 'a goal with an unknown field', body: { goal: { activity: 'order_placed', by: 'P1D' } }, path: 'goal', message: /Unrecognized key: "by"/ },
+    { what: 'a goal with an unknown field', body: { goal: { activity: 'order_placed', by: 'P1D' } }, path: 'goal.by', message: /Unknown field/ },
   ];
 }
 
@@ -164,7 +164,7 @@ function messageStepCases(): BadDefinition[] {
     { what: 'an html over 100 KiB', body: { steps: [mail({ html: 'x'.repeat(100 * 1024 + 1) })] }, path: 'steps.0.html', message: /at most 102400 characters/ },
     { what: 'a from that is no address', body: { steps: [mail({ from: 'Shop' })] }, path: 'steps.0.from', message: /Must be an email address/ },
     { what: 'a replyTo with a line break', body: { steps: [mail({ replyTo: 'a@example.com\r\nBcc: b@example.com' })] }, path: 'steps.0.replyTo', message: /Must be an email address/ },
-    { what: 'an unknown field in an email step', body: { steps: [mail({ cc: 'a@example.com' })] }, path: 'steps.0', message: /Unrecognized key: "cc"/ },
+    { what: 'an unknown field in an email step', body: { steps: [mail({ cc: 'a@example.com' })] }, path: 'steps.0.cc', message: /Unknown field/ },
     { what: 'a whatsapp language as a string', body: { steps: [chat({ language: 'en_US' })] }, path: 'steps.0.template.language', message: /\{ "code": "en_US" \}/ },
     { what: 'a whatsapp template name in capitals', body: { steps: [chat({ name: 'Welcome' })] }, path: 'steps.0.template.name', message: /lower-case letters, digits or _/ },
     {
