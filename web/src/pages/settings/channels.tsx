@@ -5,6 +5,7 @@ import { ErrorBanner } from '../../components/error-banner';
 import { Field } from '../../components/field';
 import { QueryState } from '../../components/query-state';
 import { fieldErrors, trpc } from '../../trpc';
+import { capDraft, capInput, FrequencyCapFields } from './frequency-cap-fields';
 import { SendingDomainsPanel } from './sending-domains';
 
 // Settings -> Channels: the account's email and WhatsApp senders (docs/channels.md). Secrets
@@ -54,6 +55,9 @@ function EmailPanel({ channel }: { channel: EmailChannel }) {
   const [privateKey, setPrivateKey] = useState('');
   const [rate, setRate] = useState(String(channel.maxPerSecond));
   const [bounceDomain, setBounceDomain] = useState(channel.bounceDomain ?? '');
+  const [opens, setOpens] = useState(channel.tracking.opens);
+  const [clicks, setClicks] = useState(channel.tracking.clicks);
+  const [cap, setCap] = useState(capDraft(channel.frequencyCap));
   const keyId = useId();
   const save = useMutation(
     trpc.dashboard.channels.setEmail.mutationOptions({
@@ -76,6 +80,8 @@ function EmailPanel({ channel }: { channel: EmailChannel }) {
       ...(privateKey.trim() !== '' && { dkim: { domain, selector, privateKey } }),
       maxPerSecond: rateOf(rate),
       bounceDomain: bounceDomain.trim() === '' ? null : bounceDomain.trim(),
+      tracking: { opens, clicks },
+      frequencyCap: capInput(cap),
     });
   };
   const relay = channel.smtp.configured
@@ -124,6 +130,20 @@ function EmailPanel({ channel }: { channel: EmailChannel }) {
           error={errors.bounceDomain}
           autoComplete="off"
         />
+        <fieldset className="field">
+          <legend>Open and click tracking</legend>
+          <label className="choice">
+            <input type="checkbox" checked={opens} onChange={(e) => setOpens(e.target.checked)} /> Track opens (a 1x1 image)
+          </label>
+          <label className="choice">
+            <input type="checkbox" checked={clicks} onChange={(e) => setClicks(e.target.checked)} /> Track clicks (links rewritten to signed redirects; each email
+            step must also opt in with trackClicks)
+          </label>
+          {(errors['tracking.opens'] ?? errors['tracking.clicks'] ?? errors.tracking) && (
+            <p className="error">{errors['tracking.opens'] ?? errors['tracking.clicks'] ?? errors.tracking}</p>
+          )}
+        </fieldset>
+        <FrequencyCapFields draft={cap} onChange={setCap} errors={errors} stored={channel.frequencyCap} unit="email" />
         <div className="actions start">
           <button type="submit" disabled={save.isPending}>Save email sender</button>
         </div>
@@ -160,6 +180,7 @@ function WhatsAppPanel({ channel }: { channel: WhatsAppChannel }) {
   const [appSecret, setAppSecret] = useState('');
   const [verifyToken, setVerifyToken] = useState('');
   const [keywords, setKeywords] = useState(channel.optOutKeywords.join(', '));
+  const [cap, setCap] = useState(capDraft(channel.frequencyCap));
   const save = useMutation(
     trpc.dashboard.channels.setWhatsApp.mutationOptions({
       onSuccess: (saved) => {
@@ -186,6 +207,7 @@ function WhatsAppPanel({ channel }: { channel: WhatsAppChannel }) {
       ...(verifyToken.trim() !== '' && { verifyToken: verifyToken.trim() }),
       // Emptied: the defaults again.
       optOutKeywords: list.length > 0 ? list : null,
+      frequencyCap: capInput(cap),
     });
   };
   return (
@@ -245,6 +267,7 @@ function WhatsAppPanel({ channel }: { channel: WhatsAppChannel }) {
           error={errors.verifyToken}
           autoComplete="off"
         />
+        <FrequencyCapFields draft={cap} onChange={setCap} errors={errors} stored={channel.frequencyCap} unit="WhatsApp message" />
         <div className="actions start">
           <button type="submit" disabled={save.isPending}>Save WhatsApp sender</button>
         </div>
