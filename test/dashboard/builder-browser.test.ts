@@ -1,17 +1,14 @@
-import type { Server } from 'node:http';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { select } from '../../src/db/sql/statements';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import { createWebhook } from '../../src/services/webhooks/endpoints';
 import { silentLogger } from '../support/app';
-import path from 'node:path';
-import { browserSuite, expectAccessible, launchBrowser, shoot, SHOTS } from '../support/browser';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { browserSuite, closeUp as closeUpOf, DESKTOP, lookAtBothWidths, PHONE, serveDashboard, signInAt } from '../support/browser';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildAccount, buildApiKey, buildTenant } from '../support/factories';
-import { closeServer, listenOnLoopback } from '../support/listen';
 
 // The Sequences list and the builder in a real browser (issue 29): the empty list's example,
 // pause, resume and archive from the list; a three-step sequence with an email step and a
@@ -22,88 +19,27 @@ import { closeServer, listenOnLoopback } from '../support/listen';
 // axe and photographed at 1280x800 and at 390x844 (name-phone.png).
 
 const TITLE = browserSuite('the sequences list and builder in a browser');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 const WEBHOOKS = { allowInsecure: true, now: () => new Date() };
 
 describe(TITLE, function () {
   this.timeout(120_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-  let context: BrowserContext;
-  let page: Page;
-
-  before(async function () {
-    browser = await launchBrowser(this);
-    const app = createApp({
+  const dashboard = serveDashboard(() =>
+    createApp({
       db: testDb(),
       config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 },
       logger: silentLogger,
       webhooks: WEBHOOKS,
-    });
-    ({ server, base } = await listenOnLoopback(app));
-  });
-  after(async () => {
-    await browser?.close();
-    await closeServer(server);
-  });
+    }),
+  );
+  let page: Page;
   beforeEach(async () => {
-    context = await browser.newContext({ viewport: DESKTOP });
-    page = await context.newPage();
-  });
-  afterEach(async () => {
-    await context?.close();
+    page = await dashboard.newPage();
   });
 
-  async function rest(key: string, method: string, route: string, body?: unknown) {
-    const res = await fetch(`${base}/api/v1${route}`, {
-      method,
-      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  }
-
-  async function expectNoSidewaysScroll(what: string) {
-    const { scrollWidth, innerWidth, sticking } = await page.evaluate(() => ({
-      scrollWidth: document.scrollingElement!.scrollWidth,
-      innerWidth: window.innerWidth,
-      sticking: [...document.querySelectorAll('body *')]
-        .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 && !el.parentElement!.closest('.table-wrap, .visually-hidden'))
-        .slice(-3)
-        .map((el) => `${el.tagName.toLowerCase()}.${el.className} ${el.getBoundingClientRect().width}`),
-    }));
-    expect(scrollWidth, `${what}: document width at ${innerWidth} px (${sticking.join(', ')})`).to.be.at.most(innerWidth);
-  }
-
-  // The view checked and photographed at desktop width, then at phone width, and back.
-  async function look(name: string) {
-    await expectAccessible(page, name);
-    await expectNoSidewaysScroll(name);
-    await shoot(page, name);
-    await page.setViewportSize(PHONE);
-    await expectAccessible(page, `${name} (phone)`);
-    await expectNoSidewaysScroll(`${name} (phone)`);
-    await shoot(page, `${name}-phone`);
-    await page.setViewportSize(DESKTOP);
-  }
-
-  // A part of the page photographed close up at both widths, beside the whole page's shots.
-  async function closeUp(part: Locator, name: string) {
-    await part.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-    await page.setViewportSize(PHONE);
-    await part.screenshot({ path: path.join(SHOTS, `${name}-phone.png`) });
-    await page.setViewportSize(DESKTOP);
-  }
-
-  async function signIn(email: string, route = '/dashboard/sequences') {
-    await page.goto(`${base}${route}`);
-    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
+  const rest = (key: string, method: string, route: string, body?: unknown) => dashboard.rest(key, method, route, body);
+  const look = (name: string) => lookAtBothWidths(page, name);
+  const closeUp = (part: Locator, name: string) => closeUpOf(page, part, name);
+  const signIn = (email: string, route = '/dashboard/sequences') => signInAt(page, `${dashboard.base}${route}`, email);
 
   // The texts an input's aria-describedby points at: its hint and the error beside it.
   async function describedBy(input: Locator): Promise<string> {
@@ -385,7 +321,7 @@ describe(TITLE, function () {
     // Another account's sequence: its page is "not found", and so is a save sent by hand.
     const other = await buildTenant();
     const theirs = await createSequence(testDb(), { accountId: other.accountId, name: 'Theirs', steps: [{ id: 'x', type: 'exit' }] });
-    await page.goto(`${base}/dashboard/sequences/${theirs.id}`);
+    await page.goto(`${dashboard.base}/dashboard/sequences/${theirs.id}`);
     await page.getByText('Sequence not found').waitFor();
     const status = await page.evaluate(async (sequenceId) => {
       const res = await fetch('/trpc/dashboard.sequences.update', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: sequenceId, steps: [] }) });
