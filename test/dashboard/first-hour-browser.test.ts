@@ -1,6 +1,5 @@
-import type { Server } from 'node:http';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { insertRows, select } from '../../src/db/sql/statements';
 import { withTransaction } from '../../src/db/sql/transaction';
@@ -10,11 +9,10 @@ import { createWebhook, sendTestEvent } from '../../src/services/webhooks/endpoi
 import { fanOut } from '../../src/services/webhooks/fan-out';
 import { enrollByIds } from '../../src/services/sequences/enroll-by-ids';
 import { silentLogger } from '../support/app';
-import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { browserSuite, DESKTOP, expectAccessible, expectNoSidewaysScroll, lookAtBothWidths, PHONE, serveDashboard, shoot, signInHere } from '../support/browser';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildAccount, buildContact, buildSequence } from '../support/factories';
-import { closeServer, listenOnLoopback } from '../support/listen';
 
 // A newcomer's first hour with the dashboard, in a real browser: sign-in that returns to the
 // page asked for, every page at phone width, the deliveries dialog, creating and enrolling
@@ -22,90 +20,42 @@ import { closeServer, listenOnLoopback } from '../support/listen';
 // with axe and photographed at 1280x800 and at 390x844 (name-phone.png).
 
 const TITLE = browserSuite('the dashboard for a newcomer, at desktop and phone width');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 const WEBHOOKS = { allowInsecure: true, now: () => new Date() };
 
 describe(TITLE, function () {
   this.timeout(120_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-  let context: BrowserContext;
-  let page: Page;
-
-  before(async function () {
-    browser = await launchBrowser(this);
-    const app = createApp({
+  const dashboard = serveDashboard(() =>
+    createApp({
       db: testDb(),
       config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 },
       logger: silentLogger,
       webhooks: WEBHOOKS,
-    });
-    ({ server, base } = await listenOnLoopback(app));
-  });
-  after(async () => {
-    await browser?.close();
-    await closeServer(server);
-  });
+    }),
+  );
+  let page: Page;
   beforeEach(async () => {
-    context = await browser.newContext({ viewport: DESKTOP });
-    page = await context.newPage();
-  });
-  afterEach(async () => {
-    await context?.close();
+    page = await dashboard.newPage();
   });
 
-  // The document never scrolls sideways: what does not fit scrolls inside its own box.
-  async function expectNoSidewaysScroll(what: string) {
-    const { scrollWidth, innerWidth, sticking } = await page.evaluate(() => ({
-      scrollWidth: document.scrollingElement!.scrollWidth,
-      innerWidth: window.innerWidth,
-      // What sticks out, to say where to look when it fails.
-      sticking: [...document.querySelectorAll('body *')]
-        .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 && !el.parentElement!.closest('.table-wrap, .visually-hidden'))
-        .slice(-3)
-        .map((el) => `${el.tagName.toLowerCase()}.${el.className} ${JSON.stringify(getComputedStyle(el).overflowX)} ${el.getBoundingClientRect().width}`),
-    }));
-    expect(scrollWidth, `${what}: document width at ${innerWidth} px (${sticking.join(', ')})`).to.be.at.most(innerWidth);
-  }
-
-  // The view checked and photographed at desktop width, then at phone width, and back.
-  async function look(name: string) {
-    await expectAccessible(page, name);
-    await expectNoSidewaysScroll(name);
-    await shoot(page, name);
-    await page.setViewportSize(PHONE);
-    await expectAccessible(page, `${name} (phone)`);
-    await expectNoSidewaysScroll(`${name} (phone)`);
-    await shoot(page, `${name}-phone`);
-    await page.setViewportSize(DESKTOP);
-  }
-
-  async function signInHere(email: string) {
-    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
+  const look = (name: string) => lookAtBothWidths(page, name);
 
   const route = () => new URL(page.url()).pathname + new URL(page.url()).search;
 
   it('signs in back to the page asked for, Contacts by default, and never to another site', async () => {
     const user = await buildUser();
-    await page.goto(`${base}/dashboard/sequences?from=mail`);
+    await page.goto(`${dashboard.base}/dashboard/sequences?from=mail`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByText('Contacts & Sequences').waitFor();
     await look('sign-in-return');
-    await signInHere(user.email);
+    await signInHere(page, user.email);
     await page.getByRole('heading', { name: 'Sequences', level: 1 }).waitFor();
     expect(route()).to.equal('/dashboard/sequences?from=mail');
 
     for (const next of ['//evil.example/contacts', 'https://evil.example/', '/\\evil.example', '/../../elsewhere', '/sign-in', '']) {
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-      await page.goto(`${base}/dashboard/sign-in${next ? `?next=${encodeURIComponent(next)}` : ''}`);
-      await signInHere(user.email);
+      await page.goto(`${dashboard.base}/dashboard/sign-in${next ? `?next=${encodeURIComponent(next)}` : ''}`);
+      await signInHere(page, user.email);
       await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
       expect(route(), `next=${next}`).to.equal('/dashboard/contacts');
     }
@@ -114,14 +64,14 @@ describe(TITLE, function () {
   it('says on the setup page whose password it sets and the rule for it, before anything is sent', async () => {
     const account = await buildAccount();
     const { setupToken } = await createUser(testDb(), { accountId: account.id, email: 'grace@example.com' });
-    await page.goto(setupUrl(base, setupToken));
+    await page.goto(setupUrl(dashboard.base, setupToken));
     await page.getByRole('heading', { name: 'Set your password' }).waitFor();
     await page.getByText('This link sets the password for grace@example.com').waitFor();
     await page.getByText(`At least ${MIN_PASSWORD_LENGTH} characters`).waitFor();
     await page.getByText('Contacts & Sequences').waitFor();
     await look('setup-whose');
 
-    await page.goto(`${base}/dashboard/setup?token=${'0'.repeat(setupToken.length)}`);
+    await page.goto(`${dashboard.base}/dashboard/setup?token=${'0'.repeat(setupToken.length)}`);
     await page.getByRole('alert').getByText(SETUP_LINK_INVALID).waitFor();
     expect(await page.getByLabel('New password').count(), 'no form for a dead link').to.equal(0);
   });
@@ -140,8 +90,8 @@ describe(TITLE, function () {
     await createWebhook(testDb(), { accountId: account.id, url: 'https://hooks.example.com/a/rather/long/path/for/a/phone' }, WEBHOOKS);
 
     await page.setViewportSize(PHONE);
-    await page.goto(`${base}/dashboard/contacts`);
-    await signInHere(user.email);
+    await page.goto(`${dashboard.base}/dashboard/contacts`);
+    await signInHere(page, user.email);
     await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
 
     // The menu: closed at first, its links out of sight; opened and closed by the button.
@@ -185,11 +135,11 @@ describe(TITLE, function () {
       ['/account', 'Account', 'account'],
     ];
     for (const [path, heading, name] of pages) {
-      await page.goto(`${base}/dashboard${path}`);
+      await page.goto(`${dashboard.base}/dashboard${path}`);
       await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
       // Every panel loaded (the sequence page has several, each with its own "Loading…").
       await page.waitForFunction(() => ![...document.querySelectorAll('[role="status"]')].some((status) => status.textContent?.startsWith('Loading')));
-      await expectNoSidewaysScroll(name);
+      await expectNoSidewaysScroll(page, name);
       await shoot(page, `${name}-phone`);
       await expectAccessible(page, `${name} (phone)`);
     }
@@ -206,8 +156,8 @@ describe(TITLE, function () {
     await buildContact(user.accountId, { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', tags: ['vip', 'newsletter', 'webinar'] });
     await buildContact(user.accountId, { email: 'grace@example.com', firstName: 'Grace', tags: ['trial'] });
     await buildContact(user.accountId, { email: 'firstname.lastname-marketing@subsidiary.example.co.uk', firstName: 'Maximilian', lastName: 'Oberhausen-Lindqvist', tags: ['customer', 'newsletter'] });
-    await page.goto(`${base}/dashboard/contacts`);
-    await signInHere(user.email);
+    await page.goto(`${dashboard.base}/dashboard/contacts`);
+    await signInHere(page, user.email);
     const table = page.getByRole('group', { name: 'Contacts, newest first' });
     await table.getByRole('link', { name: 'ada@example.com' }).waitFor();
 
@@ -235,7 +185,7 @@ describe(TITLE, function () {
     for (const date of narrow) expect(date.lines, `${date.text} on one line at 390`).to.equal(1);
     expect(narrow[0]!.scrolls, 'the table scrolls inside its box at 390').to.equal(true);
     expect(await table.evaluate((wrap) => getComputedStyle(wrap).overflowX)).to.equal('auto');
-    await expectNoSidewaysScroll('contacts dates (phone)');
+    await expectNoSidewaysScroll(page, 'contacts dates (phone)');
     // Scrolled to its end, the box shows the dates whole.
     await table.evaluate((wrap) => wrap.scrollTo({ left: wrap.scrollWidth }));
     await shoot(page, 'contacts-dates-phone');
@@ -251,8 +201,8 @@ describe(TITLE, function () {
     const scratch = await buildSequence(account.id, 'draft');
     const stored = async () => (await select<{ id: string }>(testDb(), 'SELECT id FROM sequences WHERE account_id = ? ORDER BY id', [account.id])).map((r) => r.id);
 
-    await page.goto(`${base}/dashboard/sequences`);
-    await signInHere(user.email);
+    await page.goto(`${dashboard.base}/dashboard/sequences`);
+    await signInHere(page, user.email);
     const list = page.getByRole('group', { name: 'Sequences, newest first' });
     await list.getByRole('link', { name: scratch.name }).waitFor();
     expect(await list.getByRole('link').allTextContents()).to.deep.equal([scratch.name, used.name]);
@@ -270,7 +220,7 @@ describe(TITLE, function () {
     expect(await danger.getByRole('button').count()).to.equal(0);
 
     // The draft: Delete asks first; Cancel keeps it; Delete for good deletes it.
-    await page.goto(`${base}/dashboard/sequences/${scratch.id}`);
+    await page.goto(`${dashboard.base}/dashboard/sequences/${scratch.id}`);
     await danger.getByRole('button', { name: 'Delete sequence' }).click();
     const confirm = page.getByRole('dialog', { name: `Delete ${scratch.name}?` });
     await look('sequence-delete-dialog');
@@ -307,8 +257,8 @@ describe(TITLE, function () {
       ),
     );
 
-    await page.goto(`${base}/dashboard/settings/developer/webhooks`);
-    await signInHere(user.email);
+    await page.goto(`${dashboard.base}/dashboard/settings/developer/webhooks`);
+    await signInHere(page, user.email);
     await page.getByRole('button', { name: 'Deliveries of https://hooks.example.com/crm' }).click();
     const dialog = page.getByRole('dialog', { name: 'Deliveries to https://hooks.example.com/crm' });
     await dialog.getByText('204 OK').waitFor();
@@ -343,7 +293,7 @@ describe(TITLE, function () {
     expect(narrow.wrapWidth, 'the table box within the dialog at 390').to.be.at.most(narrow.inner + 0.5);
     expect(narrow.wrapOverflow, 'the table scrolls inside its box').to.equal('auto');
     expect(narrow.wrapScroll).to.be.at.least(narrow.table - 0.5);
-    await expectNoSidewaysScroll('deliveries dialog (phone)');
+    await expectNoSidewaysScroll(page, 'deliveries dialog (phone)');
     await expectAccessible(page, 'deliveries dialog (phone)');
     await shoot(page, 'deliveries-fit-phone');
   });
@@ -362,8 +312,8 @@ describe(TITLE, function () {
       customFields: { plan: 'pro', seats: 12, address: { city: 'Taipei' }, note: '' },
     });
 
-    await page.goto(`${base}/dashboard/contacts`);
-    await signInHere(user.email);
+    await page.goto(`${dashboard.base}/dashboard/contacts`);
+    await signInHere(page, user.email);
     await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
     // 29 contacts: the first page of 25, counted.
     await page.getByText('1–25 of 29').waitFor();
@@ -420,7 +370,7 @@ describe(TITLE, function () {
     await summary.getByRole('button', { name: 'Done' }).click();
     await page.getByRole('region', { name: 'Runs' }).getByRole('link', { name: sequence.name }).waitFor();
     // A pending run is not shown in the green of an active sequence.
-    await page.goto(`${base}/dashboard/sequences/${sequence.id}`);
+    await page.goto(`${dashboard.base}/dashboard/sequences/${sequence.id}`);
     const active = page.locator('dd .badge', { hasText: 'Active' });
     const pending = page.getByRole('region', { name: 'Runs' }).locator('.badge', { hasText: 'Pending' });
     await pending.waitFor();
@@ -429,10 +379,10 @@ describe(TITLE, function () {
     await look('sequence-pending');
 
     // A contact without names is titled by its email; custom fields as a table.
-    await page.goto(`${base}/dashboard/contacts/${bare.id}`);
+    await page.goto(`${dashboard.base}/dashboard/contacts/${bare.id}`);
     await page.getByRole('heading', { name: 'bare@example.com', level: 1 }).waitFor();
     expect(await page.title()).to.match(/^bare@example\.com · /);
-    await page.goto(`${base}/dashboard/contacts/${rich.id}`);
+    await page.goto(`${dashboard.base}/dashboard/contacts/${rich.id}`);
     await page.getByRole('heading', { name: 'Lin Wei', level: 1 }).waitFor();
     const fields = page.getByRole('table', { name: 'Custom fields' });
     expect(await fields.getByRole('row', { name: /plan/ }).innerText()).to.match(/plan\s+pro/);
@@ -444,7 +394,7 @@ describe(TITLE, function () {
 
     // Enroll a selection from the list: Grace is already in it (skipped), the limit of 2
     // active runs lets one more in, and the third fails with its reason.
-    await page.goto(`${base}/dashboard/contacts`);
+    await page.goto(`${dashboard.base}/dashboard/contacts`);
     await page.getByText('1–25 of 30').waitFor();
     for (const email of ['grace@example.com', 'lin@example.com', 'bare@example.com']) await page.getByLabel(`Select ${email}`).check();
     await page.getByText('3 selected').waitFor();

@@ -1,15 +1,13 @@
-import type { Server } from 'node:http';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { execute } from '../../src/db/sql/statements';
 import { createWebhook } from '../../src/services/webhooks/endpoints';
 import { caller, silentLogger } from '../support/app';
-import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
-import { closeServer, listenOnLoopback } from '../support/listen';
 import { startReceiver } from '../support/webhook-receiver';
 import { engineAt } from '../services/engine/support';
 
@@ -21,70 +19,33 @@ import { engineAt } from '../services/engine/support';
 // axe and photographed at 1280x800 and 390x844 (name-phone.png).
 
 const TITLE = browserSuite('run timelines in the dashboard');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 const WEBHOOKS = { allowInsecure: true, now: () => new Date() };
 
 describe(TITLE, function () {
   this.timeout(120_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-  let context: BrowserContext;
-  let page: Page;
-
-  before(async function () {
-    browser = await launchBrowser(this);
-    const app = createApp({
+  const dashboard = serveDashboard(() =>
+    createApp({
       db: testDb(),
       config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 },
       logger: silentLogger,
       webhooks: WEBHOOKS,
-    });
-    ({ server, base } = await listenOnLoopback(app));
-  });
-  after(async () => {
-    await browser?.close();
-    await closeServer(server);
-  });
+    }),
+  );
+  let page: Page;
   beforeEach(async () => {
-    context = await browser.newContext({ viewport: DESKTOP });
-    page = await context.newPage();
+    page = await dashboard.newPage();
     page.setDefaultTimeout(15_000);
   });
-  afterEach(async () => {
-    await context?.close();
-  });
 
-  async function expectNoSidewaysScroll(what: string) {
-    const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: window.innerWidth }));
-    expect(scrollWidth, `${what}: document width at ${innerWidth} px`).to.be.at.most(innerWidth);
-  }
-
-  async function look(name: string) {
-    await expectAccessible(page, name);
-    await expectNoSidewaysScroll(name);
-    await shoot(page, name);
-    await page.setViewportSize(PHONE);
-    // A frame laid out again at the new width paints a moment later (a shot taken at once shows
-    // an empty message).
-    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-    await expectAccessible(page, `${name} (phone)`);
-    await expectNoSidewaysScroll(`${name} (phone)`);
-    await shoot(page, `${name}-phone`);
-    await page.setViewportSize(DESKTOP);
-  }
+  const look = (name: string) => lookAtBothWidths(page, name);
 
   async function signIn(accountId: string, path: string) {
     const user = await buildUser(accountId);
-    await page.goto(`${base}/dashboard${path}`);
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAt(page, `${dashboard.base}/dashboard${path}`, user.email);
   }
 
   async function trigger(key: string, sequenceId: string, body: Record<string, unknown>) {
-    const res = await fetch(`${base}/api/v1/sequences/${sequenceId}/trigger`, {
+    const res = await fetch(`${dashboard.base}/api/v1/sequences/${sequenceId}/trigger`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
       body: JSON.stringify({ contact: body }),
@@ -186,7 +147,7 @@ describe(TITLE, function () {
       expect(await retrying.locator('time').getAttribute('datetime')).to.equal(run.retry!.nextAttemptAt);
 
       // The endpoint's Deliveries: no event went to it, the step's five calls did.
-      await page.goto(`${base}/dashboard/settings/developer/webhooks`);
+      await page.goto(`${dashboard.base}/dashboard/settings/developer/webhooks`);
       await page.getByRole('button', { name: `Deliveries of ${receiver.url}` }).click();
       const dialog = page.getByRole('dialog');
       const calls = dialog.getByRole('group', { name: "Calls from sequences' webhook steps" });
@@ -203,7 +164,7 @@ describe(TITLE, function () {
       // The endpoint goes (as an operator could remove it in the database: the API refuses while
       // a sequence uses it): the step says so.
       await execute(testDb(), 'DELETE FROM webhook_endpoints WHERE id = ?', [endpoint.id]);
-      await page.goto(`${base}/dashboard/runs/${runId}`);
+      await page.goto(`${dashboard.base}/dashboard/runs/${runId}`);
       await page.getByText(`POST to webhook endpoint ${endpoint.id}, which no longer exists`).first().waitFor();
 
       await page.getByRole('button', { name: 'Cancel run the run of grace@example.com' }).click();
@@ -313,7 +274,7 @@ describe(TITLE, function () {
       ],
     } as never);
     const post = async (name: string, properties: Record<string, unknown>) => {
-      const res = await fetch(`${base}/api/v1/activities`, {
+      const res = await fetch(`${dashboard.base}/api/v1/activities`, {
         method: 'POST',
         headers: { 'x-api-key': tenant.key, 'content-type': 'application/json' },
         body: JSON.stringify({ contact: { email: 'cart@example.com' }, name, properties }),
