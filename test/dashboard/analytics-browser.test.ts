@@ -1,7 +1,6 @@
-import type { Server } from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { execute, select } from '../../src/db/sql/statements';
 import { withTransaction } from '../../src/db/sql/transaction';
@@ -13,18 +12,15 @@ import { enrollByIds } from '../../src/services/sequences/enroll-by-ids';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
 import { unenroll } from '../../src/services/sequences/unenroll';
 import { silentLogger } from '../support/app';
-import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
+import { browserSuite, DESKTOP, expectAccessible, PHONE, serveDashboard, shoot } from '../support/browser';
 import { buildUser, PASSWORD, query, dashboardApp, signInCookie } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
-import { closeServer, listenOnLoopback } from '../support/listen';
 import { manualTimers } from '../support/manual-timers';
 
 // The sequence page's Analytics panel (docs/analytics.md): the per-step funnel and the 30 days,
 // from runs the engine moved on its own clock and messages whose statuses a provider reported.
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
 const STEPS = [
   { id: 'welcome-wait', type: 'wait' as const, duration: 'PT5S' },
@@ -135,33 +131,18 @@ describe('dashboard.sequences.stats and .activity', () => {
 
 describe(browserSuite('the sequence page\'s Analytics panel: the funnel and the 30 days'), function () {
   this.timeout(120_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-  let context: BrowserContext;
+  const dashboard = serveDashboard(() =>
+    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
+  );
   let page: Page;
-
-  before(async function () {
-    browser = await launchBrowser(this);
-    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
-    ({ server, base } = await listenOnLoopback(app));
-  });
-  after(async () => {
-    await browser?.close();
-    await closeServer(server);
-  });
   beforeEach(async () => {
-    context = await browser.newContext({ viewport: DESKTOP });
-    page = await context.newPage();
-  });
-  afterEach(async () => {
-    await context?.close();
+    page = await dashboard.newPage();
   });
 
   it('draws each step\'s runs, the days\' figures as charts, text and a table, accessible at both widths', async () => {
     const user = await buildUser();
     const { sequence } = await sequenceWithHistory(user.accountId);
-    await page.goto(`${base}/dashboard/sequences/${sequence.id}`);
+    await page.goto(`${dashboard.base}/dashboard/sequences/${sequence.id}`);
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -213,7 +194,7 @@ describe(browserSuite('the sequence page\'s Analytics panel: the funnel and the 
     const { sequence, a, b, convertedA, convertedB } = await sequenceWithConversions(user.accountId);
     const total = convertedA + convertedB;
     const rate = (part: number, whole: number) => (whole === 0 ? '–' : `${((part / whole) * 100).toLocaleString('en', { maximumFractionDigits: 1 })}%`);
-    await page.goto(`${base}/dashboard/sequences/${sequence.id}`);
+    await page.goto(`${dashboard.base}/dashboard/sequences/${sequence.id}`);
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();

@@ -1,15 +1,12 @@
-import type { Server } from 'node:http';
 import { expect } from 'chai';
-import type { Browser } from 'playwright-core';
 import { withTransaction } from '../../src/db/sql/transaction';
 import { select } from '../../src/db/sql/statements';
 import { pauseChannels } from '../../src/services/channels/channel-pauses';
 import { createSequence } from '../../src/services/sequences/sequence-admin';
-import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
+import { browserSuite, expectAccessible, serveDashboard, shoot, signInAt } from '../support/browser';
 import { appWithChannels, channelSettings } from '../support/channels';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
-import { closeServer, listenOnLoopback } from '../support/listen';
 
 // A paused channel in a real browser (docs/channels.md "What pauses a channel, and how it
 // resumes"): the banner on Settings -> Channels and on the sequence page says what failed, in
@@ -20,18 +17,7 @@ const TITLE = browserSuite('the dashboard\'s paused-channel banners in a browser
 
 describe(TITLE, function () {
   this.timeout(90_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-
-  before(async function () {
-    browser = await launchBrowser(this);
-    ({ server, base } = await listenOnLoopback(appWithChannels(channelSettings())));
-  });
-  after(async () => {
-    await browser?.close();
-    await closeServer(server);
-  });
+  const dashboard = serveDashboard(() => appWithChannels(channelSettings()));
 
   for (const [label, viewport] of [['desktop', { width: 1280, height: 900 }], ['phone', { width: 390, height: 844 }]] as const) {
     it(`shows a paused channel and a paused step, and saving the sender resumes it (${label})`, async () => {
@@ -54,12 +40,8 @@ describe(TITLE, function () {
           transaction,
         ),
       );
-      const context = await browser.newContext({ viewport });
-      const page = await context.newPage();
-      await page.goto(`${base}/dashboard/settings/channels`);
-      await page.getByLabel('Email').fill(user.email);
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      const page = await dashboard.newPage(viewport);
+      await signInAt(page, `${dashboard.base}/dashboard/settings/channels`, user.email);
       await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
       const emailBanner = page.getByRole('alert').filter({ hasText: 'Email sending is paused' });
       await emailBanner.waitFor();
@@ -90,7 +72,6 @@ describe(TITLE, function () {
       await shoot(page, `channel-resumed-${label}`);
       const events = await select<{ type: string }>(testDb(), "SELECT type FROM events WHERE account_id = ? AND type = 'channel.resumed'", [user.accountId]);
       expect(events).to.have.length(1);
-      await context.close();
     });
   }
 });

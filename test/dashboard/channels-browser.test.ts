@@ -1,12 +1,9 @@
-import type { Server } from 'node:http';
 import { expect } from 'chai';
-import type { Browser } from 'playwright-core';
 import { select } from '../../src/db/sql/statements';
-import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
+import { browserSuite, expectAccessible, serveDashboard, shoot, signInAt } from '../support/browser';
 import { appWithChannels, channelSettings, dkimPrivateKey } from '../support/channels';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
-import { closeServer, listenOnLoopback } from '../support/listen';
 
 // Settings -> Channels in a real browser, at a desktop and a phone width: a bad SMTP URL comes
 // back at its field, then the email sender is saved with a DKIM key and the page shows the TXT
@@ -16,28 +13,13 @@ const TITLE = browserSuite('the dashboard\'s channels page in a browser');
 
 describe(TITLE, function () {
   this.timeout(90_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-
-  before(async function () {
-    browser = await launchBrowser(this);
-    ({ server, base } = await listenOnLoopback(appWithChannels(channelSettings({ emailMaxPerSecond: 50 }))));
-  });
-  after(async () => {
-    await browser?.close();
-    await closeServer(server);
-  });
+  const dashboard = serveDashboard(() => appWithChannels(channelSettings({ emailMaxPerSecond: 50 })));
 
   for (const [label, viewport] of [['desktop', { width: 1280, height: 900 }], ['phone', { width: 390, height: 844 }]] as const) {
     it(`sets up the email and WhatsApp senders and shows the DKIM record to publish (${label})`, async () => {
       const user = await buildUser();
-      const context = await browser.newContext({ viewport });
-      const page = await context.newPage();
-      await page.goto(`${base}/dashboard/settings/channels`);
-      await page.getByLabel('Email').fill(user.email);
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      const page = await dashboard.newPage(viewport);
+      await signInAt(page, `${dashboard.base}/dashboard/settings/channels`, user.email);
       await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
       await page.getByText('None: emails are written to the outbox folder').waitFor();
 
@@ -88,7 +70,6 @@ describe(TITLE, function () {
       expect(row).to.include({ from_address: 'news@shop.example', smtp_host: 'smtp.shop.example:465', dkim_selector: 's1', max_per_second: 20 });
       expect(JSON.stringify(row)).not.to.contain('browser-pass-3');
       expect(await page.content()).not.to.contain('browser-pass-3');
-      await context.close();
     });
   }
 });
