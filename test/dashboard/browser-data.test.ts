@@ -1,14 +1,12 @@
-import type { Server } from 'node:http';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { select } from '../../src/db/sql/statements';
 import { silentLogger } from '../support/app';
-import { browserSuite, expectAccessible as expectPageAccessible, launchBrowser, shoot as shootPage } from '../support/browser';
+import { browserSuite, expectAccessible as expectPageAccessible, serveDashboard, shoot as shootPage, signInAt } from '../support/browser';
 import { testDb } from '../support/db';
 import { buildAccount, buildApiKey } from '../support/factories';
-import { buildUser, PASSWORD } from '../support/dashboard';
-import { closeServer, listenOnLoopback } from '../support/listen';
+import { buildUser } from '../support/dashboard';
 
 // The Contacts and Sequences pages in a real browser, as a person uses them: find a contact,
 // change it, enroll it (by API key, as an integration does), unenroll it from its page, delete
@@ -18,34 +16,16 @@ const TITLE = browserSuite('the dashboard\'s contacts and sequences in a browser
 
 describe(TITLE, function () {
   this.timeout(90_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-  let context: BrowserContext;
+  const dashboard = serveDashboard(() =>
+    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
+  );
   let page: Page;
-
-  before(async function () {
-    browser = await launchBrowser(this);
-    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
-    ({ server, base } = await listenOnLoopback(app));
-  });
-  after(async () => {
-    await browser?.close();
-    await closeServer(server);
-  });
 
   const shoot = (name: string) => shootPage(page, name);
 
   const expectAccessible = (what: string) => expectPageAccessible(page, what);
 
-  async function rest(key: string, method: string, route: string, body: unknown) {
-    const res = await fetch(`${base}/api/v1${route}`, {
-      method,
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }
+  const rest = (key: string, method: string, route: string, body: unknown) => dashboard.rest(key, method, route, body);
 
   async function contactRow(email: string) {
     const [row] = await select<{ id: string; tags: unknown; email_subscription_status: string }>(
@@ -71,12 +51,8 @@ describe(TITLE, function () {
       expect((await rest(key, 'POST', '/contacts/upsert', contact)).status).to.equal(201);
     }
 
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    await page.goto(`${base}/dashboard`);
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    page = await dashboard.newPage();
+    await signInAt(page, `${dashboard.base}/dashboard`, user.email);
     await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
 
     // The list: newest first, 25 a page, Next and Previous.
@@ -255,6 +231,5 @@ describe(TITLE, function () {
     await page.goBack();
     await page.getByRole('alert').getByText('Contact not found').waitFor();
     await page.getByRole('link', { name: 'Back to contacts' }).waitFor();
-    await context.close();
   });
 });

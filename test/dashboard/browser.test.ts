@@ -7,7 +7,7 @@ import { SIGN_IN_FAILED } from '../../src/routers/dashboard/auth';
 import { SIGN_IN_LIMITED } from '../../src/http/sign-in-limit';
 import { createUser, setupUrl } from '../../src/services/dashboard/users';
 import { silentLogger } from '../support/app';
-import { browserSuite, expectAccessible as expectPageAccessible, launchBrowser, SHOTS, shoot as shootPage } from '../support/browser';
+import { browserSuite, expectAccessible as expectPageAccessible, launchBrowser, SHOTS, shoot as shootPage, signInAt } from '../support/browser';
 import { testDb } from '../support/db';
 import { buildAccount } from '../support/factories';
 import { buildUser, PASSWORD } from '../support/dashboard';
@@ -35,7 +35,8 @@ describe(TITLE, function () {
     await browser?.close();
   });
 
-  // A server of its own per test: fresh sign-in failure counters.
+  // A server of its own per test, not serveDashboard's one per suite: fresh sign-in failure
+  // counters, and a context with clipboard permissions for its origin.
   beforeEach(async () => {
     const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
     ({ server, base } = await listenOnLoopback(app));
@@ -54,11 +55,7 @@ describe(TITLE, function () {
 
   // Signs in from the page asked for (sign-in returns to it), by default the dashboard's front.
   async function signIn(email: string, password = PASSWORD, path = '/dashboard') {
-    await page.goto(`${base}${path}`);
-    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAt(page, `${base}${path}`, email, password);
   }
 
   // Presses Tab until the element has focus (a date input takes one Tab per part).
