@@ -1,13 +1,11 @@
-import type { Server } from 'node:http';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { silentLogger } from '../support/app';
-import { browserSuite, DESKTOP, launchBrowser, lookAtBothWidths } from '../support/browser';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildApiKey, buildContact } from '../support/factories';
-import { closeServer, listenOnLoopback } from '../support/listen';
 
 // The contact page's Activities panel in a real browser: a shop posts what a contact did over
 // REST (one by one and in a batch, a retry among them), and the contact's page lists it, newest
@@ -16,32 +14,17 @@ import { closeServer, listenOnLoopback } from '../support/listen';
 
 describe(browserSuite('the contact page\'s activities in a browser'), function () {
   this.timeout(120_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-  let context: BrowserContext;
+  const dashboard = serveDashboard(() =>
+    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
+  );
   let page: Page;
-
-  before(async function () {
-    browser = await launchBrowser(this);
-    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
-    ({ server, base } = await listenOnLoopback(app));
-  });
-  after(async () => {
-    await browser?.close();
-    await closeServer(server);
-  });
   beforeEach(async () => {
-    context = await browser.newContext({ viewport: DESKTOP });
-    page = await context.newPage();
+    page = await dashboard.newPage();
     page.setDefaultTimeout(15_000);
-  });
-  afterEach(async () => {
-    await context?.close();
   });
 
   const post = (key: string, path: string, body: unknown) =>
-    fetch(`${base}/api/v1${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${dashboard.base}/api/v1${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   it('shows what a shop posted about the contact, newest first, and says how to record some when there is none', async () => {
     const user = await buildUser();
@@ -69,10 +52,7 @@ describe(browserSuite('the contact page\'s activities in a browser'), function (
     expect(batch.status).to.equal(202);
     expect(((await batch.json()) as { summary: unknown }).summary).to.deep.equal({ total: 3, accepted: 2, duplicates: 1 });
 
-    await page.goto(`${base}/dashboard`);
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAt(page, `${dashboard.base}/dashboard`, user.email);
     await page.getByRole('link', { name: 'Contacts' }).first().click();
     await page.getByRole('link', { name: 'lin@example.com' }).click();
     const panel = page.getByRole('region', { name: 'Activities' });
@@ -84,7 +64,7 @@ describe(browserSuite('the contact page\'s activities in a browser'), function (
     await table.getByRole('row', { name: /checkout_completed/ }).getByText('order-1042').waitFor();
     await lookAtBothWidths(page, 'contact-activities');
 
-    await page.goto(`${base}/dashboard/contacts/${quiet.id}`);
+    await page.goto(`${dashboard.base}/dashboard/contacts/${quiet.id}`);
     await page.getByRole('region', { name: 'Activities' }).getByText('No activities yet').waitFor();
   });
 });

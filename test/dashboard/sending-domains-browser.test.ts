@@ -1,13 +1,10 @@
-import type { Server } from 'node:http';
 import { expect } from 'chai';
-import type { Browser } from 'playwright-core';
 import { select } from '../../src/db/sql/statements';
 import type { TxtResolver } from '../../src/services/channels/txt-lookup';
-import { browserSuite, launchBrowser, lookAtBothWidths } from '../support/browser';
+import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
 import { appWithChannels, channelSettings } from '../support/channels';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
-import { closeServer, listenOnLoopback } from '../support/listen';
 
 // Settings -> Channels -> Sending domains in a real browser, on a server with a shared relay:
 // a From in a domain that is not verified is refused at its field; the person adds the domain,
@@ -18,9 +15,6 @@ const TITLE = browserSuite('the dashboard\'s sending domains in a browser');
 
 describe(TITLE, function () {
   this.timeout(90_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
   const zone = new Map<string, string[]>();
   const resolveTxt: TxtResolver = async (name) => {
     const records = zone.get(name);
@@ -28,24 +22,14 @@ describe(TITLE, function () {
     return records.map((record) => [record]);
   };
 
-  before(async function () {
-    browser = await launchBrowser(this);
-    const settings = channelSettings({ smtpUrl: 'smtp://relay.svc.example:587', emailFrom: 'Svc <news@svc.example>', resolveTxt, txtTimeoutMs: 200 });
-    ({ server, base } = await listenOnLoopback(appWithChannels(settings)));
-  });
-  after(async () => {
-    await browser?.close();
-    await closeServer(server);
-  });
+  const dashboard = serveDashboard(() =>
+    appWithChannels(channelSettings({ smtpUrl: 'smtp://relay.svc.example:587', emailFrom: 'Svc <news@svc.example>', resolveTxt, txtTimeoutMs: 200 })),
+  );
 
   it('adds a domain, shows the records to publish, verifies it with the Verify button, then sends From it and deletes it', async () => {
     const user = await buildUser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const page = await context.newPage();
-    await page.goto(`${base}/dashboard/settings/channels`);
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    const page = await dashboard.newPage();
+    await signInAt(page, `${dashboard.base}/dashboard/settings/channels`, user.email);
     await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
 
     const email = page.getByRole('region', { name: 'Email' });
@@ -88,6 +72,5 @@ describe(TITLE, function () {
     await dialog.getByRole('button', { name: 'Delete domain' }).click();
     await domains.getByText('No sending domain yet.').waitFor();
     expect(await select(testDb(), "SELECT id FROM email_domains WHERE domain = 'shop.example'", [])).to.deep.equal([]);
-    await context.close();
   });
 });

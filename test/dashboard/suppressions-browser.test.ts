@@ -1,16 +1,14 @@
-import type { Server } from 'node:http';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { select } from '../../src/db/sql/statements';
 import { withTransaction } from '../../src/db/sql/transaction';
 import { addSuppressions } from '../../src/services/suppressions/suppression-store';
 import { caller, silentLogger } from '../support/app';
-import { browserSuite, DESKTOP, launchBrowser, lookAtBothWidths } from '../support/browser';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildApiKey, buildContact } from '../support/factories';
-import { closeServer, listenOnLoopback } from '../support/listen';
 import { engineAt } from '../services/engine/support';
 
 // Audience -> Suppressions in a real browser: a list with a bounce already on it; search by
@@ -21,28 +19,13 @@ import { engineAt } from '../services/engine/support';
 
 describe(browserSuite('the dashboard\'s suppressions page in a browser'), function () {
   this.timeout(120_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-  let context: BrowserContext;
+  const dashboard = serveDashboard(() =>
+    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
+  );
   let page: Page;
-
-  before(async function () {
-    browser = await launchBrowser(this);
-    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger });
-    ({ server, base } = await listenOnLoopback(app));
-  });
-  after(async () => {
-    await browser?.close();
-    await closeServer(server);
-  });
   beforeEach(async () => {
-    context = await browser.newContext({ viewport: DESKTOP });
-    page = await context.newPage();
+    page = await dashboard.newPage();
     page.setDefaultTimeout(15_000);
-  });
-  afterEach(async () => {
-    await context?.close();
   });
 
   const rowsOf = (accountId: string) =>
@@ -65,10 +48,7 @@ describe(browserSuite('the dashboard\'s suppressions page in a browser'), functi
       ),
     );
 
-    await page.goto(`${base}/dashboard`);
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAt(page, `${dashboard.base}/dashboard`, user.email);
     await page.getByRole('link', { name: 'Suppressions' }).click();
     await page.getByRole('heading', { name: 'Suppressions', level: 1 }).waitFor();
     const table = page.getByRole('table', { name: 'Suppressions, newest first' });
@@ -116,7 +96,7 @@ describe(browserSuite('the dashboard\'s suppressions page in a browser'), functi
     const { engine } = engineAt();
     await engine.runUntilIdle();
     const [run] = (await caller(key).sequences.runs({ id: sequence.id })).runs;
-    await page.goto(`${base}/dashboard/runs/${run!.id}`);
+    await page.goto(`${dashboard.base}/dashboard/runs/${run!.id}`);
     await page.getByRole('heading', { name: /Run Completed/ }).waitFor();
     const hello = page.locator('.event').filter({ has: page.locator('.step-id', { hasText: /^hello$/ }) });
     expect(await hello.innerText()).to.match(/Skipped/i);
@@ -124,7 +104,7 @@ describe(browserSuite('the dashboard\'s suppressions page in a browser'), functi
     await lookAtBothWidths(page, 'suppression-run-timeline');
 
     // Remove, asked first: Cancel keeps it; Remove lifts it.
-    await page.goto(`${base}/dashboard/suppressions`);
+    await page.goto(`${dashboard.base}/dashboard/suppressions`);
     const row = table.getByRole('row', { name: /gone@mail\.example/ });
     await row.getByRole('button', { name: 'Remove gone@mail.example (Email)' }).click();
     const confirm = page.getByRole('dialog', { name: 'Remove gone@mail.example from the suppression list?' });

@@ -1,17 +1,15 @@
 import { mkdtempSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { caller, silentLogger } from '../support/app';
-import { browserSuite, DESKTOP, launchBrowser, lookAtBothWidths } from '../support/browser';
+import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
 import { channelSettings } from '../support/channels';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';
-import { closeServer, listenOnLoopback } from '../support/listen';
 import { startSmtpServer } from '../support/smtp-server';
 import { engineAt } from '../services/engine/support';
 
@@ -24,33 +22,20 @@ import { engineAt } from '../services/engine/support';
 
 describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
   this.timeout(120_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-  let context: BrowserContext;
-  let page: Page;
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
   let settings: ReturnType<typeof channelSettings>;
-
-  before(async function () {
-    browser = await launchBrowser(this);
+  const dashboard = serveDashboard(async () => {
     smtp = await startSmtpServer();
     settings = channelSettings({ smtpUrl: smtp.url, emailFrom: 'Shop <shop@example.com>' });
-    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, channels: settings });
-    ({ server, base } = await listenOnLoopback(app));
+    return createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, channels: settings });
   });
   after(async () => {
-    await browser?.close();
-    await closeServer(server);
     await smtp?.close();
   });
+  let page: Page;
   beforeEach(async () => {
-    context = await browser.newContext({ viewport: DESKTOP });
-    page = await context.newPage();
+    page = await dashboard.newPage();
     page.setDefaultTimeout(15_000);
-  });
-  afterEach(async () => {
-    await context?.close();
   });
 
   it('unsubscribes through the first email\'s link, and shows the second email skipped in the timeline and the funnel', async () => {
@@ -66,7 +51,7 @@ describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
         { id: 'again', type: 'email', subject: 'Still there, {{ contact.firstName }}?', html: '<p>Again</p>' },
       ],
     });
-    const triggered = await fetch(`${base}/api/v1/sequences/${sequence.id}/trigger`, {
+    const triggered = await fetch(`${dashboard.base}/api/v1/sequences/${sequence.id}/trigger`, {
       method: 'POST',
       headers: { 'x-api-key': tenant.key, 'content-type': 'application/json' },
       body: JSON.stringify({ contact: { email: 'ada@example.com', firstName: 'Ada' } }),
@@ -84,7 +69,7 @@ describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
       expect(link, 'List-Unsubscribe header').to.be.a('string');
 
       // As a mail client does it (RFC 8058): a POST with no cookie and the one-click body.
-      const unsubscribed = await fetch(`${base}${new URL(link!).pathname}`, {
+      const unsubscribed = await fetch(`${dashboard.base}${new URL(link!).pathname}`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: 'List-Unsubscribe=One-Click',
@@ -99,10 +84,7 @@ describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
     }
 
     const user = await buildUser(tenant.accountId);
-    await page.goto(`${base}/dashboard/runs/${runId}`);
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAt(page, `${dashboard.base}/dashboard/runs/${runId}`, user.email);
     await page.getByRole('heading', { name: /Run Completed/ }).waitFor();
     expect(await page.locator('.event .step-id').allTextContents()).to.deep.equal(['hello', 'later', 'again']);
     const again = page.locator('.event').filter({ has: page.locator('.step-id', { hasText: /^again$/ }) });
@@ -112,7 +94,7 @@ describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
     expect(await again.innerText()).to.include('Never sent: nothing was rendered.').and.not.include('Not sent yet');
     await lookAtBothWidths(page, 'unsubscribe-journey-timeline');
 
-    await page.goto(`${base}/dashboard/sequences/${sequence.id}`);
+    await page.goto(`${dashboard.base}/dashboard/sequences/${sequence.id}`);
     const panel = page.getByRole('region', { name: 'Analytics' });
     const funnel = panel.getByRole('list', { name: 'Per step' });
     await funnel.waitFor();

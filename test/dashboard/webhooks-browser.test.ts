@@ -1,16 +1,14 @@
-import type { Server } from 'node:http';
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { createApp } from '../../src/app';
 import { select } from '../../src/db/sql/statements';
 import { WebhookDispatcher } from '../../src/services/webhooks/dispatcher';
 import { silentLogger } from '../support/app';
-import { browserSuite, expectAccessible, launchBrowser, shoot } from '../support/browser';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { browserSuite, expectAccessible, serveDashboard, shoot, signInAt } from '../support/browser';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { startReceiver } from '../support/webhook-receiver';
-import { closeServer, listenOnLoopback } from '../support/listen';
 
 // Settings -> Developer -> Webhooks in a real browser: add an endpoint (secret shown once),
 // send a test event that a real local receiver gets, signed with that secret, see the attempt,
@@ -21,28 +19,20 @@ const TITLE = browserSuite('the dashboard\'s webhooks page in a browser');
 
 describe(TITLE, function () {
   this.timeout(90_000);
-  let browser: Browser;
   let page: Page;
-  let server: Server;
-  let base: string;
   let dispatcher: WebhookDispatcher;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-
-  before(async function () {
-    browser = await launchBrowser(this);
-    // The receiver is on loopback over http: allowed only with the insecure switch, as in local work.
-    const webhooks = { allowInsecure: true, now: () => new Date() };
-    const app = createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, webhooks });
-    ({ server, base } = await listenOnLoopback(app));
+  // The receiver is on loopback over http: allowed only with the insecure switch, as in local work.
+  const webhooks = { allowInsecure: true, now: () => new Date() };
+  const dashboard = serveDashboard(async () => {
     dispatcher = new WebhookDispatcher(testDb(), { settings: webhooks, logger: silentLogger, timeoutMs: 2_000, pollMs: 50 });
     dispatcher.start();
     receiver = await startReceiver();
+    return createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, webhooks });
   });
   after(async () => {
     await dispatcher?.stop(1_000);
     await receiver?.close();
-    await browser?.close();
-    await closeServer(server);
   });
 
   async function look(name: string) {
@@ -52,13 +42,9 @@ describe(TITLE, function () {
 
   it('adds an endpoint, shows its secret once, delivers a signed test event, rotates, disables and deletes', async () => {
     const user = await buildUser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    page = await context.newPage();
-    await page.goto(`${base}/dashboard`);
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    page = await dashboard.newPage();
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: dashboard.base });
+    await signInAt(page, `${dashboard.base}/dashboard`, user.email);
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
     await page.getByText('No endpoints yet').waitFor();
@@ -133,6 +119,5 @@ describe(TITLE, function () {
     await page.getByRole('dialog', { name: `Delete ${receiver.url}?` }).getByRole('button', { name: 'Delete endpoint' }).click();
     await page.getByText('No endpoints yet').waitFor();
     expect(await select(testDb(), 'SELECT id FROM webhook_endpoints WHERE account_id = ?', [user.accountId])).to.deep.equal([]);
-    await context.close();
   });
 });
