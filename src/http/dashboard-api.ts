@@ -2,7 +2,7 @@ import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { TestSendDeps } from '../services/messages/send-test-email';
 import type { ActivitySettings } from '../services/activities/activity-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
-import express, { type Request, type Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { Database } from '../db/database';
 import { ServiceUnavailableError } from '../errors/app-errors';
@@ -12,6 +12,8 @@ import { resolveSession } from '../services/dashboard/sessions';
 import type { DashboardHttp } from '../trpc/dashboard-context';
 import { retryAfterSeconds } from '../trpc/errors';
 import { dashboardCsrf } from './dashboard-csrf';
+import { dashboardImportRoutes } from './dashboard-import-routes';
+import { importsDir } from '../services/imports/imports-dir';
 import { jsonBody } from './json-body';
 import { reportUnavailable } from './report-unavailable';
 import { requestContext } from './request-context';
@@ -53,21 +55,22 @@ function sessionCookie(req: Request): string | undefined {
 // paths pass on to the keyed /trpc mount, which never reads the cookie.
 export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin, webhooks, channels, activities, testSends, imports }: DashboardApiOptions): Router {
   const api = express.Router();
+  // The context of a dashboard call: the session's user (or none), and the cookie's setters.
+  const context = async (request: Request, res: Response) => {
+    const user = await resolveSession(db, sessionCookie(request));
+    const cookie = { httpOnly: true, sameSite: 'lax', secure: request.secure, path: '/' } as const;
+    const dashboard: DashboardHttp = {
+      user,
+      ip: request.ip ?? 'unknown',
+      startSession: (session) => res.cookie(SESSION_COOKIE, session.token, { ...cookie, expires: session.expiresAt }),
+      endSession: () => res.clearCookie(SESSION_COOKIE, cookie),
+    };
+    return { ...requestContext(request, { db, webhooks, channels, activities, imports }, 'trpc'), dashboard, testSends };
+  };
   const trpc = createExpressMiddleware({
     router,
     allowBatching: false,
-    createContext: async ({ req, res }) => {
-      const request = req as Request;
-      const user = await resolveSession(db, sessionCookie(request));
-      const cookie = { httpOnly: true, sameSite: 'lax', secure: request.secure, path: '/' } as const;
-      const dashboard: DashboardHttp = {
-        user,
-        ip: request.ip ?? 'unknown',
-        startSession: (session) => res.cookie(SESSION_COOKIE, session.token, { ...cookie, expires: session.expiresAt }),
-        endSession: () => res.clearCookie(SESSION_COOKIE, cookie),
-      };
-      return { ...requestContext(request, { db, webhooks, channels, activities, imports }, 'trpc'), dashboard, testSends };
-    },
+    createContext: ({ req, res }) => context(req as Request, res as Response),
     responseMeta: ({ errors }) => {
       const retryAfter = errors.map(retryAfterSeconds).find((seconds) => seconds !== undefined);
       // Account data: never kept by a shared cache or the browser's back button.
@@ -85,7 +88,10 @@ export function dashboardApi({ router, db, logThrottle, signInLog, publicOrigin,
   // integration that sends one here has the wrong address, and should learn it.
   const noKeys: express.RequestHandler = (req, res, next) =>
     req.get('x-api-key') === undefined ? next() : sendError(req, res, { status: 401, code: 'api_key_not_accepted', message: KEY_NOT_ACCEPTED });
-  api.use(onlyDashboard, noKeys, dashboardCsrf(publicOrigin), ...jsonBody());
+  api.use(onlyDashboard, noKeys, dashboardCsrf(publicOrigin));
+  // The import's file is a text/csv body: before the JSON parser.
+  api.use(dashboardImportRoutes({ router, logThrottle, dir: imports?.dir ?? importsDir(undefined), context }));
+  api.use(...jsonBody());
   api.post('/dashboard.auth.signIn', ...signInLimiters(signInLog));
   api.use(trpc);
   return api;

@@ -43,46 +43,21 @@ export function importUpload(deps: ImportUploadDeps): RequestHandler {
   const contextDeps = { db: deps.db, webhooks: deps.webhooks, channels: deps.channels, activities: deps.activities, imports: { dir: deps.dir } };
 
   async function upload(req: Request, res: Response) {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > MAX_IMPORT_BYTES) return refuseTooLarge(req, res);
-    const input = optionsFromQuery(req);
-    if ('problem' in input) return void sendError(req, res, input.problem);
-    await fs.promises.mkdir(deps.dir, { recursive: true });
-    const file = path.join(deps.dir, `upload-${randomUUID()}.part`);
-    try {
-      if (!(await receive(req, file))) return refuseTooLarge(req, res);
+    await receiveUpload(req, res, deps.dir, async (file, options) => {
       const ctx = { ...requestContext(req, contextDeps, 'rest'), upload: { file } };
       try {
-        const data = await createCaller(ctx).contacts.imports.create(input.options);
+        const data = await createCaller(ctx).contacts.imports.create(options);
         sendData(res, ctx, 202, data);
       } catch (cause) {
         sendFailure(req, res, errorFrom(cause), deps.logThrottle);
       }
-    } finally {
-      // Moved to the import's own name when it was created; otherwise nothing is kept.
-      await fs.promises.rm(file, { force: true });
-    }
+    });
   }
 
   async function errorsCsv(req: Request, res: Response, id: string) {
     const ctx = requestContext(req, contextDeps, 'rest');
     const call = createCaller(ctx).contacts.imports.errors;
-    let page;
-    try {
-      page = await call({ id: decodeURIComponent(id) });
-    } catch (cause) {
-      return sendFailure(req, res, errorFrom(cause), deps.logThrottle);
-    }
-    res.statusCode = 200;
-    res.setHeader('Content-Type', 'text/csv; charset=utf-8');
-    res.setHeader('Content-Disposition', `attachment; filename="import-${id.replace(/[^0-9a-f-]/gi, '')}-errors.csv"`);
-    await write(res, csvLine(['row', 'reason', ...page.header]));
-    for (;;) {
-      for (const error of page.errors) await write(res, csvLine([String(error.row), error.reason, ...error.values]));
-      if (page.nextAfter === null) break;
-      page = await call({ id: decodeURIComponent(id), after: page.nextAfter });
-    }
-    res.end();
+    await sendErrorsCsv(res, id, (after) => call({ id, after }), (cause) => sendFailure(req, res, errorFrom(cause), deps.logThrottle));
   }
 
   return (req, res, next) => {
@@ -91,9 +66,59 @@ export function importUpload(deps: ImportUploadDeps): RequestHandler {
       return void upload(req, res).catch(next);
     }
     const errors = req.method === 'GET' ? ERRORS_PATH.exec(pathname) : null;
-    if (errors) return void errorsCsv(req, res, errors[1]!).catch(next);
+    if (errors) return void errorsCsv(req, res, decodeURIComponent(errors[1]!)).catch(next);
     next();
   };
+}
+
+// A text/csv body streamed to a file of the imports folder (never held in memory; at most 50 MB)
+// and handed to `create` with the options of the query; the file is removed afterwards unless
+// `create` moved it to the import's own name. The API's upload and the dashboard's share it.
+export async function receiveUpload(
+  req: Request,
+  res: Response,
+  dir: string,
+  create: (file: string, options: Record<string, unknown>) => Promise<void>,
+): Promise<void> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_IMPORT_BYTES) return refuseTooLarge(req, res);
+  const input = optionsFromQuery(req);
+  if ('problem' in input) return void sendError(req, res, input.problem);
+  await fs.promises.mkdir(dir, { recursive: true });
+  const file = path.join(dir, `upload-${randomUUID()}.part`);
+  try {
+    if (!(await receive(req, file))) return refuseTooLarge(req, res);
+    await create(file, input.options);
+  } finally {
+    await fs.promises.rm(file, { force: true });
+  }
+}
+
+interface ErrorsPage {
+  errors: Array<{ row: number; reason: string; values: string[] }>;
+  nextAfter: number | null;
+  header: string[];
+}
+
+// An import's rejected rows as one CSV download, fetched page by page; a first page that fails
+// (an unknown import) is answered by `fail` before anything is written.
+export async function sendErrorsCsv(res: Response, id: string, page: (after?: number) => Promise<ErrorsPage>, fail: (cause: unknown) => void): Promise<void> {
+  let current;
+  try {
+    current = await page();
+  } catch (cause) {
+    return fail(cause);
+  }
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+  res.setHeader('Content-Disposition', `attachment; filename="import-${id.replace(/[^0-9a-f-]/gi, '')}-errors.csv"`);
+  await write(res, csvLine(['row', 'reason', ...current.header]));
+  for (;;) {
+    for (const error of current.errors) await write(res, csvLine([String(error.row), error.reason, ...error.values]));
+    if (current.nextAfter === null) break;
+    current = await page(current.nextAfter);
+  }
+  res.end();
 }
 
 // The body, written to `file` as it comes (the write stream's backpressure pauses the request).
@@ -125,7 +150,7 @@ function receive(req: Request, file: string): Promise<boolean> {
   });
 }
 
-function isCsv(type: string | undefined): boolean {
+export function isCsv(type: string | undefined): boolean {
   return type !== undefined && /^(text|application)\/csv\s*(;|$)/i.test(type);
 }
 

@@ -20,6 +20,7 @@ const SequencesPage = lazy(() => import('./pages/sequences/sequences-list').then
 const SequencePage = lazy(() => import('./pages/sequences/sequence-page').then((module) => ({ default: module.SequencePage })));
 const RunPage = lazy(() => import('./pages/runs/run-page').then((module) => ({ default: module.RunPage })));
 const SuppressionsPage = lazy(() => import('./pages/suppressions/suppressions-list').then((module) => ({ default: module.SuppressionsPage })));
+const ImportPage = lazy(() => import('./pages/contacts/import/import-page').then((module) => ({ default: module.ImportPage })));
 const MessagePage = lazy(() => import('./pages/messages/message-page').then((module) => ({ default: module.MessagePage })));
 
 // The message editor on a step of a sequence: "<sequence id>/messages/<step id>".
@@ -30,6 +31,8 @@ function MessageRoute({ id }: { id: string }) {
 
 const PAGES: Record<string, { title: string; Page: React.ComponentType }> = {
   '/contacts': { title: 'Contacts', Page: ContactsPage },
+  // Before the contact page's /contacts/<id> (PAGES are looked up first).
+  '/contacts/import': { title: 'Import contacts', Page: ImportPage },
   '/suppressions': { title: 'Suppressions', Page: SuppressionsPage },
   '/sequences': { title: 'Sequences', Page: SequencesPage },
   '/settings/developer/api-keys': { title: 'API keys', Page: ApiKeysPage },

@@ -20,12 +20,16 @@ import { listContactActivities } from '../../services/activities/list-activities
 import { unenroll } from '../../services/sequences/unenroll';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
+import { dashboardContactImportsRouter } from './contact-imports';
 import { contactListAnswer, idParam, subscriptionsInput, tagsBody } from '../contacts';
 
 // The Contacts pages: the API's input schemas and services, so the same rules and messages,
 // always within the signed-in account.
 
 export const dashboardContactsRouter = router({
+  // Contacts -> Import.
+  imports: dashboardContactImportsRouter,
+
   list: sessionProcedure
     .input(contactListInputSchema)
     .query(async ({ ctx, input }) => contactListAnswer(await listContacts(ctx.db, { ...input, accountId: ctx.accountId }))),

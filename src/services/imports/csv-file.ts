@@ -7,7 +7,7 @@ import { CsvParser, CsvRecordTooLong, isBlank, NOT_UTF8, QUOTE, type CsvRecord }
 // by the import's batches. Memory stays flat whatever the file's size: one chunk and one batch.
 
 const COMMA = 0x2c;
-const SEMICOLON = 0x3b;
+export const SEMICOLON = 0x3b;
 const CHUNK_BYTES = 64 * 1024;
 
 export interface CsvLayout {
@@ -79,7 +79,7 @@ async function readHead(file: string): Promise<Buffer> {
 
 // Comma or semicolon (the list separator of spreadsheets in locales with a decimal comma),
 // whichever the header row has more of outside quotes; a tie is a comma.
-function detectDelimiter(head: Buffer): number {
+export function detectDelimiter(head: Buffer): number {
   let commas = 0;
   let semicolons = 0;
   let inQuotes = false;
@@ -93,6 +93,6 @@ function detectDelimiter(head: Buffer): number {
   return semicolons > commas ? SEMICOLON : COMMA;
 }
 
-function fileError(message: string): ValidationError {
+export function fileError(message: string): ValidationError {
   return new ValidationError(message, [{ path: 'file', message }]);
 }

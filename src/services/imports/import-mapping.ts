@@ -32,7 +32,7 @@ function squash(header: string): string {
   return header.toLowerCase().replace(/[\s_-]+/g, '');
 }
 
-function defaultField(header: string): string | null {
+export function defaultField(header: string): string | null {
   if (header === '') return null;
   if (header.startsWith(CUSTOM_FIELD_PREFIX) && header.length > CUSTOM_FIELD_PREFIX.length) return header;
   return KNOWN_HEADERS.get(squash(header)) ?? `${CUSTOM_FIELD_PREFIX}${header}`;

@@ -83,10 +83,15 @@ export function ContactsPage() {
   return (
     <>
       <div className="toolbar">
-        <p>Contacts arrive through the API, or one by one here.</p>
-        <button type="button" onClick={() => setCreating(true)}>
-          New contact
-        </button>
+        <p>Contacts arrive through the API, from a CSV file, or one by one here.</p>
+        <div className="actions start toolbar-actions">
+          <Link to="/contacts/import" className="button secondary">
+            Import contacts
+          </Link>
+          <button type="button" onClick={() => setCreating(true)}>
+            New contact
+          </button>
+        </div>
       </div>
       <form className="filters" role="search" aria-label="Contacts" onSubmit={submit} noValidate>
         <Field label="Email starts with" type="search" value={draft.q} error={errors.q} onChange={(e) => setDraft({ ...draft, q: e.target.value })} />
@@ -114,7 +119,7 @@ export function ContactsPage() {
         query={contacts}
         loading="Loading contacts…"
         isEmpty={(data) => data.contacts.length === 0}
-        empty={filtered ? 'No contacts match these filters.' : 'No contacts yet. Add one with “New contact”, or through the API.'}
+        empty={filtered ? 'No contacts match these filters.' : 'No contacts yet. Import a CSV file, add one with “New contact”, or use the API.'}
       >
         {(data) => {
           const shown = data.contacts.map(({ id, email }) => ({ id, email }));
