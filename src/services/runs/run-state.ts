@@ -50,11 +50,12 @@ export type RunInput =
   | { kind: 'resume' }
   // runs.transition: the internal runner's move (runs of sequences without steps, mostly).
   | { kind: 'transition'; to: RunStatus }
-  // moveRuns: onto `stepId` of `version`. keepSend: the step it leaves has a send under way
+  // moveRuns: onto `stepId` of `version`. keep 'send': the step it leaves has a send under way
   // that the new step would repeat (same endpoint, same payload): the run keeps its visit, so
   // the send goes on with its id and its attempts (docs/sequences.md "What a receiver can
-  // see twice").
-  | { kind: 'move'; version: number; stepId: string; keepSend: boolean };
+  // see twice"). keep 'wait': the new step is the same wait (same duration or the same time of
+  // day): the run keeps its visit and its due time, so the wait ends when it would have.
+  | { kind: 'move'; version: number; stepId: string; keep: 'send' | 'wait' | null };
 
 // The columns a change sets; a column not named keeps its value. `visit: 'next'` is the visit
 // after the run's own (visit + 1); a number n, n visits after it (visit + n: a chain of steps
@@ -145,7 +146,9 @@ export function nextRunState(run: RunFacts, input: RunInput, now: Date): RunChan
       if (from === 'paused') return resumed();
       return change(input.to, {}, true);
     case 'move':
-      if (input.keepSend) return change(from, from === 'paused' ? { version: input.version, currentStepId: input.stepId } : { version: input.version, currentStepId: input.stepId, dueAt: now });
+      // A paused run keeps its due time apart either way; a running one looks at its send again now.
+      if (input.keep === 'wait' || (input.keep === 'send' && from === 'paused')) return change(from, { version: input.version, currentStepId: input.stepId });
+      if (input.keep === 'send') return change(from, { version: input.version, currentStepId: input.stepId, dueAt: now });
       // The new step starts afresh, on a new visit; a paused run starts it when resumed.
       return change(from, {
         version: input.version,

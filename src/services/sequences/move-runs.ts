@@ -26,11 +26,13 @@ export interface MovedRuns {
 // (src/services/runs/run-state.ts): it starts its new step afresh (a wait starts again), on a
 // new visit, and what it was in the middle of (a wait that was waiting) is recorded skipped; a
 // send of the step it leaves that has not started is cancelled. Its claim is dropped, so an
-// engine in the middle of the old step cannot record it. One exception: a run whose step has a
-// send under way (queued, held or on the wire), moved to a step that sends the same (a webhook
-// to the same endpoint with the same payload), keeps its visit and its send: the send goes on
-// with its id and its attempts, and is not sent again. A move keeps the run's status: the
-// status counters (run-status-counts.ts) do not change.
+// engine in the middle of the old step cannot record it. Two exceptions keep the run's visit:
+// a run whose step has a send under way (queued, held or on the wire), moved to a step that
+// sends the same (a webhook to the same endpoint with the same payload), keeps its send: the
+// send goes on with its id and its attempts, and is not sent again; a run at a wait, moved to
+// the same wait (the same duration, or the same time of day and weekdays), keeps its due time:
+// a 1-day wait begun yesterday still ends today. A move keeps the run's status: the status
+// counters (run-status-counts.ts) do not change.
 //
 // Each run is locked, by its primary key, before where it is is read: an engine recording the
 // run's step commits first (and the move sees the step the run went to), or finds the move done
@@ -93,9 +95,10 @@ export async function moveRunsToVersion(
     for (const run of runs) {
       const to = placeOf(run.current_step_id)!;
       const before = oldSteps.get(versionKey(input.sequenceId, Number(run.version)))?.find((step) => step.id === run.current_step_id);
-      const keepSend = sending.has(`${run.id}/${Number(run.visit)}`) && sameSend(before, input.steps.find((step) => step.id === to));
-      const change = nextRunState({ status: run.status }, { kind: 'move', version: input.version, stepId: to, keepSend }, now);
-      if (!keepSend) left.push(run.id);
+      const after = input.steps.find((step) => step.id === to);
+      const keep = sending.has(`${run.id}/${Number(run.visit)}`) && sameSend(before, after) ? 'send' : sameWait(before, after) ? 'wait' : null;
+      const change = nextRunState({ status: run.status }, { kind: 'move', version: input.version, stepId: to, keep }, now);
+      if (!keep) left.push(run.id);
       const key = JSON.stringify([change.set, change.keepClaim]);
       const group = changes.get(key);
       if (group) {
@@ -149,6 +152,12 @@ function refuseUnplaced(runs: readonly RunAt[], placeOf: (stepId: string | null)
     message: `Runs are at step "${target.from}" of version ${target.version}, which the map does not place and version ${version} does not have`,
   }));
   throw new ValidationError(details[0]!.message, details);
+}
+
+// Two waits that end at the same moment for a run that began either: a wait under way goes on.
+function sameWait(before: Step | undefined, after: Step | undefined): boolean {
+  if (before?.type !== 'wait' || after?.type !== 'wait') return false;
+  return canonicalJson({ ...before, id: null }) === canonicalJson({ ...after, id: null });
 }
 
 // Two steps that send the same thing to the same place: a send begun for one is the other's.

@@ -161,6 +161,43 @@ describe('sequence engine: rules', () => {
     expect((await getContact(testDb(), { accountId: run.accountId, id: run.contact.id })).tags).to.deep.equal(['new']);
   });
 
+  it('a run moved to the same wait keeps its end and its execution; moved to a changed wait, it starts again', async () => {
+    const run = await enrolledRun([{ id: 'a', type: 'wait', duration: 'P1D' }, { id: 'b', type: 'tag', add: ['old'] }]);
+    const { engine, advance } = engineAt();
+    await engine.runOnce();
+    const dueAt = async () => toDate((await select<{ due_at: unknown }>(testDb(), 'SELECT due_at FROM sequence_runs WHERE id = ?', [run.runId]))[0]!.due_at);
+    const begunDue = await dueAt();
+    // Version 2 changes only the tag; the wait, renamed, is the same wait.
+    advance(12 * HOUR);
+    await caller(run.key).sequences.update({
+      id: run.sequence.id,
+      steps: [{ id: 'a-renamed', type: 'wait', duration: 'P1D' }, { id: 'b', type: 'tag', add: ['new'] }],
+      moveRuns: { stepMap: { a: 'a-renamed' } },
+    });
+    const moved = await run.timeline();
+    expect(moved).to.include({ version: 2, currentStepId: 'a-renamed' });
+    expect(moved.executions.map((e) => [e.stepId, e.status])).to.deep.equal([['a', 'running']]);
+    expect((await dueAt()).toISOString()).to.equal(begunDue.toISOString());
+    advance(12 * HOUR - 1_000);
+    expect(await engine.runOnce()).to.equal(0);
+    advance(2_000);
+    await engine.runUntilIdle();
+    const done = await run.timeline();
+    expect(done.status).to.equal('completed');
+    expect(done.executions.map((e) => [e.stepId, e.status])).to.deep.equal([
+      ['a', 'succeeded'],
+      ['b', 'succeeded'],
+    ]);
+    expect((await getContact(testDb(), { accountId: run.accountId, id: run.contact.id })).tags).to.deep.equal(['new']);
+
+    // A changed wait (2 hours instead of 1 day) starts again from the move.
+    const other = await enrolledRun([{ id: 'a', type: 'wait', duration: 'P1D' }, { id: 'b', type: 'tag', add: ['old'] }]);
+    await engine.runUntilIdle();
+    await caller(other.key).sequences.update({ id: other.sequence.id, steps: [{ id: 'a', type: 'wait', duration: 'PT2H' }, { id: 'b', type: 'tag', add: ['old'] }], moveRuns: { stepMap: {} } });
+    const restarted = await other.timeline();
+    expect(restarted.executions.map((e) => [e.stepId, e.status])).to.deep.equal([['a', 'skipped']]);
+  });
+
   it('fails the run when a tag step would break the contact\'s limit, naming the step', async () => {
     const tags = Array.from({ length: 100 }, (_, i) => `t${i}`);
     const run = await enrolledRun([{ id: 'more', type: 'tag', add: ['one-too-many'] }], {}, { tags });

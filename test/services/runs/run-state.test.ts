@@ -83,12 +83,15 @@ describe("the run's state machine", () => {
   });
 
   it('a move starts the new step afresh on a new visit (paused: when resumed); keeping a send, it keeps the visit', () => {
-    expect(nextRunState({ status: 'running' }, { kind: 'move', version: 2, stepId: 'b', keepSend: false }, now).set).to.deep.equal({
+    expect(nextRunState({ status: 'running' }, { kind: 'move', version: 2, stepId: 'b', keep: null }, now).set).to.deep.equal({
       version: 2, currentStepId: 'b', visit: 'next', attempt: 0, stepStartedAt: null, dueAt: now, pausedDueAt: null,
     });
-    expect(nextRunState({ status: 'paused' }, { kind: 'move', version: 2, stepId: 'b', keepSend: false }, now).set).to.include({ dueAt: null, pausedDueAt: now });
-    expect(nextRunState({ status: 'running' }, { kind: 'move', version: 2, stepId: 'hook', keepSend: true }, now).set).to.deep.equal({ version: 2, currentStepId: 'hook', dueAt: now });
-    expect(nextRunState({ status: 'paused' }, { kind: 'move', version: 2, stepId: 'hook', keepSend: true }, now).set).to.deep.equal({ version: 2, currentStepId: 'hook' });
+    expect(nextRunState({ status: 'paused' }, { kind: 'move', version: 2, stepId: 'b', keep: null }, now).set).to.include({ dueAt: null, pausedDueAt: now });
+    expect(nextRunState({ status: 'running' }, { kind: 'move', version: 2, stepId: 'hook', keep: 'send' }, now).set).to.deep.equal({ version: 2, currentStepId: 'hook', dueAt: now });
+    expect(nextRunState({ status: 'paused' }, { kind: 'move', version: 2, stepId: 'hook', keep: 'send' }, now).set).to.deep.equal({ version: 2, currentStepId: 'hook' });
+    // The same wait: its visit, its start and its end stay, paused or not.
+    expect(nextRunState({ status: 'running' }, { kind: 'move', version: 2, stepId: 'w', keep: 'wait' }, now).set).to.deep.equal({ version: 2, currentStepId: 'w' });
+    expect(nextRunState({ status: 'paused' }, { kind: 'move', version: 2, stepId: 'w', keep: 'wait' }, now).set).to.deep.equal({ version: 2, currentStepId: 'w' });
   });
 
   it('set aside, held for the window, woken: only the due time changes', () => {

@@ -10,7 +10,8 @@ import type { Sequence, Step } from '../step-words';
 // Saving the steps of a sequence that has active runs: a new version will be made; where the
 // runs are now (dashboard.sequences.positions: one grouped count by version and step); and
 // where each old step's runs would go on the new version (the API's moveRuns.stepMap), filled
-// in by step id and editable. Confirm to move them, or keep them on their version.
+// in by step id and editable, each choice saying what its runs will do there (a wait kept, or
+// started again). Confirm to move them, or keep them on their version.
 
 export type Position = { version: number | null; stepId: string | null; activeRuns: number };
 
@@ -53,18 +54,26 @@ export function LiveSaveDialog({
         ))}
       </Table>
       <h3>Move runs to version {nextVersion}</h3>
-      <p className="hint">Each old step&apos;s runs go to the step chosen here and start it afresh. Filled in by step id.</p>
+      <p className="hint">
+        Each old step&apos;s runs go to the step chosen here and start it afresh, but for a wait: runs moved to the same wait (the same duration) keep its end, and
+        runs moved to a changed wait start it again from the save. Filled in by step id.
+      </p>
       <div className="step-map">
-        {oldIds.map((id) => (
-          <SelectField
-            key={id}
-            label={`Runs at ${id} go to`}
-            options={options}
-            value={map[id] ?? ''}
-            error={fieldErrors(action.error)[`moveRuns.stepMap.${id}`]}
-            onChange={(e) => setMap({ ...map, [id]: e.target.value })}
-          />
-        ))}
+        {oldIds.map((id) => {
+          const outcome = map[id] ? moveOutcome(sequence.steps.find((step) => step.id === id), steps.find((step) => step.id === map[id])) : '';
+          return (
+            <div key={id}>
+              <SelectField
+                label={`Runs at ${id} go to`}
+                options={options}
+                value={map[id] ?? ''}
+                error={fieldErrors(action.error)[`moveRuns.stepMap.${id}`]}
+                onChange={(e) => setMap({ ...map, [id]: e.target.value })}
+              />
+              {outcome && <p className="hint">{outcome}</p>}
+            </div>
+          );
+        })}
       </div>
       {unplaced.length > 0 && <p className="banner warning">Choose a step for runs at {unplaced.join(', ')} to move the runs, or keep them on their version.</p>}
       <ErrorBanner error={action.error} />
@@ -88,4 +97,15 @@ export function LiveSaveDialog({
       </div>
     </Dialog>
   );
+}
+
+// What a run at `from` (as the current version has it) does at `to`, as the service moves it
+// (docs/sequences.md "Versions"): the same wait keeps its end, any other wait
+// starts again from the save, any other step starts afresh.
+function moveOutcome(from: Sequence['steps'][number] | undefined, to: Step | undefined): string {
+  if (to?.type !== 'wait') return '';
+  if (from?.type !== 'wait') return 'They start this wait from the save.';
+  const wait = (step: { duration?: string; until?: { time: string; weekdays?: readonly string[] } }) => JSON.stringify([step.duration, step.until?.time, step.until?.weekdays]);
+  const same = wait(from) === wait(to);
+  return same ? 'The same wait: their wait keeps its end.' : 'A changed wait: their wait starts again from the save.';
 }
