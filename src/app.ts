@@ -64,7 +64,9 @@ export interface AppDeps {
   // ACTIVITY_RETENTION_DAYS and the intake's clock; absent: the default (90 days), the real clock.
   activities?: ActivitySettings;
   // The secrets key, the senders' defaults and the unsubscribe links' address; absent: no key
-  // (secrets cannot be stored, unsubscribe links answer 404) and no server-wide defaults.
+  // (secrets cannot be stored, unsubscribe links answer 404) and no server-wide defaults; and
+  // sequences are saved active without checking that their emails have a sender (an embedder's
+  // app that sends nothing itself; the server always passes its settings).
   channels?: ChannelSettings;
   // The message editor's test sends: the relays' pool (the server's, closed at shutdown; else
   // one of the app's own), DATA_DIR/outbox, the clock and the limit per account and minute.

@@ -144,7 +144,7 @@ export const COMMANDS = {
   'sequence:set-status': command({
     usage: `--id ID --status ${SEQUENCE_STATUSES.join('|')}`,
     flags: z.object({ id: uuid, status: z.enum(SEQUENCE_STATUSES) }),
-    run: (db, f) => setSequenceStatus(db, { id: f.id, status: f.status }),
+    run: (db, f, settings) => setSequenceStatus(db, { id: f.id, status: f.status, channels: settings.channels() }),
   }),
   'sequence:list': command({
     usage: `--account ID [--status ${SEQUENCE_STATUSES.join('|')}]   (archived ones only with --status archived)`,

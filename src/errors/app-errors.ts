@@ -78,6 +78,7 @@ export class ConflictError extends AppError {
       | 'public_base_url_required'
       | 'domain_in_use'
       | 'activity_conflict'
+      | 'sender_required'
     >,
     // What is in the way, one entry each (webhook_in_use: the sequences' steps).
     readonly details: IssueDetail[] = [],
@@ -105,6 +106,12 @@ export const PUBLIC_BASE_URL_REQUIRED =
 // PUT /channels/email's 409s, as the OpenAPI document declares them.
 export const EMAIL_SENDER_CONFLICTS = `${SECRETS_KEY_MISSING} (secrets_key_missing); or a relay not on this machine while PUBLIC_BASE_URL is not https (public_base_url_required)`;
 export const DOMAIN_IN_USE = "The domain is the account's bounceDomain";
+// POST /sequences and PATCH /sequences/{id} (sender_required): after the step's name, what an
+// active sequence's email step without a From, in an account and a server without a sender, lacks.
+export const SENDER_REQUIRED =
+  'has no sender: give the step a From, or set the account\'s sender (PUT /channels/email with "from", or Settings -> Channels in the dashboard), or the server\'s EMAIL_FROM';
+// As the OpenAPI document declares it.
+export const SENDER_REQUIRED_EXAMPLE = `Step "welcome" ${SENDER_REQUIRED}`;
 // POST /activities (and /batch): the id names a stored activity with another name or properties.
 export const ACTIVITY_CONFLICT = 'An activity with this id was stored with a different name or properties';
 

@@ -6,7 +6,7 @@ export const ERROR_CODES_BY_STATUS = {
   403: ['forbidden'],
   404: ['not_found'],
   405: ['method_not_allowed'],
-  409: ['contact_exists', 'sequence_not_active', 'sequence_has_runs', 'idempotency_in_progress', 'invalid_run_transition', 'webhook_in_use', 'secrets_key_missing', 'public_base_url_required', 'domain_in_use', 'activity_conflict'],
+  409: ['contact_exists', 'sequence_not_active', 'sequence_has_runs', 'idempotency_in_progress', 'invalid_run_transition', 'webhook_in_use', 'secrets_key_missing', 'public_base_url_required', 'domain_in_use', 'activity_conflict', 'sender_required'],
   413: ['payload_too_large'],
   415: ['unsupported_media_type'],
   422: ['idempotency_key_reused'],

@@ -1,7 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
 type Components = NonNullable<OpenAPIObject['components']>;
-import { ACTIVITY_CONFLICT, AUTHENTICATION_MESSAGES, DOMAIN_IN_USE, EMAIL_SENDER_CONFLICTS, SECRETS_KEY_MISSING } from '../errors/app-errors';
+import { ACTIVITY_CONFLICT, AUTHENTICATION_MESSAGES, DOMAIN_IN_USE, EMAIL_SENDER_CONFLICTS, SECRETS_KEY_MISSING, SENDER_REQUIRED_EXAMPLE } from '../errors/app-errors';
 import { defaultCodeFor, ERROR_CODES_BY_STATUS, type ErrorCode } from '../errors/error-codes';
 import type { AppRouter } from '../routers/app-router';
 import type { ApiMeta } from '../trpc/init';
@@ -122,6 +122,7 @@ const CODE_FOR_MESSAGE: Record<string, ErrorCode> = {
   [DOMAIN_IN_USE]: 'domain_in_use',
   [SECRETS_KEY_MISSING]: 'secrets_key_missing',
   [ACTIVITY_CONFLICT]: 'activity_conflict',
+  [SENDER_REQUIRED_EXAMPLE]: 'sender_required',
 };
 
 // A 409 declared for more than one reason: its codes, and the message of the first as the example.
@@ -134,6 +135,10 @@ const DETAILS_FOR_CODE: Partial<Record<ErrorCode, { example: string; details: Ar
   activity_conflict: {
     example: `activities.3.id: ${ACTIVITY_CONFLICT}`,
     details: [{ path: 'activities.3.id', message: ACTIVITY_CONFLICT }],
+  },
+  sender_required: {
+    example: SENDER_REQUIRED_EXAMPLE,
+    details: [{ path: 'steps.0.from', message: SENDER_REQUIRED_EXAMPLE }],
   },
   domain_in_use: {
     example: "shop.example is the account's bounceDomain: set another bounceDomain (or null) first",

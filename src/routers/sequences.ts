@@ -29,6 +29,7 @@ import { stepIdSchema } from '../schemas/sequence-definition';
 import { previewMessage } from '../services/messages/preview-message';
 import { sequenceStatsSchema, statsDaysSchema } from '../schemas/sequence-stats';
 import { sequenceStats } from '../services/analytics/sequence-stats';
+import { SENDER_REQUIRED_EXAMPLE } from '../errors/app-errors';
 
 const TAGS = ['Sequences'];
 const sequenceParam = z.strictObject({ id: z.string().describe('The sequence id (UUID).') });
@@ -39,8 +40,9 @@ const DEFINITION_ERRORS =
   'A bad definition is a 400 naming the step (by the id you gave, else by its place and type) and the problem: unknown ' +
   'or duplicate step id, a cycle without a wait (at the branch that closes it), a duration out of range, a weekday ' +
   'listed twice, a bad time zone, a condition or exit rule of no allowed shape, an endpointId that is not a webhook ' +
-  'endpoint of the account; nothing is stored.';
-
+  'endpoint of the account; nothing is stored. Saved or made `active` with an email step without `from`, in an ' +
+  'account with no email sender on a server without EMAIL_FROM (every run would fail there): 409 `sender_required`, ' +
+  '`details` naming each such step\'s `from`; nothing is stored.';
 export const sequencesRouter = router({
   list: accountProcedure
     .meta({
@@ -90,12 +92,13 @@ export const sequencesRouter = router({
           'A sequence with its steps (version 1 when there are any), exit rules and sending window. `status` defaults ' +
           `to \`draft\`; only an \`active\` sequence accepts enrollments and moves its runs. ${DEFINITION_ERRORS}`,
         protect: true,
+        errorResponses: { 409: SENDER_REQUIRED_EXAMPLE },
       },
       successStatus: 201,
     })
     .input(z.strictObject({ name, status: status.optional().describe('Default `draft`.') }).extend(definitionInputSchema.shape))
     .output(z.object({ sequence: sequenceSchema }))
-    .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels ?? DEFAULT_CHANNEL_SETTINGS }) })),
+    .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels }) })),
 
   update: accountProcedure
     .meta({
@@ -113,7 +116,7 @@ export const sequencesRouter = router({
           'runs are at steps is a 400. Exit rules and the sending window apply to every run at once. Setting status ' +
           `\`active\` again lets set-aside runs carry on. ${DEFINITION_ERRORS}`,
         protect: true,
-        errorResponses: { 404: 'Sequence not found' },
+        errorResponses: { 404: 'Sequence not found', 409: SENDER_REQUIRED_EXAMPLE },
       },
     })
     .input(
@@ -123,7 +126,7 @@ export const sequencesRouter = router({
     )
     .output(z.object({ sequence: sequenceSchema, moved: movedRunsSchema.optional() }))
     .mutation(async ({ ctx, input }) => {
-      const { sequence, moved } = await changeSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels ?? DEFAULT_CHANNEL_SETTINGS });
+      const { sequence, moved } = await changeSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels });
       return moved === null ? { sequence } : { sequence, moved };
     }),
 

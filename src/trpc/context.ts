@@ -25,7 +25,8 @@ export interface Context {
   dashboard?: DashboardHttp;
   // Absent: https only, no special-use addresses, the real clock.
   webhooks?: WebhookSettings;
-  // Absent: no secrets key and no server-wide sender defaults (src/services/channels/channel-settings.ts).
+  // Absent: no secrets key and no server-wide sender defaults (src/services/channels/channel-settings.ts),
+  // and no sender check of an active sequence's emails (definition-rules.ts, requireSenders).
   channels?: ChannelSettings;
   // The Idempotency-Key the request claimed, if it sent one: operations that enroll write their
   // result on it in their own transaction (src/services/idempotency/key-in-transaction.ts).

@@ -90,6 +90,17 @@ describe('admin command line: sequence:create --steps FILE', () => {
     expect(listed.map((s: { id: string }) => s.id)).to.deep.equal([sequence.id]);
   });
 
+  it('refuses to make active, or activate, a sequence whose email step has no sender (no step From, no account sender, no EMAIL_FROM)', async () => {
+    const email = [{ id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>' }];
+    const active = await refused('sequence:create', '--account', accountId, '--name', 'Welcome', '--status', 'active', '--steps', file('email.json', email));
+    expect(active).to.match(/^error: Step "hello" has no sender: give the step a From, or set the account's sender/);
+    expect(await stored()).to.deep.equal({ sequences: 0, versions: 0 });
+    const draft = await ok('sequence:create', '--account', accountId, '--name', 'Welcome', '--steps', file('email.json', email));
+    expect(await refused('sequence:set-status', '--id', draft.id, '--status', 'active')).to.match(/^error: Step "hello" has no sender/);
+    await ok('channel:email:set', '--account', accountId, '--from', 'hello@acme.example');
+    expect(await ok('sequence:set-status', '--id', draft.id, '--status', 'active')).to.include({ status: 'active' });
+  });
+
   it('an empty steps array makes a sequence without steps (version null), as without --steps', async () => {
     const sequence = await ok('sequence:create', '--account', accountId, '--name', 'Plain', '--steps', file('empty.json', []));
     expect(sequence).to.include({ version: null });

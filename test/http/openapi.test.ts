@@ -464,11 +464,24 @@ const CASES: Record<string, Case[]> = {
   'POST /sequences': [
     { status: 201, when: 'the definition is good', send: (f) => rest(f.key).post('/sequences').send({ name: 'New', steps: [{ type: 'exit' }] }) },
     { status: 400, when: 'a step has an unknown type', send: (f) => rest(f.key).post('/sequences').send({ name: 'New', steps: [{ type: 'teleport' }] }) },
+    {
+      status: 409,
+      when: 'it would be active with an email step that has no sender',
+      send: (f) => rest(f.key, withChannels()).post('/sequences').send({ name: 'New', status: 'active', steps: [{ type: 'email', subject: 'Hi', html: '<p>Hi</p>' }] }),
+    },
   ],
   'PATCH /sequences/{id}': [
     { status: 200, when: 'the sequence exists', send: (f) => rest(f.key).patch(`/sequences/${f.paused.id}`).send({ name: 'Renamed' }) },
     { status: 400, when: 'a wait is out of range', send: (f) => rest(f.key).patch(`/sequences/${f.paused.id}`).send({ steps: [{ type: 'wait', duration: 'PT0S' }] }) },
     { status: 404, when: 'the sequence is unknown', send: (f) => rest(f.key).patch(`/sequences/${unknownId()}`).send({ name: 'Renamed' }) },
+    {
+      status: 409,
+      when: 'it would be made active with an email step that has no sender',
+      send: async (f) => {
+        const draft = await rest(f.key).post('/sequences').send({ name: 'No sender', steps: [{ type: 'email', subject: 'Hi', html: '<p>Hi</p>' }] });
+        return rest(f.key, withChannels()).patch(`/sequences/${draft.body.sequence.id}`).send({ status: 'active' });
+      },
+    },
   ],
   'DELETE /sequences/{id}': [
     {

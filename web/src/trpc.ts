@@ -40,7 +40,9 @@ export function fieldErrors(error: unknown): Record<string, string> {
 
 export function errorMessage(error: unknown): string {
   if (error instanceof TRPCClientError) {
-    if (Object.keys(fieldErrors(error)).length > 0) return 'Please correct the fields marked below.';
+    // A 400's details are marked at their fields; another status's (a 409 naming a step's From
+    // that has no sender) may name a field of another form: its message says what to do.
+    if (error.data?.httpStatus === 400 && Object.keys(fieldErrors(error)).length > 0) return 'Please correct the fields marked below.';
     return error.message;
   }
   return 'Something went wrong. Please try again.';

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { DEFAULT_CHANNEL_SETTINGS } from '../../services/channels/channel-settings';
 import { SEQUENCE_STATUSES } from '../../schemas/statuses';
 import { runFilters, runListInputSchema, sequenceListInputSchema } from '../../schemas/list-queries';
 import { contactIdsSchema, definitionInputSchema, moveRunsSchema } from '../../schemas/sequence';
@@ -68,7 +67,7 @@ export const dashboardSequencesRouter = router({
   // "Create sequence" (a name and a status) and the empty list's example sequence (with steps).
   create: sessionProcedure
     .input(z.object({ name, status: status.default('draft') }).extend(definitionInputSchema.shape))
-    .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels ?? DEFAULT_CHANNEL_SETTINGS }) })),
+    .mutation(async ({ ctx, input }) => ({ sequence: await createSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels }) })),
 
   // "Delete" on the page of a sequence that never had a run; one with runs is a 409.
   delete: sessionProcedure.input(z.object({ id: z.guid('must be a UUID') })).mutation(async ({ ctx, input }) => {
@@ -80,13 +79,13 @@ export const dashboardSequencesRouter = router({
   update: sessionProcedure
     .input(sequenceParam.extend({ name: name.optional(), moveRuns: moveRunsSchema.optional() }).extend(definitionInputSchema.shape))
     .mutation(async ({ ctx, input }) => {
-      const { sequence, moved } = await changeSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels ?? DEFAULT_CHANNEL_SETTINGS });
+      const { sequence, moved } = await changeSequence(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels });
       return { sequence, moved };
     }),
 
   setStatus: sessionProcedure
     .input(z.object({ id: z.uuid('must be a UUID'), status }))
     .mutation(async ({ ctx, input }) => ({
-      sequence: await setSequenceStatus(ctx.db, { ...input, accountId: ctx.accountId }),
+      sequence: await setSequenceStatus(ctx.db, { ...input, accountId: ctx.accountId, channels: ctx.channels }),
     })),
 });

@@ -69,10 +69,18 @@ export async function verifiedDomains(db: Database, accountIds: readonly string[
 }
 
 // What the From checks need of an account, without opening any secret: whether its mail goes
-// through the server's shared relay, and the domains verified for it.
-export async function sendingRules(db: Database, accountId: string, settings: ChannelSettings): Promise<{ sharedRelay: boolean; verifiedDomains: string[] }> {
+// through the server's shared relay, the domains verified for it, and the From a step without
+// its own is sent from (the account's sender, else EMAIL_FROM; null: none).
+export interface SendingRules {
+  sharedRelay: boolean;
+  verifiedDomains: string[];
+  defaultFrom: string | null;
+}
+
+export async function sendingRules(db: Database, accountId: string, settings: ChannelSettings): Promise<SendingRules> {
   const [channels, verified] = await Promise.all([emailChannelRows(db, [accountId]), verifiedDomains(db, [accountId], settings)]);
-  return { sharedRelay: !channels.get(accountId)?.smtp_url_secret && Boolean(settings.smtpUrl), verifiedDomains: verified.get(accountId)! };
+  const channel = channels.get(accountId);
+  return { sharedRelay: !channel?.smtp_url_secret && Boolean(settings.smtpUrl), verifiedDomains: verified.get(accountId)!, defaultFrom: channel?.from_address ?? settings.emailFrom ?? null };
 }
 
 // What an SPF record should name: the relay the account's mail leaves through.

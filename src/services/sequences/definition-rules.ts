@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import type { Database } from '../../db/database';
 import { forShare, select } from '../../db/sql/statements';
-import { ValidationError, type IssueDetail } from '../../errors/app-errors';
+import { ConflictError, SENDER_REQUIRED, ValidationError, type IssueDetail } from '../../errors/app-errors';
 import type { Entry, Goal, SendingWindow, Step, StepInput } from '../../schemas/sequence-definition';
 import { plainLiquid } from '../messages/liquid';
 import type { ChannelSettings } from '../channels/channel-settings';
-import { sendingRules } from '../channels/sending-domains';
+import type { SendingRules } from '../channels/sending-domains';
 import { domainOf, isVerified } from '../channels/sender-domains';
 import { checkDuration } from '../runs/schedule/durations';
 import { checkWindow } from '../runs/schedule/sending-window';
@@ -158,27 +158,24 @@ export async function checkWebhookEndpoints(
 // naming the step's field, not a message that fails at send time. An account's own relay may
 // send any From; a From that the account's DKIM domain does not align with is sent unsigned
 // (src/services/channels/senders.ts, signingFor).
-export async function checkStepSenders(
-  db: Database,
-  accountId: string,
-  steps: readonly Step[],
-  settings: ChannelSettings,
-  given: readonly StepInput[] = steps,
-): Promise<void> {
-  const named = steps.flatMap((step, index) => (step.type === 'email' && step.from ? [{ from: step.from, index }] : []));
-  if (named.length === 0) return;
-  const sender = await sendingRules(db, accountId, settings);
+export function checkStepSenders(steps: readonly Step[], sender: SendingRules, given: readonly StepInput[] = steps): void {
   if (!sender.sharedRelay) return;
-  const problems = named
-    .filter(({ from }) => !isVerified(domainOf(from) ?? '', sender.verifiedDomains))
-    .map(({ from, index }) =>
-      issue(
-        index,
-        'from',
-        `${capitalized(stepNames(steps, given)(index))}: ${domainOf(from)} is not a verified sending domain of the account (POST /channels/email/domains)`,
-      ),
-    );
+  const problems = steps.flatMap((step, index) =>
+    step.type === 'email' && step.from && !isVerified(domainOf(step.from) ?? '', sender.verifiedDomains)
+      ? [issue(index, 'from', `${capitalized(stepNames(steps, given)(index))}: ${domainOf(step.from)} is not a verified sending domain of the account (POST /channels/email/domains)`)]
+      : [],
+  );
   if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
+}
+
+// An active sequence sends: an email step with no From of its own, in an account with no sender
+// and a server with no EMAIL_FROM, would fail every run that reaches it. Saving such steps
+// active, or activating them, is a 409 naming each such step's From; a draft or paused
+// sequence may have them while its sender is being set up.
+export function requireSenders(steps: readonly Step[], sender: SendingRules, given: readonly StepInput[] = steps): void {
+  if (sender.defaultFrom) return;
+  const problems = steps.flatMap((step, index) => (step.type === 'email' && !step.from ? [issue(index, 'from', `${capitalized(stepNames(steps, given)(index))} ${SENDER_REQUIRED}`)] : []));
+  if (problems.length > 0) throw new ConflictError(problems[0]!.message, 'sender_required', problems);
 }
 
 // A step is named as the caller knows it: by its id if the caller gave it ('step "welcome"',

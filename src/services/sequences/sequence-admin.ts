@@ -9,7 +9,8 @@ import type { SequenceStatus } from '../../schemas/statuses';
 import { notifyDueWork } from '../runs/due-work';
 import { newRowId, normalizeId } from '../ids';
 import type { ChannelSettings } from '../channels/channel-settings';
-import { checkEntryAndGoal, checkSendingWindow, checkStepSenders, checkSteps, checkWebhookEndpoints } from './definition-rules';
+import { sendingRules, type SendingRules } from '../channels/sending-domains';
+import { checkEntryAndGoal, checkSendingWindow, checkStepSenders, checkSteps, checkWebhookEndpoints, requireSenders } from './definition-rules';
 import { getSequence } from './list-sequences';
 import { moveRunsToVersion, type MovedRuns } from './move-runs';
 import { refuseEmptyingWithRuns } from './stranded-runs';
@@ -24,8 +25,9 @@ import { notifyReleaseRequested, requestRelease, type ReleaseKind } from './park
 
 export interface SequenceDefinitionInput {
   steps?: StepInput[];
-  // The senders' settings, for the check of the email steps' From (definition-rules.ts,
-  // checkStepSenders); absent: not checked here (sends still refuse an unverified From).
+  // The senders' settings, for the checks of the email steps' From (definition-rules.ts,
+  // checkStepSenders, requireSenders); absent: not checked here (sends still refuse an
+  // unverified From, and fail without one).
   channels?: ChannelSettings;
   exitWhen?: ExitRule[];
   sendingWindow?: SendingWindow | null;
@@ -73,7 +75,11 @@ export async function createSequence(
 ): Promise<SequenceDto & { accountId: string }> {
   const { steps } = checkDefinition(input);
   // Before the transaction: it reads only the account's sender settings.
-  if (steps && input.channels) await checkStepSenders(db, input.accountId, steps, input.channels, input.steps);
+  if (steps && input.channels && steps.some((step) => step.type === 'email')) {
+    const sender = await sendingRules(db, input.accountId, input.channels);
+    checkStepSenders(steps, sender, input.steps);
+    if (input.status === 'active') requireSenders(steps, sender, input.steps);
+  }
   const id = newRowId();
   await withTransaction(db, async (transaction) => {
     const [account] = await select<{ id: string }>(db, `SELECT id FROM accounts WHERE id = ?`, [input.accountId], transaction);
@@ -130,8 +136,14 @@ export async function changeSequence(
   const { steps: checked } = checkDefinition(input);
   const id = normalizeId(input.id);
   if (!id) throw new NotFoundError('Sequence');
-  // The From of each email step, before the transaction: it reads only the sender settings.
-  if (checked && input.channels && input.accountId !== undefined) await checkStepSenders(db, input.accountId, checked, input.channels, input.steps);
+  // The account's senders, before the transaction (it reads only the sender settings), for new
+  // steps or an activation: the operator's command line names no account, the sequence does.
+  let sender: SendingRules | null = null;
+  if (input.channels && (checked || input.status === 'active')) {
+    const accountId = input.accountId ?? (await select<{ account_id: string }>(db, 'SELECT account_id FROM sequences WHERE id = ?', [id]))[0]?.account_id;
+    if (accountId !== undefined) sender = await sendingRules(db, accountId, input.channels);
+  }
+  if (checked && sender) checkStepSenders(checked, sender, input.steps);
   const outcome = await withTransaction(db, async (transaction) => {
     const scope = input.accountId === undefined ? '' : ' AND account_id = ?';
     const [row] = await select<SequenceRow>(
@@ -159,13 +171,18 @@ export async function changeSequence(
       changes.push(['goal', jsonText(input.goal)], ['goal_activity', input.goal?.activity ?? null]);
     }
     let version = currentVersion;
-    // The current steps, needed only to compare new ones with, or to move runs onto.
-    let steps = input.steps || input.moveRuns ? await readSteps(db, id, currentVersion, transaction) : [];
+    const activating = input.status === 'active' && row.status !== 'active';
+    // The current steps, needed only to compare new ones with, to move runs onto, or to check
+    // that an activated sequence's emails have a sender.
+    let steps = input.steps || input.moveRuns || (activating && sender) ? await readSteps(db, id, currentVersion, transaction) : [];
+    // The steps as the caller named them (a step is named by a generated id only if it had one).
+    let named: readonly StepInput[] = steps;
     if (input.steps) {
       const current = steps;
       // Checked again with the ids the current version gave: the same steps sent again without
       // their ids are the same steps, not a new version.
       const sent = keepIds(input.steps, current);
+      named = sent;
       steps = checkSteps(sent);
       await checkWebhookEndpoints(db, accountId, steps, transaction, sent);
       if (steps.length === 0 && current.length > 0) await refuseEmptyingWithRuns(db, id, transaction);
@@ -175,6 +192,8 @@ export async function changeSequence(
         changes.push(['version', version]);
       }
     }
+    // Active after this change, with steps sent or just activated: every email has a sender.
+    if (sender && (input.status ?? row.status) === 'active' && (input.steps || activating)) requireSenders(steps, sender, named);
     // Saving the steps is the answer to a step's template pause: the paused steps' waiting sends
     // take the step as saved, and send again (channels/channel-pauses.ts).
     let resumed = 0;
@@ -216,7 +235,7 @@ export async function changeSequence(
 
 export function setSequenceStatus(
   db: Database,
-  input: { id: string; status: SequenceStatus; accountId?: string },
+  input: { id: string; status: SequenceStatus; accountId?: string; channels?: ChannelSettings },
 ): Promise<SequenceDto & { accountId: string }> {
   return updateSequence(db, input);
 }

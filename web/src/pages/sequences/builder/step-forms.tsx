@@ -8,6 +8,7 @@ import { errorsUnder, PropertyConditionFields, type PropertyCondition } from './
 import { SplitForm } from './split-form';
 import { targetOptions } from './targets';
 import { WaitForForm } from './wait-for-form';
+import { FromField } from './from-field';
 
 // One form per step type. Each edits the step it is given and hands back the changed step; the
 // errors are the API's (or its schemas', run here first) for this step, keyed by the path inside
@@ -261,7 +262,7 @@ function EmailForm({ step, onChange, errors }: FormProps<'email'>) {
         onChange={(text) => onChange({ ...step, text })}
       />
       <div className="field-pair">
-        <Field label="From (optional)" hint="Empty: the account's sender." value={step.from ?? ''} error={errors.from} onChange={(e) => onChange({ ...step, from: e.target.value })} />
+        <FromField value={step.from ?? ''} error={errors.from} onChange={(from) => onChange({ ...step, from })} />
         <Field label="Reply-To (optional)" hint="Empty: the account's, if any." value={step.replyTo ?? ''} error={errors.replyTo} onChange={(e) => onChange({ ...step, replyTo: e.target.value })} />
       </div>
     </>
