@@ -134,6 +134,7 @@ describe(TITLE, function () {
     }
     expect(await builder().locator('.flow-step').count()).to.equal(3);
     await card(1).getByLabel('Step id').fill('check-vip');
+    await card(1).getByLabel('If').selectOption({ label: 'Has a tag' });
     await card(1).getByLabel('Tag').fill('vip');
     await card(1).getByLabel('Then go to').selectOption({ label: '2. email (Email)' });
     await card(1).getByLabel('Else go to').selectOption({ label: '3. exit (Exit)' });
@@ -302,6 +303,9 @@ describe(TITLE, function () {
     // A branch whose "then" names a step that is not there.
     await builder().getByLabel('New step').selectOption({ label: 'Branch' });
     await builder().getByRole('button', { name: 'Add step' }).click();
+    await card(3).getByLabel('If').selectOption({ label: 'Has a tag' });
+    await card(3).getByLabel('Tag').fill('vip');
+    await card(3).getByLabel('Else go to').selectOption({ label: '1. pause (Wait)' });
     const then = card(3).getByLabel('Then go to');
     await then.evaluate((select: HTMLSelectElement) => {
       select.options[0]!.value = 'ghost';

@@ -73,6 +73,8 @@ function fieldPaths(value: Record<string, unknown>, prefix = ''): string[] {
 }
 
 export function conditionInWords(condition: Condition): string {
+  // A new branch's, until one is chosen.
+  if (Object.keys(condition).length === 0) return 'a condition not chosen yet';
   if ('tag' in condition) return `has tag ${condition.tag}`;
   if ('channel' in condition) return `${condition.channel === 'email' ? 'email' : 'WhatsApp'} subscription is ${condition.status}`;
   if ('property' in condition) return `the trigger's ${propertyConditionInWords(condition)}`;
@@ -126,7 +128,7 @@ export function stepInWords(step: Step, context: { window: Window | null; webhoo
     case 'whatsapp':
       return `WhatsApp template ${step.template.name} (${step.template.language.code})${categoryWords(step.category)}`;
     case 'branch':
-      return `If ${conditionInWords(step.if)} go to ${step.then}, else ${step.else}`;
+      return `If ${conditionInWords(step.if)} go to ${step.then || 'a step not chosen yet'}, else ${step.else || 'a step not chosen yet'}`;
     case 'wait_for': {
       const matched = matchInWords(step.match);
       return `Wait up to ${durationInWords(step.timeout)} for activity ${step.activity}${matched ? ` ${matched}` : ''}; then ${step.next ?? 'the next step'}, on timeout ${step.onTimeout}`;

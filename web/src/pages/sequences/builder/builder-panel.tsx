@@ -9,6 +9,7 @@ import type { Sequence, Step } from '../step-words';
 import { Flow } from './flow';
 import { LiveSaveDialog, type Position } from './live-save-dialog';
 import { canonical, cleaned, duplicate, errorsOfStep, move, newKey, newStep, STEP_TYPE_NAMES, toRows, type Row, type StepType } from './model';
+import { branchWarnings } from './branch-warnings';
 import { claimsError } from './error-claims';
 import { StepForm } from './step-forms';
 import { stepsProblems } from './validate';
@@ -132,6 +133,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
           const stepErrors = errorsOfStep(errors, i);
           const count = Object.keys(stepErrors).length;
           const unclaimed = Object.entries(stepErrors).filter(([path]) => !claimsError(row.step, path));
+          const warnings = branchWarnings(steps, i);
           const isOpen = open.has(row.key);
           const formId = `form-${row.key}`;
           const hidden = <span className="visually-hidden"> step {i + 1}</span>;
@@ -143,6 +145,13 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
                 <code className="step-id">{row.step.id}</code>
                 <span className="step-what">{words}</span>
               </div>
+              {warnings.length > 0 && (
+                <ul className="banner warning step-warnings" aria-label={`Warnings about step ${i + 1}`}>
+                  {warnings.map((warning) => (
+                    <li key={warning}>{warning}</li>
+                  ))}
+                </ul>
+              )}
               {count > 0 && <p className="error">{count === 1 ? 'One problem' : `${count} problems`} in this step.</p>}
               <div className="flow-actions">
                 <button type="button" className="secondary" aria-expanded={isOpen} aria-controls={formId} onClick={() => toggle(row.key)}>

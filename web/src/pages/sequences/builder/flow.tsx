@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import { conditionInWords, durationInWords, stepInWords, variantShares, type Sequence, type Step } from '../step-words';
 import type { Row } from './model';
+import { goesOn, jumpsOf } from './step-links';
 
 // The steps as a vertical flow: each step a card, joined to the next by a line when a run goes
 // on to it; a branch draws its two paths, a wait_for its matched and timed-out paths, a split one
@@ -28,7 +29,7 @@ export function Flow({
 }) {
   const place = new Map(rows.map((row, i) => [row.step.id, i]));
   const jumpedTo = new Set(rows.flatMap(({ step }) => jumpsOf(step)));
-  const label = (id: string) => (place.has(id) ? `${place.get(id)! + 1}. ${id}` : `${id || '(none)'}, not a step of this sequence`);
+  const label = (id: string) => (place.has(id) ? `${place.get(id)! + 1}. ${id}` : id ? `${id}, not a step of this sequence` : 'a step not chosen yet');
   return (
     <ol className="flow">
       {rows.map((row, i) => {
@@ -79,22 +80,6 @@ export function Flow({
       })}
     </ol>
   );
-}
-
-// The steps a step may go to other than the following one.
-function jumpsOf(step: Step): string[] {
-  if (step.type === 'branch') return [step.then, step.else];
-  if (step.type === 'wait_for') return [step.next, step.onTimeout].filter((id): id is string => id !== undefined);
-  if (step.type === 'split') return Array.isArray(step.variants) ? step.variants.map((variant) => variant.next) : [];
-  return [];
-}
-
-// Whether a run may go on from a step to the one after it: not after an exit, a branch or a
-// split (they always jump), nor after a wait_for with its own `next` (its timeout jumps too).
-function goesOn(step: Step): boolean {
-  if (step.type === 'branch' || step.type === 'exit' || step.type === 'split') return false;
-  if (step.type === 'wait_for') return step.next === undefined;
-  return true;
 }
 
 function safeDuration(iso: string): string {
