@@ -9,8 +9,10 @@ import type { Sequence, Step } from '../step-words';
 import { Flow } from './flow';
 import { LiveSaveDialog, type Position } from './live-save-dialog';
 import { canonical, cleaned, duplicate, errorsOfStep, move, newKey, newStep, STEP_TYPE_NAMES, toRows, type Row, type StepType } from './model';
+import { AddStepHere } from './add-step-here';
 import { branchWarnings } from './branch-warnings';
 import { claimsError } from './error-claims';
+import { insertAfter } from './insert-step';
 import { StepForm } from './step-forms';
 import { stepsProblems } from './validate';
 
@@ -100,6 +102,12 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
     const row = { key: newKey(), step: newStep(adding, rows, endpoints[0]?.[0]) };
     change([...rows, row], true);
     setOpen((current) => new Set([...current, row.key]));
+  };
+
+  const insert = (index: number, type: StepType) => {
+    const next = insertAfter(rows, index, type, endpoints[0]?.[0]);
+    change(next, true);
+    setOpen((current) => new Set([...current, next[index + 1]!.key]));
   };
 
   const submit = async () => {
@@ -204,6 +212,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
             </div>
           );
         }}
+        renderAfter={(row, i) => (i < rows.length - 1 || open.has(row.key) ? <AddStepHere key={row.key} after={i + 1} onAdd={(type) => insert(i, type)} /> : null)}
       />
       <div className="inline-form add-step">
         <SelectField label="New step" options={STEP_TYPE_NAMES} value={adding} onChange={(e) => setAdding(e.target.value as StepType)} />

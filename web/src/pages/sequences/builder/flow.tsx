@@ -21,11 +21,14 @@ export function Flow({
   window,
   webhookUrl,
   renderCard,
+  renderAfter,
 }: {
   rows: readonly Row[];
   window: Sequence['sendingWindow'];
   webhookUrl: (id: string) => string | undefined;
   renderCard: (row: Row, index: number, words: string) => ReactNode;
+  // What goes between this step and the next (the "Add a step" there).
+  renderAfter?: (row: Row, index: number) => ReactNode;
 }) {
   const place = new Map(rows.map((row, i) => [row.step.id, i]));
   const jumpedTo = new Set(rows.flatMap(({ step }) => jumpsOf(step)));
@@ -75,6 +78,7 @@ export function Flow({
               </div>
             )}
             {step.type === 'exit' && <p className="flow-end">The run completes.</p>}
+            {renderAfter?.(row, i)}
           </li>
         );
       })}
