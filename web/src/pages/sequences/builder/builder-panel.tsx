@@ -12,6 +12,7 @@ import { canonical, cleaned, duplicate, errorsOfStep, move, newKey, newStep, STE
 import { AddStepHere } from './add-step-here';
 import { branchWarnings } from './branch-warnings';
 import { claimsError } from './error-claims';
+import { ErrorSummary } from './error-summary';
 import { insertAfter } from './insert-step';
 import { StepForm } from './step-forms';
 import { stepsProblems } from './validate';
@@ -91,7 +92,21 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
       save.reset();
     }
   };
-  const setStep = (key: string, step: Step) => change(rows.map((row) => (row.key === key ? { ...row, step } : row)), false);
+  const setStep = (key: string, step: Step) => {
+    // A field changed is a field to check again: its errors go (from the field and the summary).
+    const index = rows.findIndex((row) => row.key === key);
+    const before = rows[index]!.step as Record<string, unknown>;
+    const after = step as Record<string, unknown>;
+    setErrors((current) =>
+      Object.fromEntries(
+        Object.entries(current).filter(([path]) => {
+          const field = path.startsWith(`steps.${index}.`) ? path.slice(`steps.${index}.`.length).split('.')[0]! : null;
+          return field === null || canonical(before[field]) === canonical(after[field]);
+        }),
+      ),
+    );
+    change(rows.map((row) => (row.key === key ? { ...row, step } : row)), false);
+  };
   const toggle = (key: string) => {
     // A closed form's text that did not parse is dropped: the step keeps its last good value.
     if (open.has(key)) setProblems((current) => Object.fromEntries(Object.entries(current).filter(([at]) => !at.startsWith(`${key}:`))));
@@ -125,7 +140,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
   };
 
   const targets = rows.map((row, i) => [row.step.id, `${i + 1}. ${row.step.id} (${TYPE_NAME[row.step.type] ?? row.step.type})`] as const);
-  const clientErrors = Object.keys(errors).length > 0 && !save.error;
+  const stepsRefused = Object.keys(fieldErrors(save.error)).some((path) => path.startsWith('steps.'));
   return (
     <section className="panel builder" aria-labelledby="builder-heading">
       <h2 id="builder-heading">Builder</h2>
@@ -133,6 +148,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
         {rows.length === 0 ? 'No steps yet: add the first below.' : `${rows.length} ${rows.length === 1 ? 'step' : 'steps'}, in the order runs take them.`}{' '}
         Saving changed steps makes a new version; runs already started keep theirs unless you move them.
       </p>
+      <ErrorSummary rows={rows} errors={errors} />
       <Flow
         rows={rows}
         window={sequence.sendingWindow}
@@ -220,12 +236,8 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
           Add step
         </button>
       </div>
-      {!live && <ErrorBanner error={save.error} />}
-      {clientErrors && (
-        <p className="banner error" role="alert">
-          Please correct the fields marked above: nothing was saved.
-        </p>
-      )}
+      {/* A refusal with fields is listed in the summary at the top; any other is said here. */}
+      {!live && !stepsRefused && <ErrorBanner error={save.error} />}
       {blocked && <p className="banner warning">A JSON field above does not parse yet: it must before the steps can be saved.</p>}
       {note && (
         <p className="banner ok" role="status">
