@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
-import { conditionInWords, durationInWords, stepInWords, variantShares, type Sequence, type Step } from '../step-words';
+import { StepText } from '../step-text';
+import { conditionInWords, durationInWords, variantShares, type Sequence, type Step } from '../step-words';
 import type { Row } from './model';
 import { goesOn, jumpsOf } from './step-links';
 
@@ -7,14 +8,6 @@ import { goesOn, jumpsOf } from './step-links';
 // on to it; a branch draws its two paths, a wait_for its matched and timed-out paths, a split one
 // path per variant, each naming the step it goes to. A step no run can reach (after a step that
 // does not go on to the next, and nothing jumps to it) says so.
-
-export function safeWords(step: Step, context: Parameters<typeof stepInWords>[1]): string {
-  try {
-    return stepInWords(step, context) ?? `Unknown step type "${String((step as { type: unknown }).type)}"`;
-  } catch {
-    return `${step.type} step (incomplete)`;
-  }
-}
 
 export function Flow({
   rows,
@@ -26,7 +19,7 @@ export function Flow({
   rows: readonly Row[];
   window: Sequence['sendingWindow'];
   webhookUrl: (id: string) => string | undefined;
-  renderCard: (row: Row, index: number, words: string) => ReactNode;
+  renderCard: (row: Row, index: number, words: ReactNode) => ReactNode;
   // What goes between this step and the next (the "Add a step" there).
   renderAfter?: (row: Row, index: number) => ReactNode;
 }) {
@@ -43,7 +36,7 @@ export function Flow({
         return (
           <li key={row.key} id={`flow-${row.key}`} className={`flow-step${fallsIn ? '' : ' jump-only'}`}>
             {!fallsIn && <p className="flow-note">{unreached ? 'No step leads here: runs never reach this step.' : 'Reached only by a jump from another step.'}</p>}
-            {renderCard(row, i, safeWords(step, { window, webhookUrl }))}
+            {renderCard(row, i, <StepText step={step} context={{ window, webhookUrl }} />)}
             {step.type === 'branch' && (
               <div className="fork" role="group" aria-label={`The two paths of step ${i + 1}`}>
                 <p className="path then">
