@@ -69,6 +69,8 @@ describe(browserSuite('the builder lists a refused save\'s problems at its top')
     // A field corrected leaves the list; the save then goes through.
     await hello.getByLabel('Subject').fill('Welcome, {{ contact.firstName }}');
     await summary.getByRole('heading', { name: 'Nothing was saved: one problem to correct' }).waitFor();
+    // The list shortens where it is: the person typing stays in the field.
+    expect(await hello.getByLabel('Subject').evaluate((el) => el === document.activeElement)).to.equal(true);
     await hello.getByLabel('HTML').fill('<p>Hi</p>');
     expect(await summary.count()).to.equal(0);
     await builder.getByRole('button', { name: 'Save steps' }).click();

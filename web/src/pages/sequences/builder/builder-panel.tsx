@@ -33,6 +33,8 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
   const [base, setBase] = useState(sequence.version);
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
   const [errors, setErrors] = useState<Record<string, string>>({});
+  // Saves refused with field errors, here or by the API: each shows the summary of them.
+  const [refusals, setRefusals] = useState(0);
   // Fields whose text cannot be sent yet, by step key and field.
   const [problems, setProblems] = useState<Record<string, string>>({});
   const [adding, setAdding] = useState<StepType>('wait');
@@ -79,7 +81,10 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
         const found = fieldErrors(error);
         setErrors(found);
         openWithErrors(found);
-        if (Object.keys(found).some((path) => path.startsWith('steps.'))) setLive(null);
+        if (Object.keys(found).some((path) => path.startsWith('steps.'))) {
+          setLive(null);
+          setRefusals((n) => n + 1);
+        }
       },
     }),
   );
@@ -97,14 +102,13 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
     const index = rows.findIndex((row) => row.key === key);
     const before = rows[index]!.step as Record<string, unknown>;
     const after = step as Record<string, unknown>;
-    setErrors((current) =>
-      Object.fromEntries(
-        Object.entries(current).filter(([path]) => {
-          const field = path.startsWith(`steps.${index}.`) ? path.slice(`steps.${index}.`.length).split('.')[0]! : null;
-          return field === null || canonical(before[field]) === canonical(after[field]);
-        }),
-      ),
-    );
+    setErrors((current) => {
+      const kept = Object.entries(current).filter(([path]) => {
+        const field = path.startsWith(`steps.${index}.`) ? path.slice(`steps.${index}.`.length).split('.')[0]! : null;
+        return field === null || canonical(before[field]) === canonical(after[field]);
+      });
+      return kept.length === Object.keys(current).length ? current : Object.fromEntries(kept);
+    });
     change(rows.map((row) => (row.key === key ? { ...row, step } : row)), false);
   };
   const toggle = (key: string) => {
@@ -132,7 +136,10 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
     // The API's schemas first: the same messages at the same paths, without a round trip.
     const found = stepsProblems(steps);
     setErrors(found);
-    if (Object.keys(found).length > 0) return openWithErrors(found);
+    if (Object.keys(found).length > 0) {
+      setRefusals((n) => n + 1);
+      return openWithErrors(found);
+    }
     const positions = await queryClient.fetchQuery({ ...trpc.dashboard.sequences.positions.queryOptions({ id: sequence.id }), staleTime: 0 });
     const active = positions.positions.filter((p) => p.activeRuns > 0);
     if (active.length > 0) setLive(active);
@@ -148,7 +155,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
         {rows.length === 0 ? 'No steps yet: add the first below.' : `${rows.length} ${rows.length === 1 ? 'step' : 'steps'}, in the order runs take them.`}{' '}
         Saving changed steps makes a new version; runs already started keep theirs unless you move them.
       </p>
-      <ErrorSummary rows={rows} errors={errors} />
+      <ErrorSummary rows={rows} errors={errors} refusals={refusals} />
       <Flow
         rows={rows}
         window={sequence.sendingWindow}

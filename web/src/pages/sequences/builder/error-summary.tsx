@@ -19,7 +19,9 @@ function focusShown(rowKey: string, message: string) {
   target.focus({ preventScroll: true });
 }
 
-export function ErrorSummary({ rows, errors }: { rows: readonly Row[]; errors: Record<string, string> }) {
+// `refusals` counts the saves refused: each brings the summary into view, as a person would
+// look for what went wrong; correcting a field (which shortens the list) leaves the focus there.
+export function ErrorSummary({ rows, errors, refusals }: { rows: readonly Row[]; errors: Record<string, string>; refusals: number }) {
   const box = useRef<HTMLDivElement>(null);
   const items = rows.flatMap((row, i) =>
     Object.entries(errorsOfStep(errors, i)).map(([path, message]) => ({
@@ -31,13 +33,11 @@ export function ErrorSummary({ rows, errors }: { rows: readonly Row[]; errors: R
     })),
   );
   const count = items.length;
-  // Brought into view when a save finds problems, as a person would look for them.
   useEffect(() => {
-    if (count > 0) {
-      box.current?.scrollIntoView({ block: 'start' });
-      box.current?.focus({ preventScroll: true });
-    }
-  }, [errors, count]);
+    if (refusals === 0) return;
+    box.current?.scrollIntoView({ block: 'start' });
+    box.current?.focus({ preventScroll: true });
+  }, [refusals]);
   if (count === 0) return null;
   return (
     <div ref={box} className="banner error error-summary" role="alert" tabIndex={-1} aria-labelledby="builder-error-summary">

@@ -40,8 +40,9 @@ export function freeId(base: string, taken: ReadonlySet<string>): string {
 // A branch's condition before one is chosen: no kind yet, so the form asks for one.
 export const NO_CONDITION = {} as Extract<Step, { type: 'branch' }>['if'];
 
-// A new step of a type, filled so that it is valid as it stands where it can be (a branch needs
-// two steps to go to; a webhook, an endpoint): the form then shows what is missing.
+// A new step of a type, filled so that it is valid as it stands where it can be (a webhook needs
+// an endpoint; a branch's condition and paths are left to choose): the form then shows what is
+// missing.
 export function newStep(type: StepType, rows: readonly Row[], endpointId: string | undefined): Step {
   const ids = new Set(rows.map((row) => row.step.id));
   const id = freeId(type, ids);
