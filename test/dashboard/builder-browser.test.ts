@@ -134,6 +134,7 @@ describe(TITLE, function () {
     }
     expect(await builder().locator('.flow-step').count()).to.equal(3);
     await card(1).getByLabel('Step id').fill('check-vip');
+    await card(1).getByLabel('If').selectOption({ label: 'Has a tag' });
     await card(1).getByLabel('Tag').fill('vip');
     await card(1).getByLabel('Then go to').selectOption({ label: '2. email (Email)' });
     await card(1).getByLabel('Else go to').selectOption({ label: '3. exit (Exit)' });
@@ -144,7 +145,7 @@ describe(TITLE, function () {
     await card(1).getByLabel('Then go to').selectOption({ label: '2. welcome (Email)' });
     await card(1).getByLabel('Else go to').selectOption({ label: '3. done (Exit)' });
     await builder().getByRole('button', { name: 'Save steps' }).click();
-    await builder().getByText('Please correct the fields marked below.').waitFor();
+    await builder().getByText(/^Nothing was saved: /).waitFor();
     const subjectDescribed = await describedBy(card(2).getByLabel('Subject'));
     expect(subjectDescribed).to.match(/Step "welcome": subject does not parse: .*line 1/);
     const stored = await rest(key, 'GET', `/sequences/${id}`);
@@ -302,13 +303,16 @@ describe(TITLE, function () {
     // A branch whose "then" names a step that is not there.
     await builder().getByLabel('New step').selectOption({ label: 'Branch' });
     await builder().getByRole('button', { name: 'Add step' }).click();
+    await card(3).getByLabel('If').selectOption({ label: 'Has a tag' });
+    await card(3).getByLabel('Tag').fill('vip');
+    await card(3).getByLabel('Else go to').selectOption({ label: '1. pause (Wait)' });
     const then = card(3).getByLabel('Then go to');
     await then.evaluate((select: HTMLSelectElement) => {
       select.options[0]!.value = 'ghost';
     });
     await then.selectOption('ghost');
     await builder().getByRole('button', { name: 'Save steps' }).click();
-    await builder().getByText('Please correct the fields marked below.').waitFor();
+    await builder().getByText(/^Nothing was saved: /).waitFor();
     const ghost = await rest(key, 'PATCH', `/sequences/${id}`, { steps: [...steps, { id: 'branch', type: 'branch', if: { tag: 'vip' }, then: 'ghost', else: 'pause' }] });
     expect(ghost.status).to.equal(400);
     expect(ghost.body.details).to.deep.equal([{ path: 'steps.2.then', message: 'Step "branch": "ghost" is not a step of this sequence' }]);
@@ -358,7 +362,7 @@ describe(TITLE, function () {
     await wait.getByLabel('When it comes, go to').selectOption({ label: '3. done (Exit)' });
     await wait.getByLabel('On timeout, go to').selectOption({ label: '2. remind (Email)' });
     await builder().getByRole('button', { name: 'Save steps' }).click();
-    await builder().getByText('Please correct the fields marked above: nothing was saved.').waitFor();
+    await builder().getByText(/^Nothing was saved: /).waitFor();
     expect(await describedBy(wait.getByLabel('Timeout', { exact: true }))).to.contain('Step "wait-checkout": "3 hours" is not an ISO 8601 duration');
     expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.version).to.equal(null);
     await look('builder-cart-form');
@@ -451,7 +455,7 @@ describe(TITLE, function () {
     // A name used twice: refused in the page, with the API's message, at the variant's name.
     await card(1).getByLabel('Variant 3: name').fill('a');
     await builder().getByRole('button', { name: 'Save steps' }).click();
-    await builder().getByText('Please correct the fields marked above: nothing was saved.').waitFor();
+    await builder().getByText(/^Nothing was saved: /).waitFor();
     expect(await describedBy(card(1).getByLabel('Variant 3: name'))).to.contain('Step "ab": variant "a" is named twice');
     await card(1).getByLabel('Variant 3: name').fill('c');
     await card(1).getByRole('button', { name: 'Remove variant 2' }).click();
@@ -532,7 +536,7 @@ describe(TITLE, function () {
     await card(4).getByRole('button', { name: 'Add a body parameter' }).click();
     await card(4).getByLabel('Body parameter 1').fill('{{ contact.firstName | default: "there" }}');
     await builder().getByRole('button', { name: 'Save steps' }).click();
-    await builder().getByText('Please correct the fields marked above: nothing was saved.').waitFor();
+    await builder().getByText(/^Nothing was saved: /).waitFor();
     const api = await rest(key, 'PATCH', `/sequences/${id}`, { steps: [{ type: 'whatsapp', template: { name: 'Order Update', language: { code: 'en_US' } } }] });
     expect(api.status).to.equal(400);
     expect(api.body.details[0].path).to.equal('steps.0.template.name');

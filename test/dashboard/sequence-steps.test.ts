@@ -280,7 +280,7 @@ describe(browserSuite('the sequence page: its steps, where its runs are, and eac
       '2 | mark / Add tags vip, gold; remove tag trial | No active runs',
       '3 | profile / Update custom fields plan, address.city | No active runs',
       `4 | tell-crm / POST to http://hooks.example.test/crm/receive / Endpoint ${webhook.id} | No active runs`,
-      '5 | hello / Email "Welcome, {{ contact.firstName | default: "friend" }}" | No active runs',
+      '5 | hello / Email "Welcome, [first name]" | No active runs',
       '6 | ping / WhatsApp template order_update (en_US) | No active runs',
       '7 | is-pro / If plan is "pro" go to pro-exit, else opted-out | No active runs',
       '8 | opted-out / If email subscription is unsubscribed go to pro-exit, else pro-exit | No active runs',

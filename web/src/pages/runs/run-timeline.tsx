@@ -1,5 +1,7 @@
 import { When } from '../../components/when';
-import { stepInWords, type Step } from '../sequences/step-words';
+import { PartsText, safeParts } from '../sequences/step-text';
+import type { Step } from '../sequences/step-words';
+import type { TemplatePart } from '../sequences/template-words';
 import { RunStatus } from '../sequences/run-status';
 import { MessageAsSent } from './message-as-sent';
 import { executionDetailInWords, type RunPageData } from './run-data';
@@ -9,13 +11,13 @@ const OUTCOME: Record<string, string> = { running: 'pending', succeeded: 'active
 
 // What a step does, in words; a webhook step by its endpoint's URL, or saying that the endpoint
 // is gone (its calls then fail at once).
-function stepWords(step: Step | undefined, endpoints: RunPageData['endpoints']): { text: string; gone: boolean } {
-  if (!step) return { text: 'A step of an older version', gone: false };
+function stepWords(step: Step | undefined, endpoints: RunPageData['endpoints']): { parts: TemplatePart[]; gone: boolean } {
+  if (!step) return { parts: [{ text: 'A step of an older version' }], gone: false };
   if (step.type === 'webhook') {
     const url = endpoints[step.endpointId.toLowerCase()];
-    return url ? { text: `POST to ${url}`, gone: false } : { text: `POST to webhook endpoint ${step.endpointId}, which no longer exists`, gone: true };
+    return url ? { parts: [{ text: `POST to ${url}` }], gone: false } : { parts: [{ text: `POST to webhook endpoint ${step.endpointId}, which no longer exists` }], gone: true };
   }
-  return { text: stepInWords(step, { window: null }), gone: false };
+  return { parts: safeParts(step, { window: null }), gone: false };
 }
 
 // A run's timeline: every step execution, oldest first, each with its time, outcome and reason,
@@ -74,7 +76,9 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
                     )}
                   </span>
                 </div>
-                <p className={`event-what${words.gone ? ' gone' : ''}`}>{words.text}</p>
+                <p className={`event-what${words.gone ? ' gone' : ''}`}>
+                  <PartsText parts={words.parts} />
+                </p>
                 {execution.reason && <p className="event-reason">{execution.reason}</p>}
                 {detail && <p className="meta">{detail}</p>}
                 {message && <MessageAsSent message={message} content={data.contents[message.id]} />}

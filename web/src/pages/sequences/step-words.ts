@@ -1,5 +1,6 @@
 import type { inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '../../../../src/routers/app-router';
+import { partsInWords, templateParts, type TemplatePart } from './template-words';
 
 // A sequence's definition in plain words, for the sequence page: what each step does, when
 // runs are cancelled, and when steps may act. The words follow docs/dashboard.md.
@@ -73,6 +74,8 @@ function fieldPaths(value: Record<string, unknown>, prefix = ''): string[] {
 }
 
 export function conditionInWords(condition: Condition): string {
+  // A new branch's, until one is chosen.
+  if (Object.keys(condition).length === 0) return 'a condition not chosen yet';
   if ('tag' in condition) return `has tag ${condition.tag}`;
   if ('channel' in condition) return `${condition.channel === 'email' ? 'email' : 'WhatsApp'} subscription is ${condition.status}`;
   if ('property' in condition) return `the trigger's ${propertyConditionInWords(condition)}`;
@@ -122,11 +125,11 @@ export function stepInWords(step: Step, context: { window: Window | null; webhoo
       return `POST to ${url ?? `webhook endpoint ${step.endpointId}`}`;
     }
     case 'email':
-      return `Email "${step.subject}"${categoryWords(step.category)}`;
+      return partsInWords(emailParts(step));
     case 'whatsapp':
       return `WhatsApp template ${step.template.name} (${step.template.language.code})${categoryWords(step.category)}`;
     case 'branch':
-      return `If ${conditionInWords(step.if)} go to ${step.then}, else ${step.else}`;
+      return `If ${conditionInWords(step.if)} go to ${step.then || 'a step not chosen yet'}, else ${step.else || 'a step not chosen yet'}`;
     case 'wait_for': {
       const matched = matchInWords(step.match);
       return `Wait up to ${durationInWords(step.timeout)} for activity ${step.activity}${matched ? ` ${matched}` : ''}; then ${step.next ?? 'the next step'}, on timeout ${step.onTimeout}`;
@@ -136,6 +139,20 @@ export function stepInWords(step: Step, context: { window: Window | null; webhoo
     case 'exit':
       return 'Exit';
   }
+}
+
+// An email by its subject as a person reads it, its variables named ("Welcome, [first name]!").
+function emailParts(step: Extract<Step, { type: 'email' }>): TemplatePart[] {
+  return [{ text: 'Email "' }, ...templateParts(step.subject), { text: `"${categoryWords(step.category)}` }];
+}
+
+// A step in words, its message's variables apart (drawn as chips by step-text.tsx); in plain text,
+// stepInWords.
+export function stepInParts(step: Step, context: Parameters<typeof stepInWords>[1]): TemplatePart[] {
+  if (step.type === 'email') return emailParts(step);
+  // None for a type the words do not know.
+  const words = stepInWords(step, context) as string | undefined;
+  return words === undefined ? [] : [{ text: words }];
 }
 
 // A transactional message is neither counted toward nor held by the channel's frequency cap;

@@ -9,7 +9,11 @@ import type { Sequence, Step } from '../step-words';
 import { Flow } from './flow';
 import { LiveSaveDialog, type Position } from './live-save-dialog';
 import { canonical, cleaned, duplicate, errorsOfStep, move, newKey, newStep, STEP_TYPE_NAMES, toRows, type Row, type StepType } from './model';
+import { AddStepHere } from './add-step-here';
+import { branchWarnings } from './branch-warnings';
 import { claimsError } from './error-claims';
+import { ErrorSummary } from './error-summary';
+import { insertAfter } from './insert-step';
 import { StepForm } from './step-forms';
 import { stepsProblems } from './validate';
 
@@ -29,6 +33,8 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
   const [base, setBase] = useState(sequence.version);
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
   const [errors, setErrors] = useState<Record<string, string>>({});
+  // Saves refused with field errors, here or by the API: each shows the summary of them.
+  const [refusals, setRefusals] = useState(0);
   // Fields whose text cannot be sent yet, by step key and field.
   const [problems, setProblems] = useState<Record<string, string>>({});
   const [adding, setAdding] = useState<StepType>('wait');
@@ -75,7 +81,10 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
         const found = fieldErrors(error);
         setErrors(found);
         openWithErrors(found);
-        if (Object.keys(found).some((path) => path.startsWith('steps.'))) setLive(null);
+        if (Object.keys(found).some((path) => path.startsWith('steps.'))) {
+          setLive(null);
+          setRefusals((n) => n + 1);
+        }
       },
     }),
   );
@@ -88,7 +97,20 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
       save.reset();
     }
   };
-  const setStep = (key: string, step: Step) => change(rows.map((row) => (row.key === key ? { ...row, step } : row)), false);
+  const setStep = (key: string, step: Step) => {
+    // A field changed is a field to check again: its errors go (from the field and the summary).
+    const index = rows.findIndex((row) => row.key === key);
+    const before = rows[index]!.step as Record<string, unknown>;
+    const after = step as Record<string, unknown>;
+    setErrors((current) => {
+      const kept = Object.entries(current).filter(([path]) => {
+        const field = path.startsWith(`steps.${index}.`) ? path.slice(`steps.${index}.`.length).split('.')[0]! : null;
+        return field === null || canonical(before[field]) === canonical(after[field]);
+      });
+      return kept.length === Object.keys(current).length ? current : Object.fromEntries(kept);
+    });
+    change(rows.map((row) => (row.key === key ? { ...row, step } : row)), false);
+  };
   const toggle = (key: string) => {
     // A closed form's text that did not parse is dropped: the step keeps its last good value.
     if (open.has(key)) setProblems((current) => Object.fromEntries(Object.entries(current).filter(([at]) => !at.startsWith(`${key}:`))));
@@ -101,6 +123,12 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
     setOpen((current) => new Set([...current, row.key]));
   };
 
+  const insert = (index: number, type: StepType) => {
+    const next = insertAfter(rows, index, type, endpoints[0]?.[0]);
+    change(next, true);
+    setOpen((current) => new Set([...current, next[index + 1]!.key]));
+  };
+
   const submit = async () => {
     save.reset();
     setNote('');
@@ -108,7 +136,10 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
     // The API's schemas first: the same messages at the same paths, without a round trip.
     const found = stepsProblems(steps);
     setErrors(found);
-    if (Object.keys(found).length > 0) return openWithErrors(found);
+    if (Object.keys(found).length > 0) {
+      setRefusals((n) => n + 1);
+      return openWithErrors(found);
+    }
     const positions = await queryClient.fetchQuery({ ...trpc.dashboard.sequences.positions.queryOptions({ id: sequence.id }), staleTime: 0 });
     const active = positions.positions.filter((p) => p.activeRuns > 0);
     if (active.length > 0) setLive(active);
@@ -116,7 +147,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
   };
 
   const targets = rows.map((row, i) => [row.step.id, `${i + 1}. ${row.step.id} (${TYPE_NAME[row.step.type] ?? row.step.type})`] as const);
-  const clientErrors = Object.keys(errors).length > 0 && !save.error;
+  const stepsRefused = Object.keys(fieldErrors(save.error)).some((path) => path.startsWith('steps.'));
   return (
     <section className="panel builder" aria-labelledby="builder-heading">
       <h2 id="builder-heading">Builder</h2>
@@ -124,6 +155,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
         {rows.length === 0 ? 'No steps yet: add the first below.' : `${rows.length} ${rows.length === 1 ? 'step' : 'steps'}, in the order runs take them.`}{' '}
         Saving changed steps makes a new version; runs already started keep theirs unless you move them.
       </p>
+      <ErrorSummary rows={rows} errors={errors} refusals={refusals} />
       <Flow
         rows={rows}
         window={sequence.sendingWindow}
@@ -132,6 +164,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
           const stepErrors = errorsOfStep(errors, i);
           const count = Object.keys(stepErrors).length;
           const unclaimed = Object.entries(stepErrors).filter(([path]) => !claimsError(row.step, path));
+          const warnings = branchWarnings(steps, i);
           const isOpen = open.has(row.key);
           const formId = `form-${row.key}`;
           const hidden = <span className="visually-hidden"> step {i + 1}</span>;
@@ -143,6 +176,13 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
                 <code className="step-id">{row.step.id}</code>
                 <span className="step-what">{words}</span>
               </div>
+              {warnings.length > 0 && (
+                <ul className="banner warning step-warnings" aria-label={`Warnings about step ${i + 1}`}>
+                  {warnings.map((warning) => (
+                    <li key={warning}>{warning}</li>
+                  ))}
+                </ul>
+              )}
               {count > 0 && <p className="error">{count === 1 ? 'One problem' : `${count} problems`} in this step.</p>}
               <div className="flow-actions">
                 <button type="button" className="secondary" aria-expanded={isOpen} aria-controls={formId} onClick={() => toggle(row.key)}>
@@ -195,6 +235,7 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
             </div>
           );
         }}
+        renderAfter={(row, i) => (i < rows.length - 1 || open.has(row.key) ? <AddStepHere key={row.key} after={i + 1} onAdd={(type) => insert(i, type)} /> : null)}
       />
       <div className="inline-form add-step">
         <SelectField label="New step" options={STEP_TYPE_NAMES} value={adding} onChange={(e) => setAdding(e.target.value as StepType)} />
@@ -202,12 +243,8 @@ export function BuilderPanel({ sequence }: { sequence: Sequence }) {
           Add step
         </button>
       </div>
-      {!live && <ErrorBanner error={save.error} />}
-      {clientErrors && (
-        <p className="banner error" role="alert">
-          Please correct the fields marked above: nothing was saved.
-        </p>
-      )}
+      {/* A refusal with fields is listed in the summary at the top; any other is said here. */}
+      {!live && !stepsRefused && <ErrorBanner error={save.error} />}
       {blocked && <p className="banner warning">A JSON field above does not parse yet: it must before the steps can be saved.</p>}
       {note && (
         <p className="banner ok" role="status">

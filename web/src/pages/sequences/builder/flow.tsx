@@ -1,34 +1,31 @@
 import type { ReactNode } from 'react';
-import { conditionInWords, durationInWords, stepInWords, variantShares, type Sequence, type Step } from '../step-words';
+import { StepText } from '../step-text';
+import { conditionInWords, durationInWords, variantShares, type Sequence, type Step } from '../step-words';
 import type { Row } from './model';
+import { goesOn, jumpsOf } from './step-links';
 
 // The steps as a vertical flow: each step a card, joined to the next by a line when a run goes
 // on to it; a branch draws its two paths, a wait_for its matched and timed-out paths, a split one
 // path per variant, each naming the step it goes to. A step no run can reach (after a step that
 // does not go on to the next, and nothing jumps to it) says so.
 
-export function safeWords(step: Step, context: Parameters<typeof stepInWords>[1]): string {
-  try {
-    return stepInWords(step, context) ?? `Unknown step type "${String((step as { type: unknown }).type)}"`;
-  } catch {
-    return `${step.type} step (incomplete)`;
-  }
-}
-
 export function Flow({
   rows,
   window,
   webhookUrl,
   renderCard,
+  renderAfter,
 }: {
   rows: readonly Row[];
   window: Sequence['sendingWindow'];
   webhookUrl: (id: string) => string | undefined;
-  renderCard: (row: Row, index: number, words: string) => ReactNode;
+  renderCard: (row: Row, index: number, words: ReactNode) => ReactNode;
+  // What goes between this step and the next (the "Add a step" there).
+  renderAfter?: (row: Row, index: number) => ReactNode;
 }) {
   const place = new Map(rows.map((row, i) => [row.step.id, i]));
   const jumpedTo = new Set(rows.flatMap(({ step }) => jumpsOf(step)));
-  const label = (id: string) => (place.has(id) ? `${place.get(id)! + 1}. ${id}` : `${id || '(none)'}, not a step of this sequence`);
+  const label = (id: string) => (place.has(id) ? `${place.get(id)! + 1}. ${id}` : id ? `${id}, not a step of this sequence` : 'a step not chosen yet');
   return (
     <ol className="flow">
       {rows.map((row, i) => {
@@ -39,7 +36,7 @@ export function Flow({
         return (
           <li key={row.key} id={`flow-${row.key}`} className={`flow-step${fallsIn ? '' : ' jump-only'}`}>
             {!fallsIn && <p className="flow-note">{unreached ? 'No step leads here: runs never reach this step.' : 'Reached only by a jump from another step.'}</p>}
-            {renderCard(row, i, safeWords(step, { window, webhookUrl }))}
+            {renderCard(row, i, <StepText step={step} context={{ window, webhookUrl }} />)}
             {step.type === 'branch' && (
               <div className="fork" role="group" aria-label={`The two paths of step ${i + 1}`}>
                 <p className="path then">
@@ -74,27 +71,12 @@ export function Flow({
               </div>
             )}
             {step.type === 'exit' && <p className="flow-end">The run completes.</p>}
+            {renderAfter?.(row, i)}
           </li>
         );
       })}
     </ol>
   );
-}
-
-// The steps a step may go to other than the following one.
-function jumpsOf(step: Step): string[] {
-  if (step.type === 'branch') return [step.then, step.else];
-  if (step.type === 'wait_for') return [step.next, step.onTimeout].filter((id): id is string => id !== undefined);
-  if (step.type === 'split') return Array.isArray(step.variants) ? step.variants.map((variant) => variant.next) : [];
-  return [];
-}
-
-// Whether a run may go on from a step to the one after it: not after an exit, a branch or a
-// split (they always jump), nor after a wait_for with its own `next` (its timeout jumps too).
-function goesOn(step: Step): boolean {
-  if (step.type === 'branch' || step.type === 'exit' || step.type === 'split') return false;
-  if (step.type === 'wait_for') return step.next === undefined;
-  return true;
 }
 
 function safeDuration(iso: string): string {

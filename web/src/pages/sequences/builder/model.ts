@@ -37,8 +37,12 @@ export function freeId(base: string, taken: ReadonlySet<string>): string {
   for (let n = 2; ; n++) if (!taken.has(`${stem}-${n}`)) return `${stem}-${n}`;
 }
 
-// A new step of a type, filled so that it is valid as it stands where it can be (a branch needs
-// two steps to go to; a webhook, an endpoint): the form then shows what is missing.
+// A branch's condition before one is chosen: no kind yet, so the form asks for one.
+export const NO_CONDITION = {} as Extract<Step, { type: 'branch' }>['if'];
+
+// A new step of a type, filled so that it is valid as it stands where it can be (a webhook needs
+// an endpoint; a branch's condition and paths are left to choose): the form then shows what is
+// missing.
 export function newStep(type: StepType, rows: readonly Row[], endpointId: string | undefined): Step {
   const ids = new Set(rows.map((row) => row.step.id));
   const id = freeId(type, ids);
@@ -57,7 +61,9 @@ export function newStep(type: StepType, rows: readonly Row[], endpointId: string
     case 'whatsapp':
       return { id, type, template: { name: 'hello_world', language: { code: 'en_US' } } };
     case 'branch':
-      return { id, type, if: { tag: 'vip' }, then: first, else: first };
+      // Its condition and both paths are the marketer's to choose: a guess ("vip", the first step)
+      // saved unnoticed would send runs round in a loop. Saving them empty is refused at the fields.
+      return { id, type, if: NO_CONDITION, then: '', else: '' };
     case 'wait_for':
       // The timeout path needs a step: the first one stands in until the form names another.
       return { id, type, activity: 'checkout_completed', timeout: 'P1D', onTimeout: first };

@@ -333,7 +333,9 @@ const CONDITION_KINDS = [
 ] as const;
 type ConditionKind = (typeof CONDITION_KINDS)[number][0];
 
-function kindOf(condition: Condition): ConditionKind {
+// '': none chosen yet (a new branch's).
+function kindOf(condition: Condition): ConditionKind | '' {
+  if (Object.keys(condition).length === 0) return '';
   if ('tag' in condition) return 'tag';
   if ('channel' in condition) return 'channel';
   if ('property' in condition) return 'property';
@@ -345,7 +347,7 @@ function conditionOf(kind: ConditionKind, previous: Condition): Condition {
   const field = 'field' in previous ? previous.field : 'plan';
   switch (kind) {
     case 'tag':
-      return { tag: 'tag' in previous ? previous.tag : 'vip' };
+      return { tag: 'tag' in previous ? previous.tag : '' };
     case 'equals':
       return { field, equals: 'equals' in previous ? previous.equals : 'pro' };
     case 'exists':
@@ -366,7 +368,13 @@ function BranchForm({ step, onChange, errors, context }: FormProps<'branch'>) {
   const targets = (value: string) => targetOptions(context.targets, value);
   return (
     <>
-      <SelectField label="If" options={CONDITION_KINDS} value={kind} onChange={(e) => onChange({ ...step, if: conditionOf(e.target.value as ConditionKind, condition) })} />
+      <SelectField
+        label="If"
+        options={kind === '' ? [['', 'Choose a condition'], ...CONDITION_KINDS] : CONDITION_KINDS}
+        value={kind}
+        error={kind === '' ? ifError : undefined}
+        onChange={(e) => onChange({ ...step, if: conditionOf(e.target.value as ConditionKind, condition) })}
+      />
       {'property' in condition && (
         <PropertyConditionFields
           label="Trigger"

@@ -21,7 +21,23 @@ function byPath(prefix: string, issues: readonly Issue[]): Record<string, string
 
 export function stepsProblems(steps: unknown): Record<string, string> {
   const result = stepsInputSchema.safeParse(steps);
-  return result.success ? newStepsProblems(steps as Step[]) : byPath('steps', result.error.issues);
+  const found = result.success ? newStepsProblems(steps as Step[]) : byPath('steps', result.error.issues);
+  // A choice not made yet says so, in place of the schema's list of shapes or id rule.
+  return Array.isArray(steps) ? { ...found, ...unchosenProblems(steps as Step[]) } : found;
+}
+
+// A new branch's condition and paths start empty, to be chosen: saving them so is refused at
+// each field, in words that say what to do.
+function unchosenProblems(steps: readonly Step[]): Record<string, string> {
+  const found: Record<string, string> = {};
+  steps.forEach((step, index) => {
+    if (step?.type !== 'branch') return;
+    const at = (field: string, message: string) => (found[`steps.${index}.${field}`] = `Step "${step.id}": ${message}`);
+    if (step.if && typeof step.if === 'object' && Object.keys(step.if).length === 0) at('if', 'choose a condition');
+    if (step.then === '') at('then', 'choose the step to go to when the condition holds');
+    if (step.else === '') at('else', 'choose the step to go to otherwise');
+  });
+  return found;
 }
 
 // A duration as ISO 8601 writes it, with at least one part ("P", "PT" and "P1DT" are not); the

@@ -4,8 +4,8 @@ import { QueryState } from '../../../components/query-state';
 import { SelectField } from '../../../components/select-field';
 import { When } from '../../../components/when';
 import { trpc } from '../../../trpc';
+import { StepText } from '../step-text';
 import type { Sequence, Step } from '../step-words';
-import { safeWords } from './flow';
 import { diffVersions } from './version-diff';
 
 // The version history: each version's steps in words, and what changed between any two.
@@ -30,7 +30,7 @@ export function VersionsPanel({ sequence }: { sequence: Sequence }) {
                 <ol>
                   {(version.steps as Step[]).map((step) => (
                     <li key={step.id}>
-                      <code>{step.id}</code>: {safeWords(step, { window: sequence.sendingWindow, webhookUrl })}
+                      <code>{step.id}</code>: <StepText step={step} context={{ window: sequence.sendingWindow, webhookUrl }} />
                     </li>
                   ))}
                 </ol>
@@ -56,7 +56,7 @@ function Compare({ versions, window, webhookUrl }: { versions: readonly Version[
   const before = versions.find((v) => v.version === from)?.steps ?? [];
   const after = versions.find((v) => v.version === to)?.steps ?? [];
   const diff = diffVersions(before as never, after as never);
-  const words = (step: unknown) => safeWords(step as Step, { window, webhookUrl });
+  const words = (step: unknown) => <StepText step={step as Step} context={{ window, webhookUrl }} />;
   const nothing = diff.added.length + diff.removed.length + diff.changed.length + diff.moved.length === 0;
   return (
     <div className="diff">
