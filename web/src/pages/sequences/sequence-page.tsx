@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { ChannelPauseBanners } from '../../components/channel-pause-banner';
 import { ErrorBanner } from '../../components/error-banner';
 import { ItemPage } from '../../components/item-page';
+import { usePageTitle } from '../../components/page-title';
 import { None } from '../../components/none';
 import { Pager } from '../../components/pager';
 import { QueryState } from '../../components/query-state';
@@ -45,8 +46,11 @@ function useSequence(id: string) {
 const LIST = { to: '/sequences', label: 'Sequences' };
 
 export function SequencePage({ id }: { id: string }) {
+  const query = useSequence(id);
+  // Headed and titled by its name, archived or not, as a contact's page is by the contact's.
+  usePageTitle(query.data?.sequence.name);
   return (
-    <ItemPage query={useSequence(id)} loading="Loading the sequence…" list={LIST} crumb={({ sequence }) => sequence.name}>
+    <ItemPage query={query} loading="Loading the sequence…" list={LIST} crumb={({ sequence }) => sequence.name}>
       {({ sequence }) => (
         <>
           <ChannelPauseBanners sequenceId={sequence.id} />
