@@ -5,7 +5,12 @@ import { MessageAsSent } from './message-as-sent';
 import { executionDetailInWords, type RunPageData } from './run-data';
 import './runs.css';
 
-const OUTCOME: Record<string, string> = { running: 'pending', succeeded: 'active', failed: 'failed', skipped: 'disabled' };
+const OUTCOME: Record<string, string> = { running: 'pending', paused: 'expired', succeeded: 'active', failed: 'failed', skipped: 'disabled' };
+
+// The step under way of a paused run is not going on: it says Paused, as the run's badge does.
+function executionStatus(execution: { status: string }, run: { status: string }): string {
+  return execution.status === 'running' && run.status === 'paused' ? 'paused' : execution.status;
+}
 
 // What a step does, in words; a webhook step by its endpoint's URL, or saying that the endpoint
 // is gone (its calls then fail at once).
@@ -56,13 +61,12 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
             const message = execution.message && !shown.has(execution.message.id) ? execution.message : null;
             if (message) shown.add(message.id);
             const detail = executionDetailInWords(execution, data.steps as Step[]);
+            const status = executionStatus(execution, run);
             return (
-              <li key={`${execution.stepId}-${i}`} className={`event ${execution.status}`}>
+              <li key={`${execution.stepId}-${i}`} className={`event ${status}`}>
                 <div className="event-head">
                   <span className="step-id">{execution.stepId}</span>
-                  <span className={`badge ${OUTCOME[execution.status] ?? 'disabled'}`}>
-                    {execution.status[0].toUpperCase() + execution.status.slice(1)}
-                  </span>
+                  <span className={`badge ${OUTCOME[status] ?? 'disabled'}`}>{status[0].toUpperCase() + status.slice(1)}</span>
                   {execution.attempt > 1 && <span className="meta">attempt {execution.attempt}</span>}
                   <span className="meta event-time">
                     <When iso={execution.startedAt} />
