@@ -37,7 +37,7 @@ const RUN_FILTER = [
   ['cancelled', 'Cancelled'],
 ] as const;
 type RunFilter = (typeof RUN_FILTER)[number][0];
-const RUN_COLUMNS = ['Contact', 'Status', 'Started', 'Ended', 'Step'];
+const RUN_COLUMNS = ['Contact', 'Status', 'Started', 'Ended', 'Step', 'Run'];
 
 function useSequence(id: string) {
   return useQuery(trpc.dashboard.sequences.get.queryOptions({ id }));
@@ -152,15 +152,24 @@ function RunsPanel({ sequence }: { sequence: Sequence }) {
         {(data) => (
           <>
             <Table caption="Runs of this sequence, newest first" columns={RUN_COLUMNS}>
-              {data.runs.map((run) => (
-                <tr key={run.id}>
-                  <th scope="row">
-                    <Link to={`/contacts/${run.contactId}`}>{emails.data?.emails[run.contactId] ?? `Contact ${run.contactId.slice(0, 8)}…`}</Link>
-                  </th>
-                  <RunCells run={run} />
-                  <StepCell run={run} currentVersion={sequence.version} />
-                </tr>
-              ))}
+              {data.runs.map((run) => {
+                const contact = emails.data?.emails[run.contactId] ?? `Contact ${run.contactId.slice(0, 8)}…`;
+                return (
+                  <tr key={run.id}>
+                    <th scope="row">
+                      <Link to={`/contacts/${run.contactId}`}>{contact}</Link>
+                    </th>
+                    <RunCells run={run} />
+                    <StepCell run={run} currentVersion={sequence.version} />
+                    <td>
+                      {/* One click to the run's timeline, not three through its contact's page. */}
+                      <Link to={`/runs/${run.id}`}>
+                        Open the run<span className="visually-hidden"> of {contact}</span>
+                      </Link>
+                    </td>
+                  </tr>
+                );
+              })}
             </Table>
             <Pager pages={pages} nextCursor={data.nextCursor} label="Runs" />
           </>
