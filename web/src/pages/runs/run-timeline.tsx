@@ -29,6 +29,10 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
   const { run } = data;
   const steps = new Map((data.steps as Step[]).map((step) => [step.id, step]));
   const shown = new Set<string>();
+  // A message's failure is said once, in its Delivery line: its step's reason and the run's
+  // end, when they only repeat it, are left out.
+  const said: string[] = [];
+  const repeats = (reason: string | null) => reason !== null && said.some((text) => reason.includes(text));
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
   return (
     <div className="timeline-wrap">
@@ -60,6 +64,8 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
             const words = stepWords(steps.get(execution.stepId), data.endpoints);
             const message = execution.message && !shown.has(execution.message.id) ? execution.message : null;
             if (message) shown.add(message.id);
+            if (message?.status === 'failed' && message.error) said.push(message.error);
+            const reason = repeats(execution.reason) ? null : execution.reason;
             const detail = executionDetailInWords(execution, data.steps as Step[]);
             const status = executionStatus(execution, run);
             return (
@@ -79,7 +85,7 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
                   </span>
                 </div>
                 <p className={`event-what${words.gone ? ' gone' : ''}`}>{words.text}</p>
-                {execution.reason && <p className="event-reason">{execution.reason}</p>}
+                {reason && <p className="event-reason">{reason}</p>}
                 {detail && <p className="meta">{detail}</p>}
                 {message && <MessageAsSent message={message} content={data.contents[message.id]} />}
               </li>
@@ -90,7 +96,7 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
       {!['pending', 'running', 'paused'].includes(run.status) && (
         <p className="timeline-end">
           <RunStatus status={run.status} /> <When iso={run.completedAt} />
-          {run.reason && <span className="event-reason"> {run.reason}</span>}
+          {run.reason && !repeats(run.reason) && <span className="event-reason"> {run.reason}</span>}
         </p>
       )}
     </div>
