@@ -17,7 +17,6 @@ import { DeletePanel } from './delete-panel';
 import { RunCells } from './run-cells';
 import { RunStatus } from './run-status';
 import { SEQUENCE_STATUSES, type SequenceStatus } from './sequence-statuses';
-import { StepsPanel } from './steps-panel';
 import { AnalyticsPanel } from './analytics-panel';
 import { BuilderPanel } from './builder/builder-panel';
 import { EntryForm, GoalForm } from './builder/entry-goal-forms';
@@ -54,13 +53,11 @@ export function SequencePage({ id }: { id: string }) {
       {({ sequence }) => (
         <>
           <ChannelPauseBanners sequenceId={sequence.id} />
-          <div className="panels">
-            <Facts sequence={sequence} />
-            <StatusPanel sequence={sequence} key={sequence.status} />
-          </div>
-          <StepsPanel sequence={sequence} />
-          <AnalyticsPanel sequence={sequence} />
+          <Facts sequence={sequence} />
+          {/* The steps first, where a marketer builds them; then how it goes and its settings. */}
           <BuilderPanel sequence={sequence} />
+          <StatusPanel sequence={sequence} key={sequence.status} />
+          <AnalyticsPanel sequence={sequence} />
           <div className="panels">
             <ExitRulesForm sequence={sequence} />
             <SendingWindowForm sequence={sequence} />
@@ -80,7 +77,7 @@ export function SequencePage({ id }: { id: string }) {
 
 function Facts({ sequence }: { sequence: Sequence }) {
   return (
-    <dl className="facts">
+    <dl className="facts sequence-facts">
       <div>
         <dt>Name</dt>
         <dd>{sequence.name}</dd>
