@@ -157,7 +157,7 @@ describe(TITLE, function () {
     await create.getByLabel('Name').fill('Welcome series');
     await expectAccessible('create-sequence dialog');
     await create.getByRole('button', { name: 'Create sequence' }).click();
-    await page.getByRole('heading', { name: 'Sequence', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Welcome series', level: 1 }).waitFor();
     await page.getByRole('heading', { name: 'Change status' }).waitFor();
     const [sequence] = await select<{ id: string; status: string }>(testDb(), 'SELECT id, status FROM sequences WHERE name = ?', ['Welcome series']);
     expect(sequence.status).to.equal('draft');
@@ -170,7 +170,7 @@ describe(TITLE, function () {
     expect(enrolled.status).to.equal(201);
     await page.reload();
     await page.getByLabel('Run status').selectOption('pending');
-    const runLink = page.getByRole('region', { name: 'Runs' }).getByRole('link', { name: 'ada@example.com' });
+    const runLink = page.getByRole('region', { name: 'Runs' }).getByRole('link', { name: 'ada@example.com', exact: true });
     await runLink.waitFor();
     await page.getByLabel('Run status').selectOption('cancelled');
     await page.getByText('No runs in this status.').waitFor();
@@ -194,7 +194,7 @@ describe(TITLE, function () {
     // Unenrolled from the contact page, reached from the sequence's run.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sequences' }).click();
     await row.getByRole('link', { name: 'Welcome series' }).click();
-    await page.getByRole('region', { name: 'Runs' }).getByRole('link', { name: 'ada@example.com' }).click();
+    await page.getByRole('region', { name: 'Runs' }).getByRole('link', { name: 'ada@example.com', exact: true }).click();
     await page.getByRole('heading', { name: 'Ada King', level: 1 }).waitFor();
     const runs = page.getByRole('region', { name: 'Runs' });
     await runs.getByText('Pending').waitFor();

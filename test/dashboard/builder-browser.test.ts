@@ -403,7 +403,6 @@ describe(TITLE, function () {
     await goal.getByRole('button', { name: 'Save goal' }).click();
     await goal.getByText('Goal saved.').waitFor();
     expect((await rest(key, 'GET', `/sequences/${id}`)).body.sequence.goal).to.deep.equal({ activity: 'order_placed', within: 'P7D' });
-    await page.getByRole('region', { name: 'Steps', exact: true }).getByText('A run completes as converted when its contact has an activity order_placed within 7 days of its start.').waitFor();
     await look('builder-cart-settings');
     await closeUp(page.locator('.panels').filter({ has: entry }), 'builder-cart-settings-forms');
     await goal.getByLabel('Convert a run on an activity').uncheck();
@@ -418,7 +417,6 @@ describe(TITLE, function () {
       { id: 'remind', type: 'email', subject: 'You left something in your cart', html: stored.steps[1].html },
       { id: 'done', type: 'exit' },
     ]);
-    await page.getByRole('region', { name: 'Steps', exact: true }).getByText("Each activity cart_abandoned whose property total is more than 0 enrolls its contact. A contact enters again 30 days after its previous run started.").waitFor();
   });
 
   it('edits a split\'s variants and a message\'s category, and reads them back as stored', async () => {

@@ -54,7 +54,7 @@ describe(TITLE, function () {
       await shoot(page, `channel-paused-${label}`);
 
       await stepBanner.getByRole('link', { name: 'its sequence' }).click();
-      await page.getByRole('heading', { name: 'Sequence', level: 1 }).waitFor();
+      await page.getByRole('heading', { name: 'Welcome', level: 1 }).waitFor();
       await page.getByText('Welcome', { exact: true }).first().waitFor();
       await page.getByRole('alert').filter({ hasText: 'WhatsApp step “chat” is paused' }).waitFor();
       await page.getByRole('alert').filter({ hasText: 'Email sending is paused' }).waitFor();

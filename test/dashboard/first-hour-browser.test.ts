@@ -129,7 +129,7 @@ describe(TITLE, function () {
       ['/contacts', 'Contacts', 'contacts'],
       [`/contacts/${contact.id}`, 'Ada', 'contact'],
       ['/sequences', 'Sequences', 'sequences'],
-      [`/sequences/${sequence.id}`, 'Sequence', 'sequence'],
+      [`/sequences/${sequence.id}`, sequence.name, 'sequence'],
       ['/settings/developer/api-keys', 'API keys', 'api-keys'],
       ['/settings/developer/webhooks', 'Webhooks', 'webhooks'],
       ['/account', 'Account', 'account'],

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Express } from 'express';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApp } from '../../src/app';
 import { addTags } from '../../src/services/contacts/contact-operations';
 import { SequenceEngine } from '../../src/services/engine/engine';
@@ -18,10 +18,11 @@ import { buildContact, buildTenant } from '../support/factories';
 import { closeServer, listenOnLoopback } from '../support/listen';
 import { manualTimers } from '../support/manual-timers';
 
-// The sequence page shows what a sequence does and where its runs are: the current version's
-// steps in words, the active runs at each step (and those still on an older version), the exit
-// rules and the sending window, and each run's step in the runs table. The runs are put at
-// their steps by the engine itself, on its own clock (nothing waits for real).
+// Where a sequence's runs are: the active runs at each version and step (the grouped count the
+// builder's live save shows), and on the sequence page each run's step in the runs table, and
+// every kind of step in words on the builder's cards (the read-only Steps panel that repeated
+// them is gone: issue 37, item 6). The runs are put at their steps by the engine itself, on its
+// own clock (nothing waits for real).
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -126,7 +127,7 @@ describe('dashboard.sequences.positions', () => {
   });
 });
 
-describe(browserSuite('the sequence page: its steps, where its runs are, and each run\'s step'), function () {
+describe(browserSuite('the sequence page: its steps in words and each run\'s step'), function () {
   this.timeout(120_000);
   let browser: Browser;
   let server: Server;
@@ -156,18 +157,7 @@ describe(browserSuite('the sequence page: its steps, where its runs are, and eac
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Steps', level: 2 }).waitFor();
-  }
-
-  // What each item of a list reads, its parts joined by " | " (the screen reads them apart).
-  async function items(list: Locator): Promise<string[]> {
-    return list.locator('li').evaluateAll((lis) =>
-      lis.map((li) =>
-        [...li.children]
-          .map((part) => (part as HTMLElement).innerText.replace(/\s*\n\s*/g, ' / ').trim())
-          .join(' | '),
-      ),
-    );
+    await page.getByRole('heading', { name: 'Builder', level: 2 }).waitFor();
   }
 
   // The document never scrolls sideways; what does not fit scrolls inside its own box.
@@ -188,7 +178,7 @@ describe(browserSuite('the sequence page: its steps, where its runs are, and eac
       await expectFits(`${name} (${label})`);
       await shoot(page, `sequence-${name}-${label}`);
       await page.screenshot({ path: path.join('/tmp', `dash-steps-${name}-${label}.png`), fullPage: true });
-      await page.getByRole('region', { name: 'Steps', exact: true }).screenshot({ path: path.join('/tmp', `dash-steps-${name}-${label}-steps.png`) });
+      await page.getByRole('region', { name: 'Builder', exact: true }).screenshot({ path: path.join('/tmp', `dash-steps-${name}-${label}-builder.png`) });
       // The runs table scrolls inside its own box: scrolled to its end, the Step column is in view.
       const table = page.getByRole('group', { name: 'Runs of this sequence, newest first' });
       if ((await table.count()) === 1) {
@@ -202,34 +192,15 @@ describe(browserSuite('the sequence page: its steps, where its runs are, and eac
     await page.setViewportSize(DESKTOP);
   }
 
-  it('lists the steps with the active runs at each, runs on version 1 apart, and the Step column', async () => {
+  it("shows each run's step in the runs table: its version when older, why a cancelled run ended", async () => {
     const user = await buildUser();
     const sequence = await sequenceWithRunsAtSteps(user.accountId);
     await openSequence(user.email, sequence.id);
-    const steps = page.getByRole('region', { name: 'Steps' });
-    await steps.getByText('2 active runs').first().waitFor();
-
-    await steps.getByText('Version 2, 6 steps').waitFor();
-    expect(await items(steps.locator('ol.steps'))).to.deep.equal([
-      '1 | check-vip / If has tag vip go to vip-wait, else trial-tag | 1 active run',
-      '2 | trial-tag / Add tag trial; remove tag lead | No active runs',
-      '3 | trial-wait / Wait 2 days | 2 active runs',
-      '4 | vip-wait / Wait 2 hours | No active runs',
-      '5 | plan / Update custom field plan | No active runs',
-      '6 | done / Exit | No active runs',
-    ]);
-    await steps.getByRole('heading', { name: 'Active runs on other versions' }).waitFor();
-    expect(await items(steps.locator('ul.elsewhere'))).to.deep.equal([
-      'Version 1, at step trial-wait | 2 active runs',
-      'Version 1, at step vip-wait | 1 active run',
-    ]);
-    await steps.getByText('A run is cancelled when the contact gets tag purchased.').waitFor();
-    await steps.getByText('None: steps act whenever they are due.').waitFor();
 
     // The runs table: each run's step, its version when older, why a cancelled run ended.
     const runs = page.getByRole('region', { name: 'Runs' });
-    await runs.getByRole('link', { name: 'nina.new@example.com' }).waitFor();
-    expect(await runs.locator('thead th').allInnerTexts()).to.deep.equal(['Contact', 'Status', 'Started', 'Ended', 'Step']);
+    await runs.getByRole('link', { name: 'nina.new@example.com', exact: true }).waitFor();
+    expect(await runs.locator('thead th').allInnerTexts()).to.deep.equal(['Contact', 'Status', 'Started', 'Ended', 'Step', 'Run']);
     const rows = await runs.locator('tbody tr').evaluateAll((trs) =>
       Object.fromEntries(
         trs.map((tr) => {
@@ -251,7 +222,7 @@ describe(browserSuite('the sequence page: its steps, where its runs are, and eac
     await look('counts');
   });
 
-  it('says every kind of step, the exit rules and the window in words; a sequence without steps in one line', async () => {
+  it("says every kind of step in words on the builder's cards; a sequence without steps says to add one", async () => {
     const user = await buildUser();
     const { webhook } = await createWebhook(testDb(), { accountId: user.accountId, url: 'http://hooks.example.test/crm/receive', events: ['webhook.test'] }, WEBHOOKS);
     const sequence = await createSequence(testDb(), {
@@ -272,34 +243,28 @@ describe(browserSuite('the sequence page: its steps, where its runs are, and eac
       sendingWindow: { timeZone: 'Europe/Paris', useContactTimeZone: true, weekdays: ['mon', 'tue', 'wed', 'thu', 'fri'], from: '09:00', to: '17:00' },
     });
     await openSequence(user.email, sequence.id);
-    const steps = page.getByRole('region', { name: 'Steps' });
-    await steps.getByText(`POST to http://hooks.example.test/crm/receive`).waitFor();
-    await steps.getByText('No active runs').first().waitFor();
-    expect(await items(steps.locator('ol.steps'))).to.deep.equal([
-      "1 | morning / Wait until 09:00 on Mon–Fri (the contact's time zone, else Europe/Paris) | No active runs",
-      '2 | mark / Add tags vip, gold; remove tag trial | No active runs',
-      '3 | profile / Update custom fields plan, address.city | No active runs',
-      `4 | tell-crm / POST to http://hooks.example.test/crm/receive / Endpoint ${webhook.id} | No active runs`,
-      '5 | hello / Email "Welcome, [first name]" | No active runs',
-      '6 | ping / WhatsApp template order_update (en_US) | No active runs',
-      '7 | is-pro / If plan is "pro" go to pro-exit, else opted-out | No active runs',
-      '8 | opted-out / If email subscription is unsubscribed go to pro-exit, else pro-exit | No active runs',
-      '9 | pro-exit / Exit | No active runs',
+    const builder = page.getByRole('region', { name: 'Builder' });
+    await builder.getByText(`POST to http://hooks.example.test/crm/receive`).waitFor();
+    expect(await builder.locator('.flow-card .step-what').allTextContents()).to.deep.equal([
+      "Wait until 09:00 on Mon–Fri (the contact's time zone, else Europe/Paris)",
+      'Add tags vip, gold; remove tag trial',
+      'Update custom fields plan, address.city',
+      'POST to http://hooks.example.test/crm/receive',
+      'Email "Welcome, [first name]"',
+      'WhatsApp template order_update (en_US)',
+      'If plan is "pro" go to pro-exit, else opted-out',
+      'If email subscription is unsubscribed go to pro-exit, else pro-exit',
+      'Exit',
     ]);
-    expect(await steps.locator('ul.elsewhere').count()).to.equal(0);
-    await steps.getByText('A run is cancelled when the contact unsubscribes from email or gets tag purchased.').waitFor();
-    await steps.getByText("Tag, update, webhook, email and WhatsApp steps act Mon–Fri, 09:00 to 17:00, in the contact's time zone (Europe/Paris when it has none).").waitFor();
     await look('words');
 
     const bare = await createSequence(testDb(), { accountId: user.accountId, name: 'Moved by the runner', status: 'active' });
     await enrollByIds(testDb(), { accountId: user.accountId, sequenceId: bare.id, contactIds: [(await buildContact(user.accountId, { email: 'rita.runner@example.com' })).id] });
     await page.goto(`${base}/dashboard/sequences/${bare.id}`);
-    await page.getByRole('link', { name: 'rita.runner@example.com' }).waitFor();
-    await steps.getByText("No steps: the runner moves this sequence's runs from outside, through the API.").waitFor();
-    expect(await steps.locator('li').count(), 'no step and no version rows').to.equal(0);
-    await steps.getByText('None.').waitFor();
-    expect(await steps.getByText('Sending window').count(), 'no window to speak of without steps').to.equal(0);
-    const stepCell = page.getByRole('region', { name: 'Runs' }).locator('tbody tr td').last();
+    await page.getByRole('link', { name: 'rita.runner@example.com', exact: true }).waitFor();
+    await builder.getByText('No steps yet: add the first below.', { exact: false }).waitFor();
+    expect(await builder.locator('.flow-card').count(), 'no step cards').to.equal(0);
+    const stepCell = page.getByRole('region', { name: 'Runs' }).locator('tbody tr td.step-cell');
     expect(await stepCell.locator('.none').count(), 'a blank step: the dash read as none').to.equal(1);
     await look('no-steps');
   });

@@ -8,7 +8,7 @@ import { completeSetup, createUser, SETUP_LINK_INVALID, SETUP_LINK_TTL_MS } from
 import { verifyPassword } from '../../src/services/dashboard/passwords';
 import { rebindModelsToTestDb, testDb } from '../support/db';
 import { buildAccount } from '../support/factories';
-import { dashboardApp, mutate, PASSWORD, signInCookie } from '../support/dashboard';
+import { dashboardApp, mutate, PASSWORD, query, signInCookie } from '../support/dashboard';
 
 // Users and their one-time setup links: the services, the setup procedure, and the CLI.
 
@@ -67,6 +67,9 @@ describe('dashboard users and setup links', () => {
     expect(short.body.error.data.details).to.deep.equal([{ path: 'password', message: 'must be at least 12 characters' }]);
     const done = await mutate(app, 'dashboard.auth.setup', { token: setupToken, password: PASSWORD });
     expect(done.status).to.equal(200);
+    // Setting the password signed its person in: the answer's cookie is a session.
+    const cookie = ([] as string[]).concat(done.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    expect((await query(app, 'dashboard.auth.me', cookie)).body.result.data).to.deep.include({ email: 'ada@example.com', accountId: account.id });
     await signInCookie(app, 'ada@example.com');
     const again = await mutate(app, 'dashboard.auth.setup', { token: setupToken, password: PASSWORD });
     expect(again.status).to.equal(400);

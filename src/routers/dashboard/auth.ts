@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { AUTHENTICATION_MESSAGES, AuthenticationError } from '../../errors/app-errors';
 import { text } from '../../schemas/text';
 import { MIN_PASSWORD_LENGTH } from '../../services/dashboard/passwords';
-import { signIn, signOut } from '../../services/dashboard/sessions';
-import { completeSetup, setupLinkEmail } from '../../services/dashboard/users';
+import { completeSetupAndSignIn, signIn, signOut } from '../../services/dashboard/sessions';
+import { setupLinkEmail } from '../../services/dashboard/users';
 import { dashboardPublicProcedure, sessionProcedure } from '../../trpc/dashboard-procedures';
 import { router } from '../../trpc/init';
 
@@ -45,7 +45,8 @@ export const dashboardAuthRouter = router({
       maxPasswordLength: MAX_PASSWORD_LENGTH,
     })),
 
-  // The setup link's page: spends the one-time token and sets the password.
+  // The setup link's page: spends the one-time token, sets the password, and signs its person
+  // in (the session cookie, as signIn sets it).
   setup: dashboardPublicProcedure
     .input(
       z.object({
@@ -53,5 +54,9 @@ export const dashboardAuthRouter = router({
         password: password.min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`),
       }),
     )
-    .mutation(({ ctx, input }) => completeSetup(ctx.db, input)),
+    .mutation(async ({ ctx, input }) => {
+      const session = await completeSetupAndSignIn(ctx.db, input);
+      ctx.dashboard.startSession(session);
+      return { email: session.user.email };
+    }),
 });

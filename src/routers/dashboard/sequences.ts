@@ -7,6 +7,8 @@ import { deleteSequence } from '../../services/sequences/delete-sequence';
 import { enrollByIds } from '../../services/sequences/enroll-by-ids';
 import { getSequence, listSequences } from '../../services/sequences/list-sequences';
 import { listSequenceRuns } from '../../services/sequences/list-runs';
+import { sequenceNames } from '../../services/sequences/sequence-names';
+import { MAX_LIST_LIMIT } from '../../schemas/list';
 import { countRunPositions } from '../../services/sequences/run-positions';
 import { changeSequence, createSequence, setSequenceStatus } from '../../services/sequences/sequence-admin';
 import { listVersions } from '../../services/sequences/version-history';
@@ -38,6 +40,11 @@ export const dashboardSequencesRouter = router({
     const page = await listSequenceRuns(ctx.db, { ...runFilters(input), accountId: ctx.accountId, sequenceId: input.id });
     return { runs: page.items, nextCursor: page.nextCursor };
   }),
+
+  // Names for the sequences of a page of runs (a contact's), archived ones too.
+  names: sessionProcedure
+    .input(z.object({ ids: z.array(z.string().max(64)).max(MAX_LIST_LIMIT, `At most ${MAX_LIST_LIMIT} ids`) }))
+    .query(async ({ ctx, input }) => ({ names: await sequenceNames(ctx.db, { ...input, accountId: ctx.accountId }) })),
 
   // The sequence page's counts of active runs at each step, older versions included.
   positions: sessionProcedure.input(sequenceParam).query(async ({ ctx, input }) => ({

@@ -4,7 +4,7 @@ import { withTransaction } from '../../db/sql/transaction';
 import { User, UserSession } from '../../models';
 import { decoyHash, verifyPassword } from './passwords';
 import { generateToken, hashToken, TOKEN_FORMAT } from './tokens';
-import { normalizeEmail } from './users';
+import { completeSetup, normalizeEmail } from './users';
 
 // Sign-in sessions, kept server-side: a session ends after 12 h unused or 30 days after sign-in,
 // whichever comes first, on sign-out, and when its user is disabled.
@@ -38,6 +38,19 @@ export async function signIn(
   const usable = user && user.active && user.passwordHash !== null;
   const matches = await verifyPassword(input.password, usable ? user.passwordHash! : await decoyHash());
   if (!usable || !matches) return null;
+  return openSession(db, user, now);
+}
+
+// The setup link's password, then a session as sign-in opens one: whoever sets their password
+// is signed in, without typing it again. The setup's refusals are its own (SETUP_LINK_INVALID).
+export async function completeSetupAndSignIn(db: Database, input: { token: string; password: string }, now = new Date()): Promise<NewSession> {
+  const { email } = await completeSetup(db, input, now);
+  const user = await User.findOne({ where: { email } });
+  if (!user) throw new Error(`the user ${email} set up just now is gone`);
+  return openSession(db, user, now);
+}
+
+async function openSession(db: Database, user: User, now: Date): Promise<NewSession> {
   const token = generateToken();
   const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
   const session = await withTransaction(db, async (transaction) => {

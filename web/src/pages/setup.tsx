@@ -1,8 +1,8 @@
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ErrorBanner } from '../components/error-banner';
 import { Field } from '../components/field';
-import { Link, PRODUCT, useLocation } from '../router';
+import { HOME, Link, navigate, PRODUCT, useLocation } from '../router';
 import { fieldErrors, trpc } from '../trpc';
 
 export function SetupPage() {
@@ -13,7 +13,17 @@ export function SetupPage() {
   const [mismatch, setMismatch] = useState(false);
   // Whose password this is, and the service's rule for it, before anything is typed.
   const info = useQuery({ ...trpc.dashboard.auth.setupInfo.queryOptions({ token }), staleTime: Infinity });
-  const setup = useMutation(trpc.dashboard.auth.setup.mutationOptions());
+  const queryClient = useQueryClient();
+  // Setting the password signs its person in (as sign-in does): on to the dashboard, as them.
+  const setup = useMutation(
+    trpc.dashboard.auth.setup.mutationOptions({
+      // Whoever was signed in here before is not any more: nothing of theirs is kept.
+      onSuccess: async () => {
+        await queryClient.resetQueries();
+        navigate(HOME, { replace: true });
+      },
+    }),
+  );
   const errors = fieldErrors(setup.error);
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -21,21 +31,6 @@ export function SetupPage() {
     if (password === confirm) setup.mutate({ token, password });
   };
 
-  if (setup.isSuccess) {
-    return (
-      <main className="center">
-        <div className="card">
-          <h1>Password set</h1>
-          <p role="status">
-            The password for <strong>{setup.data.email}</strong> is set. This link cannot be used again.
-          </p>
-          <Link className="button" to="/sign-in">
-            Sign in
-          </Link>
-        </div>
-      </main>
-    );
-  }
   if (info.isError) {
     return (
       <main className="center">

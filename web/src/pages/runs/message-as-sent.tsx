@@ -19,6 +19,9 @@ export function MessageStatus({ status }: { status: string }) {
   return <span className={`badge ${TONE[status] ?? 'disabled'}`}>{status[0].toUpperCase() + status.slice(1)}</span>;
 }
 
+// A message that will not go out (any more): nothing of it is "not sent yet".
+const ENDED_UNSENT = new Set(['skipped', 'cancelled', 'failed']);
+
 type Content = Record<string, unknown>;
 const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
 
@@ -55,9 +58,10 @@ export function MessageAsSent({ message, content }: { message: SentMessage; cont
           </div>
         )}
       </dl>
-      {/* Skipped or cancelled before it went out: it never will, so nothing was rendered. */}
+      {/* Skipped or cancelled before it went out: it never will, so nothing was rendered. A
+          failed one says so, and why, in its Delivery line: nothing more to add. */}
       {!content && (message.status === 'skipped' || message.status === 'cancelled') && <p className="meta">Never sent: nothing was rendered.</p>}
-      {!content && message.status !== 'skipped' && message.status !== 'cancelled' && <p className="meta">Not sent yet: the message is rendered when it goes out.</p>}
+      {!content && !ENDED_UNSENT.has(message.status) && <p className="meta">Not sent yet: the message is rendered when it goes out.</p>}
       {content && email && (
         <iframe className="email-frame" sandbox="" title={`The email as sent: ${message.subject ?? 'no subject'}`} srcDoc={text(content.html) ?? ''} />
       )}

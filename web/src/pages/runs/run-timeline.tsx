@@ -7,7 +7,12 @@ import { MessageAsSent } from './message-as-sent';
 import { executionDetailInWords, type RunPageData } from './run-data';
 import './runs.css';
 
-const OUTCOME: Record<string, string> = { running: 'pending', succeeded: 'active', failed: 'failed', skipped: 'disabled' };
+const OUTCOME: Record<string, string> = { running: 'pending', paused: 'expired', succeeded: 'active', failed: 'failed', skipped: 'disabled' };
+
+// The step under way of a paused run is not going on: it says Paused, as the run's badge does.
+function executionStatus(execution: { status: string }, run: { status: string }): string {
+  return execution.status === 'running' && run.status === 'paused' ? 'paused' : execution.status;
+}
 
 // What a step does, in words; a webhook step by its endpoint's URL, or saying that the endpoint
 // is gone (its calls then fail at once).
@@ -26,6 +31,10 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
   const { run } = data;
   const steps = new Map((data.steps as Step[]).map((step) => [step.id, step]));
   const shown = new Set<string>();
+  // A message's failure is said once, in its Delivery line: its step's reason and the run's
+  // end, when they only repeat it, are left out.
+  const said: string[] = [];
+  const repeats = (reason: string | null) => reason !== null && said.some((text) => reason.includes(text));
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
   return (
     <div className="timeline-wrap">
@@ -57,14 +66,15 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
             const words = stepWords(steps.get(execution.stepId), data.endpoints);
             const message = execution.message && !shown.has(execution.message.id) ? execution.message : null;
             if (message) shown.add(message.id);
+            if (message?.status === 'failed' && message.error) said.push(message.error);
+            const reason = repeats(execution.reason) ? null : execution.reason;
             const detail = executionDetailInWords(execution, data.steps as Step[]);
+            const status = executionStatus(execution, run);
             return (
-              <li key={`${execution.stepId}-${i}`} className={`event ${execution.status}`}>
+              <li key={`${execution.stepId}-${i}`} className={`event ${status}`}>
                 <div className="event-head">
                   <span className="step-id">{execution.stepId}</span>
-                  <span className={`badge ${OUTCOME[execution.status] ?? 'disabled'}`}>
-                    {execution.status[0].toUpperCase() + execution.status.slice(1)}
-                  </span>
+                  <span className={`badge ${OUTCOME[status] ?? 'disabled'}`}>{status[0].toUpperCase() + status.slice(1)}</span>
                   {execution.attempt > 1 && <span className="meta">attempt {execution.attempt}</span>}
                   <span className="meta event-time">
                     <When iso={execution.startedAt} />
@@ -79,7 +89,7 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
                 <p className={`event-what${words.gone ? ' gone' : ''}`}>
                   <PartsText parts={words.parts} />
                 </p>
-                {execution.reason && <p className="event-reason">{execution.reason}</p>}
+                {reason && <p className="event-reason">{reason}</p>}
                 {detail && <p className="meta">{detail}</p>}
                 {message && <MessageAsSent message={message} content={data.contents[message.id]} />}
               </li>
@@ -90,7 +100,7 @@ export function RunTimeline({ data, headingLevel = 2 }: { data: RunPageData; hea
       {!['pending', 'running', 'paused'].includes(run.status) && (
         <p className="timeline-end">
           <RunStatus status={run.status} /> <When iso={run.completedAt} />
-          {run.reason && <span className="event-reason"> {run.reason}</span>}
+          {run.reason && !repeats(run.reason) && <span className="event-reason"> {run.reason}</span>}
         </p>
       )}
     </div>

@@ -112,7 +112,7 @@ function ConversionsSummary({ conversions, goal }: { conversions: Conversions; g
 }
 
 function Funnel({ steps, conversions }: { steps: Stats['steps']; conversions: Conversions | null }) {
-  if (steps.length === 0) return <p>No steps, so no funnel: this sequence&apos;s runs are moved from outside.</p>;
+  if (steps.length === 0) return <p>No steps yet, so no funnel: add steps in the Builder above, and this shows how far contacts get through each one.</p>;
   const widest = Math.max(1, ...steps.map((step) => step.reached));
   const converted = new Map((conversions?.steps ?? []).map((step) => [step.stepId, step.converted]));
   return (

@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { ChannelPauseBanners } from '../../components/channel-pause-banner';
 import { ErrorBanner } from '../../components/error-banner';
 import { ItemPage } from '../../components/item-page';
+import { usePageTitle } from '../../components/page-title';
 import { None } from '../../components/none';
 import { Pager } from '../../components/pager';
 import { QueryState } from '../../components/query-state';
@@ -16,7 +17,6 @@ import { DeletePanel } from './delete-panel';
 import { RunCells } from './run-cells';
 import { RunStatus } from './run-status';
 import { SEQUENCE_STATUSES, type SequenceStatus } from './sequence-statuses';
-import { StepsPanel } from './steps-panel';
 import { AnalyticsPanel } from './analytics-panel';
 import { BuilderPanel } from './builder/builder-panel';
 import { EntryForm, GoalForm } from './builder/entry-goal-forms';
@@ -36,7 +36,7 @@ const RUN_FILTER = [
   ['cancelled', 'Cancelled'],
 ] as const;
 type RunFilter = (typeof RUN_FILTER)[number][0];
-const RUN_COLUMNS = ['Contact', 'Status', 'Started', 'Ended', 'Step'];
+const RUN_COLUMNS = ['Contact', 'Status', 'Started', 'Ended', 'Step', 'Run'];
 
 function useSequence(id: string) {
   return useQuery(trpc.dashboard.sequences.get.queryOptions({ id }));
@@ -45,18 +45,19 @@ function useSequence(id: string) {
 const LIST = { to: '/sequences', label: 'Sequences' };
 
 export function SequencePage({ id }: { id: string }) {
+  const query = useSequence(id);
+  // Headed and titled by its name, archived or not, as a contact's page is by the contact's.
+  usePageTitle(query.data?.sequence.name);
   return (
-    <ItemPage query={useSequence(id)} loading="Loading the sequence…" list={LIST} crumb={({ sequence }) => sequence.name}>
+    <ItemPage query={query} loading="Loading the sequence…" list={LIST} crumb={({ sequence }) => sequence.name}>
       {({ sequence }) => (
         <>
           <ChannelPauseBanners sequenceId={sequence.id} />
-          <div className="panels">
-            <Facts sequence={sequence} />
-            <StatusPanel sequence={sequence} key={sequence.status} />
-          </div>
-          <StepsPanel sequence={sequence} />
-          <AnalyticsPanel sequence={sequence} />
+          <Facts sequence={sequence} />
+          {/* The steps first, where a marketer builds them; then how it goes and its settings. */}
           <BuilderPanel sequence={sequence} />
+          <StatusPanel sequence={sequence} key={sequence.status} />
+          <AnalyticsPanel sequence={sequence} />
           <div className="panels">
             <ExitRulesForm sequence={sequence} />
             <SendingWindowForm sequence={sequence} />
@@ -76,7 +77,7 @@ export function SequencePage({ id }: { id: string }) {
 
 function Facts({ sequence }: { sequence: Sequence }) {
   return (
-    <dl className="facts">
+    <dl className="facts sequence-facts">
       <div>
         <dt>Name</dt>
         <dd>{sequence.name}</dd>
@@ -148,15 +149,24 @@ function RunsPanel({ sequence }: { sequence: Sequence }) {
         {(data) => (
           <>
             <Table caption="Runs of this sequence, newest first" columns={RUN_COLUMNS}>
-              {data.runs.map((run) => (
-                <tr key={run.id}>
-                  <th scope="row">
-                    <Link to={`/contacts/${run.contactId}`}>{emails.data?.emails[run.contactId] ?? `Contact ${run.contactId.slice(0, 8)}…`}</Link>
-                  </th>
-                  <RunCells run={run} />
-                  <StepCell run={run} currentVersion={sequence.version} />
-                </tr>
-              ))}
+              {data.runs.map((run) => {
+                const contact = emails.data?.emails[run.contactId] ?? `Contact ${run.contactId.slice(0, 8)}…`;
+                return (
+                  <tr key={run.id}>
+                    <th scope="row">
+                      <Link to={`/contacts/${run.contactId}`}>{contact}</Link>
+                    </th>
+                    <RunCells run={run} />
+                    <StepCell run={run} currentVersion={sequence.version} />
+                    <td>
+                      {/* One click to the run's timeline, not three through its contact's page. */}
+                      <Link to={`/runs/${run.id}`}>
+                        Open the run<span className="visually-hidden"> of {contact}</span>
+                      </Link>
+                    </td>
+                  </tr>
+                );
+              })}
             </Table>
             <Pager pages={pages} nextCursor={data.nextCursor} label="Runs" />
           </>

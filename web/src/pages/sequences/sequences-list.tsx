@@ -20,15 +20,17 @@ import './sequences.css';
 
 export { SEQUENCE_STATUSES, type SequenceStatus } from './sequence-statuses';
 
+// The figures' headings wrap (two short lines) and the actions keep to their buttons' width:
+// the whole table, Actions included, fits beside the menu at 1280 px.
 const COLUMNS = [
   'Name',
   'Status',
   { label: 'Version', className: 'number' },
-  { label: 'Active runs', className: 'number' },
-  { label: 'Completed, 7 days', className: 'number' },
-  { label: 'Messages sent, 7 days', className: 'number' },
+  { label: 'Active runs', className: 'number wrap-heading' },
+  { label: 'Completed, 7 days', className: 'number wrap-heading' },
+  { label: 'Messages sent, 7 days', className: 'number wrap-heading' },
   'Created',
-  { label: 'Actions', hidden: true, className: 'actions-cell' },
+  { label: 'Actions', className: 'actions-cell' },
 ];
 
 type Listed = { id: string; name: string; status: SequenceStatus };

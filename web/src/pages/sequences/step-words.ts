@@ -11,7 +11,6 @@ export type Sequence = inferRouterOutputs<AppRouter>['dashboard']['sequences']['
 export type Step = Sequence['steps'][number] & { id: string };
 type Condition = Extract<Step, { type: 'branch' }>['if'];
 type PropertyCondition = Extract<Condition, { property: string }>;
-type ExitRule = Sequence['exitWhen'][number];
 type Window = NonNullable<Sequence['sendingWindow']>;
 
 const WEEK = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
@@ -184,41 +183,4 @@ export function matchInWords(match: Record<string, string | number | boolean> | 
 export function variantShares<V extends { id: string; weight: number; next: string }>(variants: readonly V[]): Array<V & { share: string }> {
   const total = variants.reduce((sum, variant) => sum + (variant.weight > 0 ? variant.weight : 0), 0);
   return variants.map((variant) => ({ ...variant, share: total > 0 && variant.weight > 0 ? `${Math.round((variant.weight / total) * 1000) / 10}%` : '0%' }));
-}
-
-type Entry = NonNullable<Sequence['entry']>;
-type Goal = NonNullable<Sequence['goal']>;
-
-function whereInWords(where: readonly PropertyCondition[] | undefined): string {
-  return where && where.length > 0 ? ` whose ${list(where.map(propertyConditionInWords), 'and')}` : '';
-}
-
-export function entryInWords(entry: Entry | null): string {
-  if (!entry) return 'None: runs start only when the API enrolls a contact.';
-  const reentry =
-    entry.reentry === 'never'
-      ? 'A contact never enters twice.'
-      : typeof entry.reentry === 'object'
-        ? `A contact enters again ${durationInWords(entry.reentry.after)} after its previous run started.`
-        : 'A contact enters again once its previous run has ended.';
-  return `Each activity ${entry.activity}${whereInWords(entry.where)} enrolls its contact. ${reentry}`;
-}
-
-export function goalInWords(goal: Goal | null): string {
-  if (!goal) return 'None.';
-  const within = goal.within ? ` within ${durationInWords(goal.within)} of its start` : '';
-  return `A run completes as converted when its contact has an activity ${goal.activity}${whereInWords(goal.where)}${within}.`;
-}
-
-export function exitRulesInWords(rules: readonly ExitRule[]): string {
-  if (rules.length === 0) return 'None.';
-  const cases = rules.map((rule) => ('tag' in rule ? `gets tag ${rule.tag}` : `unsubscribes from ${rule.unsubscribed === 'email' ? 'email' : 'WhatsApp'}`));
-  return `A run is cancelled when the contact ${list(cases, 'or')}.`;
-}
-
-export function windowInWords(window: Window | null): string {
-  if (!window) return 'None: steps act whenever they are due.';
-  const hours = window.from !== undefined && window.to !== undefined ? `${window.from} to ${window.to}` : 'all day';
-  const zone = window.useContactTimeZone ? `in the contact's time zone (${window.timeZone} when it has none)` : `${window.timeZone} time`;
-  return `Tag, update, webhook, email and WhatsApp steps act ${weekdaysInWords(window.weekdays)}, ${hours}, ${zone}.`;
 }

@@ -23,9 +23,10 @@ export function RunsPanel({ contact }: { contact: Contact }) {
     ...trpc.dashboard.contacts.runs.queryOptions({ id: contact.id, limit: 20, cursor: pages.cursor }),
     placeholderData: keepPreviousData,
   });
-  // Sequence names for the runs: an account has few sequences, one page holds them.
-  const sequences = useQuery(trpc.dashboard.sequences.list.queryOptions({ limit: 200 }));
-  const names = new Map(sequences.data?.sequences.map((s) => [s.id, s.name]));
+  // The runs' sequences by name, archived ones too (the Sequences list leaves those out).
+  const ids = [...new Set(runs.data?.runs.map((run) => run.sequenceId) ?? [])];
+  const sequences = useQuery({ ...trpc.dashboard.sequences.names.queryOptions({ ids }), enabled: ids.length > 0, placeholderData: keepPreviousData });
+  const names = new Map(Object.entries(sequences.data?.names ?? {}));
   const [leaving, setLeaving] = useState<Leaving | null>(null);
   const [enrolling, setEnrolling] = useState(false);
   const [open, setOpen] = useState<string | null>(null);

@@ -6,6 +6,7 @@ import { SelectField } from '../../../components/select-field';
 import { fieldErrors, trpc } from '../../../trpc';
 import type { Sequence } from '../step-words';
 import { WeekdaysField, type Weekday } from './fields';
+import { canonical } from './model';
 import { exitRulesProblems, windowProblems } from './validate';
 
 // The exit rules and the sending window, each its own form, saved through the same update
@@ -32,6 +33,8 @@ export function ExitRulesForm({ sequence }: { sequence: Sequence }) {
   const [saved, setSaved] = useState(false);
   const update = useUpdate(() => setSaved(true));
   const errors = { ...clientErrors, ...fieldErrors(update.error) };
+  // As Save steps: nothing to save until the rules differ from the stored ones.
+  const dirty = canonical(rules) !== canonical(sequence.exitWhen);
   const set = (next: ExitRule[]) => {
     setRules(next);
     setSaved(false);
@@ -92,7 +95,7 @@ export function ExitRulesForm({ sequence }: { sequence: Sequence }) {
           <button type="button" className="secondary" onClick={() => set([...rules, { tag: '' }])}>
             Add a rule
           </button>
-          <button type="submit" disabled={update.isPending}>
+          <button type="submit" disabled={!dirty || update.isPending}>
             Save exit rules
           </button>
         </div>
@@ -109,6 +112,7 @@ export function SendingWindowForm({ sequence }: { sequence: Sequence }) {
   const [saved, setSaved] = useState(false);
   const update = useUpdate(() => setSaved(true));
   const errors = { ...clientErrors, ...fieldErrors(update.error) };
+  const dirty = canonical(enabled ? window : null) !== canonical(sequence.sendingWindow);
   const set = (next: Partial<Window>) => {
     const merged = { ...window, ...next };
     for (const key of ['from', 'to', 'weekdays', 'useContactTimeZone'] as const) if (merged[key] === undefined || merged[key] === '') delete merged[key];
@@ -172,7 +176,7 @@ export function SendingWindowForm({ sequence }: { sequence: Sequence }) {
           </p>
         )}
         <div className="actions start">
-          <button type="submit" disabled={update.isPending}>
+          <button type="submit" disabled={!dirty || update.isPending}>
             Save sending window
           </button>
         </div>
