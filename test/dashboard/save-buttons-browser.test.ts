@@ -63,4 +63,38 @@ describe(browserSuite('the sequence page save buttons'), function () {
     expect((await caller(tenant.key).sequences.get({ id: sequence.id })).sequence.exitWhen).to.deep.equal([{ tag: 'purchased' }, { tag: 'churned' }]);
     await lookAtBothWidths(page, 'save-buttons-saved');
   });
+
+  it('keeps Save entry and Save goal disabled until their form differs from what is stored', async () => {
+    const tenant = await buildTenant();
+    const { sequence } = await caller(tenant.key).sequences.create({
+      name: 'Carts',
+      status: 'draft',
+      steps: [{ id: 'settle', type: 'wait', duration: 'PT1H' }],
+      entry: { activity: 'cart_abandoned', reentry: 'never' },
+      goal: { activity: 'checkout_completed', within: 'P7D' },
+    });
+    const user = await buildUser(tenant.accountId);
+    const page = await dashboard.newPage();
+    await signInAt(page, `${dashboard.base}/dashboard/sequences/${sequence.id}`, user.email);
+    const entry = page.getByRole('region', { name: 'Entry by activity' });
+    const goal = page.getByRole('region', { name: 'Goal' });
+    const saveEntry = entry.getByRole('button', { name: 'Save entry' });
+    const saveGoal = goal.getByRole('button', { name: 'Save goal' });
+    await saveEntry.waitFor();
+    expect(await saveEntry.isDisabled(), 'Save entry, unchanged').to.equal(true);
+    expect(await saveGoal.isDisabled(), 'Save goal, unchanged').to.equal(true);
+
+    await goal.getByLabel('Goal activity').fill('order_placed');
+    expect(await saveGoal.isEnabled(), 'Save goal, changed').to.equal(true);
+    expect(await saveEntry.isDisabled()).to.equal(true);
+    await goal.getByLabel('Goal activity').fill('checkout_completed');
+    expect(await saveGoal.isDisabled(), 'Save goal, changed back').to.equal(true);
+
+    await entry.getByLabel('Entry activity').fill('cart_left');
+    await saveEntry.click();
+    await entry.getByText('Entry saved.').waitFor();
+    await saveEntry.and(page.locator(':disabled')).waitFor({ timeout: 5_000 });
+    expect((await caller(tenant.key).sequences.get({ id: sequence.id })).sequence.entry).to.deep.include({ activity: 'cart_left', reentry: 'never' });
+    await lookAtBothWidths(page, 'save-buttons-entry-goal');
+  });
 });

@@ -7,12 +7,14 @@ import { Field } from '../../../components/field';
 import { fieldErrors, trpc } from '../../../trpc';
 import { durationHint, type Sequence } from '../step-words';
 import { WhereFields, type PropertyCondition } from './property-condition-fields';
+import { canonical } from './model';
 import { entryProblems, goalProblems } from './validate';
 
 // The sequence's entry by event and its goal (docs/activities.md), each its own form beside the
 // exit rules and the sending window, saved through the same update procedure: they apply to the
 // sequence, not to a version of its steps. Each is optional: unticked and saved, it is sent as
-// null, which removes it.
+// null, which removes it. Like every save button of the builder, each is enabled only once its
+// form differs from what is stored.
 
 type Entry = NonNullable<Sequence['entry']>;
 type Goal = NonNullable<Sequence['goal']>;
@@ -43,6 +45,13 @@ function useSettingsForm(sequence: Sequence, key: 'entry' | 'goal') {
       return next;
     });
   const blocked = Object.keys(problems).length > 0;
+  // A field's setter that also takes back the "saved" note.
+  const changed =
+    <T,>(set: (value: T) => void) =>
+    (value: T) => {
+      set(value);
+      setSaved(false);
+    };
   const save = (value: Entry | Goal | null, check: (value: unknown) => Record<string, string>) => {
     update.reset();
     if (blocked) return;
@@ -50,7 +59,7 @@ function useSettingsForm(sequence: Sequence, key: 'entry' | 'goal') {
     setClientErrors(found);
     if (Object.keys(found).length === 0) update.mutate({ id: sequence.id, [key]: value } as UpdateInput);
   };
-  return { update, errors, saved, setSaved, onProblem, blocked, save };
+  return { update, errors, saved, changed, onProblem, blocked, save };
 }
 
 function SettingsPanel({ id, title, hint, children }: { id: string; title: string; hint: ReactNode; children: ReactNode }) {
@@ -78,16 +87,12 @@ export function EntryForm({ sequence }: { sequence: Sequence }) {
   const [reentry, setReentry] = useState<Reentry>(typeof stored?.reentry === 'object' ? 'after' : (stored?.reentry ?? 'after_exit'));
   const [after, setAfter] = useState(typeof stored?.reentry === 'object' ? stored.reentry.after : 'P30D');
   const form = useSettingsForm(sequence, 'entry');
-  const { errors } = form;
-  const changed = <T,>(set: (value: T) => void) => (value: T) => {
-    set(value);
-    form.setSaved(false);
-  };
+  const { errors, changed } = form;
+  const entry: Entry | null = enabled
+    ? withoutEmpty({ activity, where, reentry: reentry === 'after' ? { after } : reentry === 'never' ? ('never' as const) : undefined })
+    : null;
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const entry: Entry | null = enabled
-      ? withoutEmpty({ activity, where, reentry: reentry === 'after' ? { after } : reentry === 'never' ? ('never' as const) : undefined })
-      : null;
     form.save(entry, entryProblems);
   };
   return (
@@ -128,7 +133,7 @@ export function EntryForm({ sequence }: { sequence: Sequence }) {
             )}
           </>
         )}
-        <SettingsFooter form={form} what="Entry" />
+        <SettingsFooter form={form} what="Entry" dirty={canonical(entry) !== canonical(stored)} />
       </form>
     </SettingsPanel>
   );
@@ -141,14 +146,11 @@ export function GoalForm({ sequence }: { sequence: Sequence }) {
   const [where, setWhere] = useState<PropertyCondition[]>(stored?.where ?? []);
   const [within, setWithin] = useState(stored?.within ?? '');
   const form = useSettingsForm(sequence, 'goal');
-  const { errors } = form;
-  const changed = <T,>(set: (value: T) => void) => (value: T) => {
-    set(value);
-    form.setSaved(false);
-  };
+  const { errors, changed } = form;
+  const goal: Goal | null = enabled ? withoutEmpty({ activity, where, within: within.trim() }) : null;
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    form.save(enabled ? withoutEmpty({ activity, where, within: within.trim() }) : null, goalProblems);
+    form.save(goal, goalProblems);
   };
   return (
     <SettingsPanel id="goal-heading" title="Goal" hint="A run whose contact has a matching activity completes at once as converted (goal_met), wherever it is.">
@@ -170,13 +172,13 @@ export function GoalForm({ sequence }: { sequence: Sequence }) {
             />
           </>
         )}
-        <SettingsFooter form={form} what="Goal" />
+        <SettingsFooter form={form} what="Goal" dirty={canonical(goal) !== canonical(stored)} />
       </form>
     </SettingsPanel>
   );
 }
 
-function SettingsFooter({ form, what }: { form: ReturnType<typeof useSettingsForm>; what: string }) {
+function SettingsFooter({ form, what, dirty }: { form: ReturnType<typeof useSettingsForm>; what: string; dirty: boolean }) {
   return (
     <>
       <ErrorBanner error={form.update.error} />
@@ -192,7 +194,7 @@ function SettingsFooter({ form, what }: { form: ReturnType<typeof useSettingsFor
         </p>
       )}
       <div className="actions start">
-        <button type="submit" disabled={form.update.isPending || form.blocked}>
+        <button type="submit" disabled={!dirty || form.update.isPending || form.blocked}>
           Save {what.toLowerCase()}
         </button>
       </div>
