@@ -1,8 +1,7 @@
 import { useRef, useState } from 'react';
-import type { inferRouterInputs } from '@trpc/server';
-import type { AppRouter } from '../../../../src/routers/app-router';
 import { CodeField, type CodeFieldHandle } from './code-field';
-import { ContactPicker, MessagePreview, type PreviewContact } from './message-preview';
+import { ContactPicker, MessagePreview } from './message-preview';
+import type { EmailStep, MessageStepInput, PreviewContact, WhatsAppStep } from './message-types';
 import { SendTest } from './send-test';
 import { templateErrors, type TemplateError } from './template-errors';
 import { customFieldPaths, liquidOutput, VARIABLE_GROUPS } from './variables';
@@ -14,11 +13,6 @@ import './message-editor.css';
 // at its line. It holds no saved state: the step comes in, each change goes out by onChange,
 // and whoever mounts it saves (the builder's step form; the message page for now).
 // This file and what it imports are one lazily loaded chunk (CodeMirror is most of it).
-
-type StepInput = NonNullable<inferRouterInputs<AppRouter>['dashboard']['messages']['preview']['step']>;
-export type MessageStepInput = Extract<StepInput, { type: 'email' } | { type: 'whatsapp' }>;
-type EmailStep = Extract<StepInput, { type: 'email' }>;
-type WhatsAppStep = Extract<StepInput, { type: 'whatsapp' }>;
 
 export interface MessageEditorProps {
   sequenceId: string;

@@ -2,8 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { ErrorBanner } from '../error-banner';
 import { fieldErrors, trpc } from '../../trpc';
-import type { MessageStepInput } from './message-editor';
-import type { PreviewContact } from './message-preview';
+import type { MessageStepInput, PreviewContact } from './message-types';
 
 // "Send a test": the step as edited, rendered for the preview's contact, sent once to the
 // address typed here through the account's sender (dashboard.messages.sendTest). It is recorded
