@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { stepInputSchema } from '../../schemas/sequence-definition';
 import { DEFAULT_CHANNEL_SETTINGS } from '../../services/channels/channel-settings';
-import { previewMessage } from '../../services/messages/preview-message';
+import { checkDraftStep, previewMessage } from '../../services/messages/preview-message';
 import { sendTestEmail } from '../../services/messages/send-test-email';
 import { ValidationError } from '../../errors/app-errors';
 import { sessionProcedure } from '../../trpc/dashboard-procedures';
@@ -28,6 +28,16 @@ export const dashboardMessagesRouter = router({
         ctx.channels ?? DEFAULT_CHANNEL_SETTINGS,
       ),
     })),
+
+  // The message editor's check as it is typed in, before (or without) a preview contact: the
+  // step's templates parsed as a save and the preview parse them. A template that does not parse
+  // is a 400 naming the field and its line, as the preview's.
+  check: sessionProcedure
+    .input(z.object({ stepId: z.string().min(1).max(64), step: stepInputSchema }))
+    .mutation(({ input }) => {
+      checkDraftStep(input.stepId, input.step);
+      return { ok: true as const };
+    }),
 
   // "Send a test": the step as edited, rendered for the preview's contact, sent once to `to`
   // through the account's sender and recorded as a test message (src/services/messages/

@@ -3,7 +3,8 @@ import { CodeField, type CodeFieldHandle } from './code-field';
 import { ContactPicker, MessagePreview } from './message-preview';
 import type { EmailStep, MessageStepInput, PreviewContact, WhatsAppStep } from './message-types';
 import { SendTest } from './send-test';
-import { templateErrors, type TemplateError } from './template-errors';
+import { useTemplateCheck } from './template-check';
+import { templateErrors, templateErrorsOf, type TemplateError } from './template-errors';
 import { customFieldPaths, liquidOutput, VARIABLE_GROUPS } from './variables';
 import './message-editor.css';
 
@@ -19,8 +20,8 @@ export interface MessageEditorProps {
   stepId: string;
   step: MessageStepInput;
   onChange: (step: MessageStepInput) => void;
-  // Errors the caller got for this step (a save's 400), shown like the preview's.
-  error?: unknown;
+  // Errors the caller has for this step by path inside it (a save's 400: `html`), shown like the check's.
+  errors?: Record<string, string>;
 }
 
 interface Template {
@@ -64,13 +65,15 @@ function withTemplate(step: MessageStepInput, path: string, value: string): Mess
   return { ...step, template: { ...step.template, components } } as WhatsAppStep;
 }
 
-export function MessageEditor({ sequenceId, stepId, step, onChange, error }: MessageEditorProps) {
+export function MessageEditor({ sequenceId, stepId, step, onChange, errors: given }: MessageEditorProps) {
   const editors = useRef(new Map<string, CodeFieldHandle>());
   const templates = templatesOf(step);
   const [active, setActive] = useState(templates.find((t) => t.multiline)?.path ?? templates[0]?.path ?? '');
   const [contact, setContact] = useState<PreviewContact | null>(null);
   const [previewError, setPreviewError] = useState<unknown>(null);
-  const errors: Record<string, TemplateError> = { ...templateErrors(error), ...templateErrors(previewError) };
+  const checkError = useTemplateCheck(stepId, step);
+  // A parse error is the check's as typed; the preview adds what only rendering finds (a limit).
+  const errors: Record<string, TemplateError> = { ...templateErrorsOf(given ?? {}), ...templateErrors(previewError), ...templateErrors(checkError) };
   const customFields = customFieldPaths(contact?.customFields);
   const groups = customFields.length > 0 ? [...VARIABLE_GROUPS.slice(0, 1), { label: `Custom fields (of ${contact!.email})`, variables: customFields.map((name) => ({ name, what: name.slice('contact.customFields.'.length) })) }, ...VARIABLE_GROUPS.slice(1)] : VARIABLE_GROUPS;
   const activeLabel = templates.find((t) => t.path === active)?.label ?? '';
