@@ -58,22 +58,8 @@ export function StepForm({ step, onChange, errors, context }: { step: Step; onCh
       form = <WebhookForm step={step} onChange={onChange} errors={errors} context={context} />;
       break;
     case 'email':
-      form = (
-        <>
-          <EmailForm step={step} onChange={onChange} errors={errors} context={context} />
-          <CategoryField step={step} onChange={onChange} error={errors.category} />
-          <EditorToggle step={step} onChange={onChange} sequenceId={context.sequenceId} />
-        </>
-      );
-      break;
     case 'whatsapp':
-      form = (
-        <>
-          <WhatsAppForm step={step} onChange={onChange} errors={errors} context={context} />
-          <CategoryField step={step} onChange={onChange} error={errors.category} />
-          <EditorToggle step={step} onChange={onChange} sequenceId={context.sequenceId} />
-        </>
-      );
+      form = <MessageStepForm step={step} onChange={onChange} errors={errors} context={context} />;
       break;
     case 'wait_for':
       form = <WaitForForm step={step} onChange={onChange} errors={errors} context={context} />;
@@ -226,20 +212,35 @@ function WebhookForm({ step, onChange, errors, context }: FormProps<'webhook'>) 
   );
 }
 
-// The message editor (Liquid highlighting, the variables, a live preview for a contact) over the
-// same step as the fields above: both edit one step, and the builder's Save steps saves it. It
+// An email or WhatsApp step: its own fields, its category, and the message editor (Liquid
+// highlighting, the variables, a live preview for a contact) on demand. Opened, the editor's code
+// fields take the place of the plain template fields, so each template is shown once; the fields
+// that are no template (From, the template's name, which parameters there are) stay. Both edit one
+// step, and the builder's Save steps saves it; the save's errors are shown in the editor too. It
 // loads its own chunk the first time it is opened.
-function EditorToggle({ step, onChange, sequenceId }: { step: Of<'email'> | Of<'whatsapp'>; onChange: (step: Step) => void; sequenceId: string }) {
-  const [open, setOpen] = useState(false);
+function MessageStepForm({ step, onChange, errors, context }: FormProps<'email' | 'whatsapp'>) {
+  const [editing, setEditing] = useState(false);
+  const toggle = (
+    <button type="button" className="secondary" aria-expanded={editing} onClick={() => setEditing(!editing)}>
+      {editing ? 'Close the editor and preview' : 'Open the editor with a live preview'}
+    </button>
+  );
+  const editor = editing && <MessageEditor sequenceId={context.sequenceId} stepId={step.id} step={step} errors={errors} onChange={(next) => onChange(next as Step)} />;
   return (
-    <div className="editor-toggle">
-      <button type="button" className="secondary" aria-expanded={open} onClick={() => setOpen(!open)}>
-        {open ? 'Close the editor and preview' : 'Open the editor with a live preview'}
-      </button>
-      {open && <MessageEditor sequenceId={sequenceId} stepId={step.id} step={step} onChange={(next) => onChange(next as Step)} />}
-    </div>
+    <>
+      {step.type === 'email' ? (
+        <EmailForm step={step} onChange={onChange} errors={errors} context={context} editor={editing ? editor : null} />
+      ) : (
+        <WhatsAppForm step={step} onChange={onChange} errors={errors} context={context} editor={editing ? editor : null} />
+      )}
+      <CategoryField step={step} onChange={onChange} error={errors.category} />
+      <div className="editor-toggle">{toggle}</div>
+    </>
   );
 }
+
+// The message editor, when it is open, in place of a form's plain template fields.
+type WithEditor<T extends Step['type']> = FormProps<T> & { editor: ReactNode };
 
 const VARIABLES_HINT = (
   <>
@@ -247,9 +248,11 @@ const VARIABLES_HINT = (
   </>
 );
 
-function EmailForm({ step, onChange, errors }: FormProps<'email'>) {
+function EmailForm({ step, onChange, errors, editor }: WithEditor<'email'>) {
   return (
     <>
+      {editor || (
+        <>
       <TemplateField label="Subject" value={step.subject} error={errors.subject} hint={VARIABLES_HINT} onChange={(subject) => onChange({ ...step, subject })} />
       <TemplateField label="HTML" multiline value={step.html} error={errors.html} onChange={(html) => onChange({ ...step, html })} />
       <TemplateField
@@ -260,6 +263,8 @@ function EmailForm({ step, onChange, errors }: FormProps<'email'>) {
         error={errors.text}
         onChange={(text) => onChange({ ...step, text })}
       />
+        </>
+      )}
       <div className="field-pair">
         <Field label="From (optional)" hint="Empty: the account's sender." value={step.from ?? ''} error={errors.from} onChange={(e) => onChange({ ...step, from: e.target.value })} />
         <Field label="Reply-To (optional)" hint="Empty: the account's, if any." value={step.replyTo ?? ''} error={errors.replyTo} onChange={(e) => onChange({ ...step, replyTo: e.target.value })} />
@@ -270,7 +275,7 @@ function EmailForm({ step, onChange, errors }: FormProps<'email'>) {
 
 type Component = NonNullable<Of<'whatsapp'>['template']['components']>[number];
 
-function WhatsAppForm({ step, onChange, errors }: FormProps<'whatsapp'>) {
+function WhatsAppForm({ step, onChange, errors, editor }: WithEditor<'whatsapp'>) {
   const template = step.template;
   const components = template.components ?? [];
   const bodyIndex = components.findIndex((c) => c.type === 'body');
@@ -301,12 +306,14 @@ function WhatsAppForm({ step, onChange, errors }: FormProps<'whatsapp'>) {
         {body.length === 0 && <p className="hint">None: the template has no variables in its body.</p>}
         {body.map((parameter, i) => (
           <div className="parameter" key={i}>
-            <TemplateField
-              label={`Body parameter ${i + 1}`}
-              value={parameter.text}
-              error={errors[`template.components.${at}.parameters.${i}.text`]}
-              onChange={(text) => setBody(body.map((p, j) => (j === i ? { ...p, text } : p)))}
-            />
+            {!editor && (
+              <TemplateField
+                label={`Body parameter ${i + 1}`}
+                value={parameter.text}
+                error={errors[`template.components.${at}.parameters.${i}.text`]}
+                onChange={(text) => setBody(body.map((p, j) => (j === i ? { ...p, text } : p)))}
+              />
+            )}
             <button type="button" className="secondary" onClick={() => setBody(body.filter((_, j) => j !== i))}>
               Remove parameter {i + 1}
             </button>
@@ -316,6 +323,7 @@ function WhatsAppForm({ step, onChange, errors }: FormProps<'whatsapp'>) {
           Add a body parameter
         </button>
       </fieldset>
+      {editor}
       {others.length > 0 && <p className="hint">Also sent as they are: {others.map((c) => `${c.type} (${c.parameters.length} parameter${c.parameters.length === 1 ? '' : 's'})`).join(', ')}.</p>}
     </>
   );
