@@ -204,7 +204,8 @@ describe(TITLE, function () {
     await signIn(user.email, `/dashboard/sequences/${id}`);
     await card(1).getByRole('button', { name: 'Edit step 1' }).click();
     await card(1).getByLabel('Step id').fill('short-wait');
-    await card(1).getByLabel('Duration').fill('PT2H');
+    await card(1).getByLabel('Amount').fill('2');
+    await card(1).getByLabel('Unit').selectOption('hours');
     await builder().getByRole('button', { name: 'Save steps' }).click();
     const dialog = page.getByRole('dialog', { name: 'Save as version 2?' });
     await dialog.waitFor();

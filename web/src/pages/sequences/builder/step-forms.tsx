@@ -2,7 +2,8 @@ import { useState, type ReactNode } from 'react';
 import { Field } from '../../../components/field';
 import { MessageEditor } from '../../../components/message-editor';
 import { SelectField } from '../../../components/select-field';
-import { durationHint, type Step } from '../step-words';
+import type { Step } from '../step-words';
+import { DurationField } from './duration-field';
 import { JsonField, TagsField, TemplateField, WeekdaysField } from './fields';
 import { errorsUnder, PropertyConditionFields, type PropertyCondition } from './property-condition-fields';
 import { SplitForm } from './split-form';
@@ -84,7 +85,7 @@ export function StepForm({ step, onChange, errors, context }: { step: Step; onCh
   );
 }
 
-function WaitForm({ step, onChange, errors }: FormProps<'wait'>) {
+function WaitForm({ step, onChange, errors, context }: FormProps<'wait'>) {
   const mode = step.until ? 'until' : 'duration';
   return (
     <>
@@ -95,22 +96,21 @@ function WaitForm({ step, onChange, errors }: FormProps<'wait'>) {
           For a time
         </label>
         <label className="choice">
-          <input type="radio" name={`${step.id}-wait-mode`} checked={mode === 'until'} onChange={() => onChange({ id: step.id, type: 'wait', until: { time: '09:00' } })} />
+          <input type="radio" name={`${step.id}-wait-mode`} checked={mode === 'until'} onChange={() => {
+              context.onProblem('duration', null);
+              onChange({ id: step.id, type: 'wait', until: { time: '09:00' } });
+            }}
+          />
           Until a time of day
         </label>
       </fieldset>
       {mode === 'duration' ? (
-        <Field
+        <DurationField
           label="Duration"
-          hint={
-            <>
-              ISO 8601: <code>PT2H</code> 2 hours, <code>P3D</code> 3 days, <code>P1W</code> a week.{' '}
-              {durationHint(step.duration)}
-            </>
-          }
-          value={step.duration ?? ''}
+          value={step.duration}
           error={errors.duration}
-          onChange={(e) => onChange({ ...step, duration: e.target.value })}
+          onProblem={(problem) => context.onProblem('duration', problem)}
+          onChange={(duration) => onChange({ ...step, duration })}
         />
       ) : (
         <>
