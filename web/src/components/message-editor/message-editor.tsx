@@ -43,7 +43,8 @@ function templatesOf(step: MessageStepInput): Template[] {
   return (step.template.components ?? []).flatMap((component, c) =>
     component.parameters.map((parameter, p) => ({
       path: `template.components.${c}.parameters.${p}.text`,
-      label: `${component.type[0].toUpperCase()}${component.type.slice(1)} parameter ${p + 1}${'parameter_name' in parameter && parameter.parameter_name ? ` (${parameter.parameter_name})` : ''}`,
+      // As the builder's form names them: "Body parameter 2", "URL button 0 parameter".
+      label: `${component.type === 'button' ? `URL button ${component.index} parameter` : `${component.type === 'header' ? 'Header' : 'Body'} parameter ${p + 1}`}${'parameter_name' in parameter && parameter.parameter_name ? ` (${parameter.parameter_name})` : ''}`,
       value: parameter.text,
       multiline: false,
     })),
@@ -148,7 +149,7 @@ export function MessageEditor({ sequenceId, stepId, step, onChange, errors: give
           </p>
         )}
         <MessagePreview sequenceId={sequenceId} stepId={stepId} step={step} contact={contact} onError={setPreviewError} />
-        {contact && step.type === 'email' && <SendTest sequenceId={sequenceId} stepId={stepId} step={step} contact={contact} />}
+        {contact && <SendTest sequenceId={sequenceId} stepId={stepId} step={step} contact={contact} />}
       </section>
     </div>
   );

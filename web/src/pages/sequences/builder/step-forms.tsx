@@ -9,6 +9,7 @@ import { errorsUnder, PropertyConditionFields, type PropertyCondition } from './
 import { SplitForm } from './split-form';
 import { targetOptions } from './targets';
 import { WaitForForm } from './wait-for-form';
+import { WhatsAppForm } from './whatsapp-form';
 
 // One form per step type. Each edits the step it is given and hands back the changed step; the
 // errors are the API's (or its schemas', run here first) for this step, keyed by the path inside
@@ -240,7 +241,7 @@ function MessageStepForm({ step, onChange, errors, context }: FormProps<'email' 
 }
 
 // The message editor, when it is open, in place of a form's plain template fields.
-type WithEditor<T extends Step['type']> = FormProps<T> & { editor: ReactNode };
+export type WithEditor<T extends Step['type']> = FormProps<T> & { editor: ReactNode };
 
 const VARIABLES_HINT = (
   <>
@@ -269,62 +270,6 @@ function EmailForm({ step, onChange, errors, editor }: WithEditor<'email'>) {
         <Field label="From (optional)" hint="Empty: the account's sender." value={step.from ?? ''} error={errors.from} onChange={(e) => onChange({ ...step, from: e.target.value })} />
         <Field label="Reply-To (optional)" hint="Empty: the account's, if any." value={step.replyTo ?? ''} error={errors.replyTo} onChange={(e) => onChange({ ...step, replyTo: e.target.value })} />
       </div>
-    </>
-  );
-}
-
-type Component = NonNullable<Of<'whatsapp'>['template']['components']>[number];
-
-function WhatsAppForm({ step, onChange, errors, editor }: WithEditor<'whatsapp'>) {
-  const template = step.template;
-  const components = template.components ?? [];
-  const bodyIndex = components.findIndex((c) => c.type === 'body');
-  const body = bodyIndex >= 0 ? components[bodyIndex]!.parameters : [];
-  const others = components.filter((c) => c.type !== 'body');
-  const setTemplate = (next: Partial<typeof template>) => onChange({ ...step, template: { ...template, ...next } });
-  const setBody = (parameters: typeof body) => {
-    const next: Component[] = components.filter((c) => c.type !== 'body');
-    if (parameters.length > 0) next.splice(bodyIndex >= 0 ? bodyIndex : next.length, 0, { type: 'body', parameters });
-    const { components: _old, ...rest } = template;
-    onChange({ ...step, template: next.length > 0 ? { ...rest, components: next } : rest });
-  };
-  const at = bodyIndex >= 0 ? bodyIndex : components.length;
-  return (
-    <>
-      <div className="field-pair">
-        <Field label="Template name" hint="As approved in WhatsApp Manager." value={template.name} error={errors['template.name']} onChange={(e) => setTemplate({ name: e.target.value })} />
-        <Field
-          label="Language"
-          hint="The approved translation: en, en_US."
-          value={template.language?.code ?? ''}
-          error={errors['template.language.code'] ?? errors['template.language']}
-          onChange={(e) => setTemplate({ language: { ...template.language, code: e.target.value } })}
-        />
-      </div>
-      <fieldset className="field">
-        <legend>Body parameters</legend>
-        {body.length === 0 && <p className="hint">None: the template has no variables in its body.</p>}
-        {body.map((parameter, i) => (
-          <div className="parameter" key={i}>
-            {!editor && (
-              <TemplateField
-                label={`Body parameter ${i + 1}`}
-                value={parameter.text}
-                error={errors[`template.components.${at}.parameters.${i}.text`]}
-                onChange={(text) => setBody(body.map((p, j) => (j === i ? { ...p, text } : p)))}
-              />
-            )}
-            <button type="button" className="secondary" onClick={() => setBody(body.filter((_, j) => j !== i))}>
-              Remove parameter {i + 1}
-            </button>
-          </div>
-        ))}
-        <button type="button" className="secondary" onClick={() => setBody([...body, { type: 'text', text: '{{ contact.firstName }}' }])}>
-          Add a body parameter
-        </button>
-      </fieldset>
-      {editor}
-      {others.length > 0 && <p className="hint">Also sent as they are: {others.map((c) => `${c.type} (${c.parameters.length} parameter${c.parameters.length === 1 ? '' : 's'})`).join(', ')}.</p>}
     </>
   );
 }
