@@ -3,6 +3,7 @@ import { Field } from '../../../components/field';
 import { MessageEditor } from '../../../components/message-editor';
 import { SelectField } from '../../../components/select-field';
 import type { Step } from '../step-words';
+import type { FormContext, FormProps, Of, WithEditor } from './form-types';
 import { DurationField } from './duration-field';
 import { JsonField, TagsField, TemplateField, WeekdaysField } from './fields';
 import { errorsUnder, PropertyConditionFields, type PropertyCondition } from './property-condition-fields';
@@ -13,27 +14,8 @@ import { WhatsAppForm } from './whatsapp-form';
 
 // One form per step type. Each edits the step it is given and hands back the changed step; the
 // errors are the API's (or its schemas', run here first) for this step, keyed by the path inside
-// the step ("subject", "then", "template.name").
-
-export type Of<T extends Step['type']> = Extract<Step, { type: T }>;
-export interface FormContext {
-  // The sequence the steps belong to: the message editor previews a step of it.
-  sequenceId: string;
-  // The steps a branch, a split or a wait_for may go to, as [id, label].
-  targets: ReadonlyArray<readonly [string, string]>;
-  // The step after this one, as its label ("3. remind (Email)"); undefined for the last.
-  following?: string;
-  // The account's webhook endpoints, as [id, URL].
-  endpoints: ReadonlyArray<readonly [string, string]>;
-  // A field whose text cannot be sent yet (JSON that does not parse); null when it can.
-  onProblem: (field: string, problem: string | null) => void;
-}
-export interface FormProps<T extends Step['type']> {
-  step: Of<T>;
-  onChange: (step: Step) => void;
-  errors: Record<string, string>;
-  context: FormContext;
-}
+// the step ("subject", "then", "template.name"). Their shared types are in form-types.ts, so a
+// form in a file of its own imports no file that imports it.
 
 export function StepForm({ step, onChange, errors, context }: { step: Step; onChange: (step: Step) => void; errors: Record<string, string>; context: FormContext }) {
   const idField = (
@@ -239,9 +221,6 @@ function MessageStepForm({ step, onChange, errors, context }: FormProps<'email' 
     </>
   );
 }
-
-// The message editor, when it is open, in place of a form's plain template fields.
-export type WithEditor<T extends Step['type']> = FormProps<T> & { editor: ReactNode };
 
 const VARIABLES_HINT = (
   <>

@@ -3,7 +3,7 @@ import { Field } from '../../../components/field';
 import { SelectField } from '../../../components/select-field';
 import { matchValueInWords, type Step } from '../step-words';
 import { DurationField } from './duration-field';
-import type { FormProps } from './step-forms';
+import type { FormProps } from './form-types';
 import { targetOptions } from './targets';
 
 // A wait_for step: the activity, the property values it must carry (a Liquid template read for

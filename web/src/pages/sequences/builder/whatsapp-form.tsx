@@ -2,7 +2,7 @@ import { Field } from '../../../components/field';
 import { SelectField } from '../../../components/select-field';
 import type { Step } from '../step-words';
 import { TemplateField } from './fields';
-import type { Of, WithEditor } from './step-forms';
+import type { Of, WithEditor } from './form-types';
 
 // A WhatsApp step's template: its name and language, and the parameters of each of its parts as
 // the Cloud API takes them: the header's and the body's text variables, and each URL button's
