@@ -36,7 +36,7 @@ import type * as DocsPageModule from './openapi/docs-page';
 import type * as DocumentModule from './openapi/document';
 import { appRouter } from './routers/app-router';
 import type { ChannelSettings } from './services/channels/channel-settings';
-import { DEFAULT_TEST_SENDS_PER_MINUTE } from './services/messages/send-test-email';
+import { DEFAULT_TEST_SENDS_PER_MINUTE } from './services/messages/test-sends';
 import { SmtpTransports } from './services/messages/smtp-transports';
 import type { WebhookSettings } from './services/webhooks/webhook-settings';
 import type { ActivitySettings } from './services/activities/activity-settings';

@@ -1,5 +1,5 @@
 import type { ChannelSettings } from '../services/channels/channel-settings';
-import type { TestSendDeps } from '../services/messages/send-test-email';
+import type { TestSendDeps } from '../services/messages/test-sends';
 import type { ActivitySettings } from '../services/activities/activity-settings';
 import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import express, { type Request, type Response, type Router } from 'express';

@@ -5,7 +5,7 @@ import type { WebhookSettings } from '../services/webhooks/webhook-settings';
 import type { ChannelSettings } from '../services/channels/channel-settings';
 import type { IdempotencyScope } from '../services/idempotency/key-in-transaction';
 import type { ActivitySettings } from '../services/activities/activity-settings';
-import type { TestSendDeps } from '../services/messages/send-test-email';
+import type { TestSendDeps } from '../services/messages/test-sends';
 
 // What a procedure may set about its HTTP answer. A mutable holder, because middlewares pass
 // copies of the context on: a plain `ctx.status` set by a procedure would be lost.

@@ -1,18 +1,16 @@
 import { mkdtempSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createApp } from '../../src/app';
+import { SmtpTransports } from '../../src/services/messages/smtp-transports';
 import { caller, silentLogger } from '../support/app';
-import { browserSuite, DESKTOP, launchBrowser, lookAtBothWidths } from '../support/browser';
-import { buildUser, PASSWORD } from '../support/dashboard';
+import { browserSuite, lookAtBothWidths, serveDashboard, signInHere } from '../support/browser';
+import { channelSettings } from '../support/channels';
+import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
-import { closeServer, listenOnLoopback } from '../support/listen';
-import { SmtpTransports } from '../../src/services/messages/smtp-transports';
-import { channelSettings } from '../support/channels';
 import { startSmtpServer } from '../support/smtp-server';
 
 // The message editor in a real browser (issue 29, "Message editor"), on a sequence's email step:
@@ -27,41 +25,28 @@ const HTML = ['<h1>Hello {{ contact.firstName }}</h1>', '<p>Your plan: </p>', '<
 
 describe(TITLE, function () {
   this.timeout(120_000);
-  let browser: Browser;
-  let server: Server;
-  let base: string;
-  let context: BrowserContext;
-  let page: Page;
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
   let transports: SmtpTransports;
-
-  before(async function () {
-    browser = await launchBrowser(this);
+  // A secrets key (previews carry the signed unsubscribe link) and SMTP_URL: a real relay.
+  const dashboard = serveDashboard(async () => {
     smtp = await startSmtpServer();
     transports = new SmtpTransports({ connectionMs: 5_000, greetingMs: 5_000, socketMs: 5_000 });
-    // A secrets key (previews carry the signed unsubscribe link) and SMTP_URL: a real relay.
-    const app = createApp({
+    return createApp({
       db: testDb(),
       config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 },
       logger: silentLogger,
       channels: channelSettings({ smtpUrl: smtp.url, emailFrom: 'news@shop.example' }),
       testSends: { transports, outboxDir: mkdtempSync(path.join(tmpdir(), 'svc-editor-outbox-')) },
     });
-    ({ server, base } = await listenOnLoopback(app));
   });
   after(async () => {
-    await browser?.close();
-    await closeServer(server);
     transports?.close();
     await smtp?.close();
   });
+  let page: Page;
   beforeEach(async () => {
-    context = await browser.newContext({ viewport: DESKTOP });
-    page = await context.newPage();
+    page = await dashboard.newPage();
     page.setDefaultTimeout(15_000);
-  });
-  afterEach(async () => {
-    await context?.close();
   });
 
   const frame = () => page.frameLocator('iframe.preview-frame');
@@ -80,10 +65,8 @@ describe(TITLE, function () {
     await buildContact(tenant.accountId, { email: 'adam@example.com', firstName: 'Adam' });
     const user = await buildUser(tenant.accountId);
 
-    await page.goto(`${base}/dashboard/sequences/${sequence.id}/messages/welcome`);
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.goto(`${dashboard.base}/dashboard/sequences/${sequence.id}/messages/welcome`);
+    await signInHere(page, user.email);
     const html = page.getByRole('textbox', { name: 'HTML' });
     await html.waitFor();
     expect(await html.innerText()).to.equal(HTML);

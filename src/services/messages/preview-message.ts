@@ -34,7 +34,7 @@ export async function previewMessage(
   const sequence = await getSequence(db, { accountId: input.accountId, id: input.sequenceId });
   const contactRow = await findContactRow(db, { accountId: input.accountId, id: input.contactId });
   const index = sequence.steps.findIndex((step) => step.id === input.stepId);
-  const step = input.draft ? draftStep(input.stepId, input.draft) : sequence.steps[index];
+  const step = input.draft ? checkDraftStep(input.stepId, input.draft) : sequence.steps[index];
   if (!step || (sequence.version === null && !input.draft)) {
     throw stepError(`Step "${input.stepId}" is not a step of the sequence's current version${sequence.version === null ? ' (it has no steps)' : ` (${sequence.version})`}`);
   }
@@ -101,8 +101,10 @@ async function suppressed(db: Database, accountId: string, channel: 'email' | 'w
   return address !== null && (await findSuppression(db, accountId, { channel, address })) !== null;
 }
 
-// The step being edited, with the id it is previewed under; its templates must parse.
-function draftStep(stepId: string, draft: StepInput): StepInput & { id: string } {
+// The step being edited, with the id it is previewed under; its templates must parse. Also the
+// message editor's check as it is typed in (dashboard.messages.check), with no contact chosen:
+// a template that does not parse is a 400 naming the field and the line (`step.html`).
+export function checkDraftStep(stepId: string, draft: StepInput): StepInput & { id: string } {
   const step = { ...draft, id: stepId } as StepInput & { id: string };
   if (!isMessageStep(step)) return step;
   const problems = templateProblems(step as MessageStep);

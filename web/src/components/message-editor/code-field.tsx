@@ -1,7 +1,7 @@
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { liquid } from '@codemirror/lang-liquid';
 import { defaultHighlightStyle, syntaxHighlighting } from '@codemirror/language';
-import { EditorState, StateEffect, StateField, type Extension } from '@codemirror/state';
+import { Compartment, EditorState, StateEffect, StateField, type Extension } from '@codemirror/state';
 import { Decoration, EditorView, keymap, lineNumbers, type DecorationSet } from '@codemirror/view';
 import { forwardRef, useEffect, useImperativeHandle, useRef } from 'react';
 import { VARIABLE_COMPLETIONS } from './variables';
@@ -44,6 +44,11 @@ const THEME = EditorView.theme({
   '.cm-template-error': { backgroundColor: '#fdecea', boxShadow: 'inset 3px 0 0 #b3261e' },
   '.cm-line': { padding: '0 0.5rem' },
 });
+// The error that describes the field comes and goes as it is typed: its attribute is reconfigured.
+function describedByAttribute(describedBy: string | undefined): Extension {
+  return EditorView.contentAttributes.of(describedBy ? { 'aria-describedby': describedBy } : {});
+}
+
 const MULTILINE = EditorView.theme({ '.cm-content, .cm-gutter': { minHeight: '8rem' } });
 
 interface Props {
@@ -63,6 +68,7 @@ export const CodeField = forwardRef<CodeFieldHandle, Props>(function CodeField(p
   // The latest callbacks, for the listener made once with the view.
   const latest = useRef(props);
   latest.current = props;
+  const describedBy = useRef(new Compartment());
 
   useEffect(() => {
     const extensions: Extension[] = [
@@ -72,11 +78,8 @@ export const CodeField = forwardRef<CodeFieldHandle, Props>(function CodeField(p
       syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
       errorLine,
       EditorView.lineWrapping,
-      EditorView.contentAttributes.of({
-        'aria-label': props.label,
-        id: props.id,
-        ...(props.describedBy ? { 'aria-describedby': props.describedBy } : {}),
-      }),
+      EditorView.contentAttributes.of({ 'aria-label': props.label, id: props.id }),
+      describedBy.current.of(describedByAttribute(props.describedBy)),
       EditorView.updateListener.of((update) => {
         if (update.docChanged) latest.current.onChange(update.state.doc.toString());
         if (update.focusChanged && update.view.hasFocus) latest.current.onFocus();
@@ -107,6 +110,10 @@ export const CodeField = forwardRef<CodeFieldHandle, Props>(function CodeField(p
   useEffect(() => {
     view.current?.dispatch({ effects: setErrorLine.of(props.errorLine) });
   }, [props.errorLine, props.value]);
+
+  useEffect(() => {
+    view.current?.dispatch({ effects: describedBy.current.reconfigure(describedByAttribute(props.describedBy)) });
+  }, [props.describedBy]);
 
   useImperativeHandle(ref, () => ({
     insert(text: string) {

@@ -5,7 +5,8 @@ import type { MessageEditorProps } from './message-editor';
 // file is small; the editor and CodeMirror come in their own chunk the first time one is shown.
 const Editor = lazy(() => import('./message-editor'));
 
-export type { MessageEditorProps, MessageStepInput } from './message-editor';
+export type { MessageEditorProps } from './message-editor';
+export type { MessageStepInput } from './message-types';
 
 export function MessageEditor(props: MessageEditorProps) {
   return (

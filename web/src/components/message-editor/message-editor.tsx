@@ -1,10 +1,10 @@
 import { useRef, useState } from 'react';
-import type { inferRouterInputs } from '@trpc/server';
-import type { AppRouter } from '../../../../src/routers/app-router';
 import { CodeField, type CodeFieldHandle } from './code-field';
-import { ContactPicker, MessagePreview, type PreviewContact } from './message-preview';
+import { ContactPicker, MessagePreview } from './message-preview';
+import type { EmailStep, MessageStepInput, PreviewContact, WhatsAppStep } from './message-types';
 import { SendTest } from './send-test';
-import { templateErrors, type TemplateError } from './template-errors';
+import { useTemplateCheck } from './template-check';
+import { templateErrors, templateErrorsOf, type TemplateError } from './template-errors';
 import { customFieldPaths, liquidOutput, VARIABLE_GROUPS } from './variables';
 import './message-editor.css';
 
@@ -15,18 +15,13 @@ import './message-editor.css';
 // and whoever mounts it saves (the builder's step form; the message page for now).
 // This file and what it imports are one lazily loaded chunk (CodeMirror is most of it).
 
-type StepInput = NonNullable<inferRouterInputs<AppRouter>['dashboard']['messages']['preview']['step']>;
-export type MessageStepInput = Extract<StepInput, { type: 'email' } | { type: 'whatsapp' }>;
-type EmailStep = Extract<StepInput, { type: 'email' }>;
-type WhatsAppStep = Extract<StepInput, { type: 'whatsapp' }>;
-
 export interface MessageEditorProps {
   sequenceId: string;
   stepId: string;
   step: MessageStepInput;
   onChange: (step: MessageStepInput) => void;
-  // Errors the caller got for this step (a save's 400), shown like the preview's.
-  error?: unknown;
+  // Errors the caller has for this step by path inside it (a save's 400: `html`), shown like the check's.
+  errors?: Record<string, string>;
 }
 
 interface Template {
@@ -48,7 +43,8 @@ function templatesOf(step: MessageStepInput): Template[] {
   return (step.template.components ?? []).flatMap((component, c) =>
     component.parameters.map((parameter, p) => ({
       path: `template.components.${c}.parameters.${p}.text`,
-      label: `${component.type[0].toUpperCase()}${component.type.slice(1)} parameter ${p + 1}${'parameter_name' in parameter && parameter.parameter_name ? ` (${parameter.parameter_name})` : ''}`,
+      // As the builder's form names them: "Body parameter 2", "URL button 0 parameter".
+      label: `${component.type === 'button' ? `URL button ${component.index} parameter` : `${component.type === 'header' ? 'Header' : 'Body'} parameter ${p + 1}`}${'parameter_name' in parameter && parameter.parameter_name ? ` (${parameter.parameter_name})` : ''}`,
       value: parameter.text,
       multiline: false,
     })),
@@ -70,13 +66,15 @@ function withTemplate(step: MessageStepInput, path: string, value: string): Mess
   return { ...step, template: { ...step.template, components } } as WhatsAppStep;
 }
 
-export function MessageEditor({ sequenceId, stepId, step, onChange, error }: MessageEditorProps) {
+export function MessageEditor({ sequenceId, stepId, step, onChange, errors: given }: MessageEditorProps) {
   const editors = useRef(new Map<string, CodeFieldHandle>());
   const templates = templatesOf(step);
   const [active, setActive] = useState(templates.find((t) => t.multiline)?.path ?? templates[0]?.path ?? '');
   const [contact, setContact] = useState<PreviewContact | null>(null);
   const [previewError, setPreviewError] = useState<unknown>(null);
-  const errors: Record<string, TemplateError> = { ...templateErrors(error), ...templateErrors(previewError) };
+  const checkError = useTemplateCheck(stepId, step);
+  // A parse error is the check's as typed; the preview adds what only rendering finds (a limit).
+  const errors: Record<string, TemplateError> = { ...templateErrorsOf(given ?? {}), ...templateErrors(previewError), ...templateErrors(checkError) };
   const customFields = customFieldPaths(contact?.customFields);
   const groups = customFields.length > 0 ? [...VARIABLE_GROUPS.slice(0, 1), { label: `Custom fields (of ${contact!.email})`, variables: customFields.map((name) => ({ name, what: name.slice('contact.customFields.'.length) })) }, ...VARIABLE_GROUPS.slice(1)] : VARIABLE_GROUPS;
   const activeLabel = templates.find((t) => t.path === active)?.label ?? '';
@@ -151,7 +149,7 @@ export function MessageEditor({ sequenceId, stepId, step, onChange, error }: Mes
           </p>
         )}
         <MessagePreview sequenceId={sequenceId} stepId={stepId} step={step} contact={contact} onError={setPreviewError} />
-        {contact && step.type === 'email' && <SendTest sequenceId={sequenceId} stepId={stepId} step={step} contact={contact} />}
+        {contact && <SendTest sequenceId={sequenceId} stepId={stepId} step={step} contact={contact} />}
       </section>
     </div>
   );

@@ -4,11 +4,9 @@ import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
 import { ErrorBanner } from '../error-banner';
 import { fieldErrors, trpc } from '../../trpc';
-import type { MessageStepInput } from './message-editor';
+import type { MessageStepInput, PreviewContact } from './message-types';
 
 type PreviewOf = inferRouterOutputs<AppRouter>['dashboard']['messages']['preview']['preview'];
-
-export type PreviewContact = { id: string; email: string; customFields: Record<string, unknown> };
 
 const WIDTHS = { desktop: { label: 'Desktop', px: 800 }, phone: { label: 'Phone', px: 375 } } as const;
 

@@ -10,8 +10,13 @@ export interface TemplateError {
 const LINE = /line (\d+), column \d+/;
 
 export function templateErrors(error: unknown): Record<string, TemplateError> {
+  return templateErrorsOf(fieldErrors(error));
+}
+
+// The same from errors already by path (the builder's, for the step: `html`, `subject`).
+export function templateErrorsOf(messages: Record<string, string>): Record<string, TemplateError> {
   const found: Record<string, TemplateError> = {};
-  for (const [path, message] of Object.entries(fieldErrors(error))) {
+  for (const [path, message] of Object.entries(messages)) {
     const field = path.replace(/^steps?\.(\d+\.)?/, '');
     const line = LINE.exec(message);
     found[field] = { message, line: line ? Number(line[1]) : null };

@@ -1,7 +1,7 @@
 import { Field } from '../../../components/field';
 import { SelectField } from '../../../components/select-field';
 import { variantShares } from '../step-words';
-import type { FormProps } from './step-forms';
+import type { FormProps } from './form-types';
 import { freeId } from './model';
 import { targetOptions } from './targets';
 

@@ -2,37 +2,21 @@ import { useState, type ReactNode } from 'react';
 import { Field } from '../../../components/field';
 import { MessageEditor } from '../../../components/message-editor';
 import { SelectField } from '../../../components/select-field';
-import { durationHint, type Step } from '../step-words';
+import type { Step } from '../step-words';
+import type { FormContext, FormProps, Of, WithEditor } from './form-types';
+import { DurationField } from './duration-field';
 import { JsonField, TagsField, TemplateField, WeekdaysField } from './fields';
 import { errorsUnder, PropertyConditionFields, type PropertyCondition } from './property-condition-fields';
 import { SplitForm } from './split-form';
 import { targetOptions } from './targets';
 import { WaitForForm } from './wait-for-form';
 import { FromField } from './from-field';
+import { WhatsAppForm } from './whatsapp-form';
 
 // One form per step type. Each edits the step it is given and hands back the changed step; the
 // errors are the API's (or its schemas', run here first) for this step, keyed by the path inside
-// the step ("subject", "then", "template.name").
-
-export type Of<T extends Step['type']> = Extract<Step, { type: T }>;
-export interface FormContext {
-  // The sequence the steps belong to: the message editor previews a step of it.
-  sequenceId: string;
-  // The steps a branch, a split or a wait_for may go to, as [id, label].
-  targets: ReadonlyArray<readonly [string, string]>;
-  // The step after this one, as its label ("3. remind (Email)"); undefined for the last.
-  following?: string;
-  // The account's webhook endpoints, as [id, URL].
-  endpoints: ReadonlyArray<readonly [string, string]>;
-  // A field whose text cannot be sent yet (JSON that does not parse); null when it can.
-  onProblem: (field: string, problem: string | null) => void;
-}
-export interface FormProps<T extends Step['type']> {
-  step: Of<T>;
-  onChange: (step: Step) => void;
-  errors: Record<string, string>;
-  context: FormContext;
-}
+// the step ("subject", "then", "template.name"). Their shared types are in form-types.ts, so a
+// form in a file of its own imports no file that imports it.
 
 export function StepForm({ step, onChange, errors, context }: { step: Step; onChange: (step: Step) => void; errors: Record<string, string>; context: FormContext }) {
   const idField = (
@@ -59,22 +43,8 @@ export function StepForm({ step, onChange, errors, context }: { step: Step; onCh
       form = <WebhookForm step={step} onChange={onChange} errors={errors} context={context} />;
       break;
     case 'email':
-      form = (
-        <>
-          <EmailForm step={step} onChange={onChange} errors={errors} context={context} />
-          <CategoryField step={step} onChange={onChange} error={errors.category} />
-          <EditorToggle step={step} onChange={onChange} sequenceId={context.sequenceId} />
-        </>
-      );
-      break;
     case 'whatsapp':
-      form = (
-        <>
-          <WhatsAppForm step={step} onChange={onChange} errors={errors} context={context} />
-          <CategoryField step={step} onChange={onChange} error={errors.category} />
-          <EditorToggle step={step} onChange={onChange} sequenceId={context.sequenceId} />
-        </>
-      );
+      form = <MessageStepForm step={step} onChange={onChange} errors={errors} context={context} />;
       break;
     case 'wait_for':
       form = <WaitForForm step={step} onChange={onChange} errors={errors} context={context} />;
@@ -99,7 +69,7 @@ export function StepForm({ step, onChange, errors, context }: { step: Step; onCh
   );
 }
 
-function WaitForm({ step, onChange, errors }: FormProps<'wait'>) {
+function WaitForm({ step, onChange, errors, context }: FormProps<'wait'>) {
   const mode = step.until ? 'until' : 'duration';
   return (
     <>
@@ -110,22 +80,21 @@ function WaitForm({ step, onChange, errors }: FormProps<'wait'>) {
           For a time
         </label>
         <label className="choice">
-          <input type="radio" name={`${step.id}-wait-mode`} checked={mode === 'until'} onChange={() => onChange({ id: step.id, type: 'wait', until: { time: '09:00' } })} />
+          <input type="radio" name={`${step.id}-wait-mode`} checked={mode === 'until'} onChange={() => {
+              context.onProblem('duration', null);
+              onChange({ id: step.id, type: 'wait', until: { time: '09:00' } });
+            }}
+          />
           Until a time of day
         </label>
       </fieldset>
       {mode === 'duration' ? (
-        <Field
+        <DurationField
           label="Duration"
-          hint={
-            <>
-              ISO 8601: <code>PT2H</code> 2 hours, <code>P3D</code> 3 days, <code>P1W</code> a week.{' '}
-              {durationHint(step.duration)}
-            </>
-          }
-          value={step.duration ?? ''}
+          value={step.duration}
           error={errors.duration}
-          onChange={(e) => onChange({ ...step, duration: e.target.value })}
+          onProblem={(problem) => context.onProblem('duration', problem)}
+          onChange={(duration) => onChange({ ...step, duration })}
         />
       ) : (
         <>
@@ -227,18 +196,30 @@ function WebhookForm({ step, onChange, errors, context }: FormProps<'webhook'>) 
   );
 }
 
-// The message editor (Liquid highlighting, the variables, a live preview for a contact) over the
-// same step as the fields above: both edit one step, and the builder's Save steps saves it. It
+// An email or WhatsApp step: its own fields, its category, and the message editor (Liquid
+// highlighting, the variables, a live preview for a contact) on demand. Opened, the editor's code
+// fields take the place of the plain template fields, so each template is shown once; the fields
+// that are no template (From, the template's name, which parameters there are) stay. Both edit one
+// step, and the builder's Save steps saves it; the save's errors are shown in the editor too. It
 // loads its own chunk the first time it is opened.
-function EditorToggle({ step, onChange, sequenceId }: { step: Of<'email'> | Of<'whatsapp'>; onChange: (step: Step) => void; sequenceId: string }) {
-  const [open, setOpen] = useState(false);
+function MessageStepForm({ step, onChange, errors, context }: FormProps<'email' | 'whatsapp'>) {
+  const [editing, setEditing] = useState(false);
+  const toggle = (
+    <button type="button" className="secondary" aria-expanded={editing} onClick={() => setEditing(!editing)}>
+      {editing ? 'Close the editor and preview' : 'Open the editor with a live preview'}
+    </button>
+  );
+  const editor = editing && <MessageEditor sequenceId={context.sequenceId} stepId={step.id} step={step} errors={errors} onChange={(next) => onChange(next as Step)} />;
   return (
-    <div className="editor-toggle">
-      <button type="button" className="secondary" aria-expanded={open} onClick={() => setOpen(!open)}>
-        {open ? 'Close the editor and preview' : 'Open the editor with a live preview'}
-      </button>
-      {open && <MessageEditor sequenceId={sequenceId} stepId={step.id} step={step} onChange={(next) => onChange(next as Step)} />}
-    </div>
+    <>
+      {step.type === 'email' ? (
+        <EmailForm step={step} onChange={onChange} errors={errors} context={context} editor={editing ? editor : null} />
+      ) : (
+        <WhatsAppForm step={step} onChange={onChange} errors={errors} context={context} editor={editing ? editor : null} />
+      )}
+      <CategoryField step={step} onChange={onChange} error={errors.category} />
+      <div className="editor-toggle">{toggle}</div>
+    </>
   );
 }
 
@@ -248,9 +229,11 @@ const VARIABLES_HINT = (
   </>
 );
 
-function EmailForm({ step, onChange, errors }: FormProps<'email'>) {
+function EmailForm({ step, onChange, errors, editor }: WithEditor<'email'>) {
   return (
     <>
+      {editor || (
+        <>
       <TemplateField label="Subject" value={step.subject} error={errors.subject} hint={VARIABLES_HINT} onChange={(subject) => onChange({ ...step, subject })} />
       <TemplateField label="HTML" multiline value={step.html} error={errors.html} onChange={(html) => onChange({ ...step, html })} />
       <TemplateField
@@ -261,63 +244,12 @@ function EmailForm({ step, onChange, errors }: FormProps<'email'>) {
         error={errors.text}
         onChange={(text) => onChange({ ...step, text })}
       />
+        </>
+      )}
       <div className="field-pair">
         <FromField value={step.from ?? ''} error={errors.from} onChange={(from) => onChange({ ...step, from })} />
         <Field label="Reply-To (optional)" hint="Empty: the account's, if any." value={step.replyTo ?? ''} error={errors.replyTo} onChange={(e) => onChange({ ...step, replyTo: e.target.value })} />
       </div>
-    </>
-  );
-}
-
-type Component = NonNullable<Of<'whatsapp'>['template']['components']>[number];
-
-function WhatsAppForm({ step, onChange, errors }: FormProps<'whatsapp'>) {
-  const template = step.template;
-  const components = template.components ?? [];
-  const bodyIndex = components.findIndex((c) => c.type === 'body');
-  const body = bodyIndex >= 0 ? components[bodyIndex]!.parameters : [];
-  const others = components.filter((c) => c.type !== 'body');
-  const setTemplate = (next: Partial<typeof template>) => onChange({ ...step, template: { ...template, ...next } });
-  const setBody = (parameters: typeof body) => {
-    const next: Component[] = components.filter((c) => c.type !== 'body');
-    if (parameters.length > 0) next.splice(bodyIndex >= 0 ? bodyIndex : next.length, 0, { type: 'body', parameters });
-    const { components: _old, ...rest } = template;
-    onChange({ ...step, template: next.length > 0 ? { ...rest, components: next } : rest });
-  };
-  const at = bodyIndex >= 0 ? bodyIndex : components.length;
-  return (
-    <>
-      <div className="field-pair">
-        <Field label="Template name" hint="As approved in WhatsApp Manager." value={template.name} error={errors['template.name']} onChange={(e) => setTemplate({ name: e.target.value })} />
-        <Field
-          label="Language"
-          hint="The approved translation: en, en_US."
-          value={template.language?.code ?? ''}
-          error={errors['template.language.code'] ?? errors['template.language']}
-          onChange={(e) => setTemplate({ language: { ...template.language, code: e.target.value } })}
-        />
-      </div>
-      <fieldset className="field">
-        <legend>Body parameters</legend>
-        {body.length === 0 && <p className="hint">None: the template has no variables in its body.</p>}
-        {body.map((parameter, i) => (
-          <div className="parameter" key={i}>
-            <TemplateField
-              label={`Body parameter ${i + 1}`}
-              value={parameter.text}
-              error={errors[`template.components.${at}.parameters.${i}.text`]}
-              onChange={(text) => setBody(body.map((p, j) => (j === i ? { ...p, text } : p)))}
-            />
-            <button type="button" className="secondary" onClick={() => setBody(body.filter((_, j) => j !== i))}>
-              Remove parameter {i + 1}
-            </button>
-          </div>
-        ))}
-        <button type="button" className="secondary" onClick={() => setBody([...body, { type: 'text', text: '{{ contact.firstName }}' }])}>
-          Add a body parameter
-        </button>
-      </fieldset>
-      {others.length > 0 && <p className="hint">Also sent as they are: {others.map((c) => `${c.type} (${c.parameters.length} parameter${c.parameters.length === 1 ? '' : 's'})`).join(', ')}.</p>}
     </>
   );
 }

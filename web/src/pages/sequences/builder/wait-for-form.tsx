@@ -1,8 +1,9 @@
 import { useState } from 'react';
 import { Field } from '../../../components/field';
 import { SelectField } from '../../../components/select-field';
-import { durationHint, matchValueInWords, type Step } from '../step-words';
-import type { FormProps } from './step-forms';
+import { matchValueInWords, type Step } from '../step-words';
+import { DurationField } from './duration-field';
+import type { FormProps } from './form-types';
 import { targetOptions } from './targets';
 
 // A wait_for step: the activity, the property values it must carry (a Liquid template read for
@@ -103,16 +104,12 @@ export function WaitForForm({ step, onChange, errors, context }: FormProps<'wait
           Add a match
         </button>
       </fieldset>
-      <Field
+      <DurationField
         label="Timeout"
-        hint={
-          <>
-            ISO 8601: <code>PT3H</code> 3 hours, <code>P2D</code> 2 days. {durationHint(step.timeout)}
-          </>
-        }
         value={step.timeout}
         error={errors.timeout}
-        onChange={(e) => onChange({ ...step, timeout: e.target.value })}
+        onProblem={(problem) => context.onProblem('timeout', problem)}
+        onChange={(timeout) => onChange({ ...step, timeout })}
       />
       <div className="field-pair">
         <SelectField

@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import type { Page } from 'playwright-core';
+import { createApp } from '../../src/app';
+import { caller, silentLogger } from '../support/app';
+import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { buildUser } from '../support/dashboard';
+import { testDb } from '../support/db';
+import { buildTenant } from '../support/factories';
+
+// A message step's form in the builder shows each template once (issue 37, item 5): opening the
+// message editor puts its code fields in place of the plain Subject, HTML and text fields, or a
+// WhatsApp step's parameter fields, instead of showing both sets, one above the other.
+
+const TITLE = browserSuite('the builder shows a message step\'s templates once, with the editor open or not');
+
+describe(TITLE, function () {
+  this.timeout(120_000);
+  const dashboard = serveDashboard(() =>
+    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
+  );
+  let page: Page;
+  beforeEach(async () => {
+    page = await dashboard.newPage();
+    page.setDefaultTimeout(15_000);
+  });
+  const builder = () => page.getByRole('region', { name: 'Builder' });
+  const card = (n: number) => builder().locator('.flow-step').nth(n - 1);
+
+  it('swaps the plain template fields for the editor\'s, and saves what was typed in the editor', async () => {
+    const tenant = await buildTenant();
+    const { sequence } = await caller(tenant.key).sequences.create({
+      name: 'Welcome',
+      status: 'active',
+      steps: [
+        { id: 'welcome', type: 'email', subject: 'Welcome', html: '<p>Hi</p>' },
+        { id: 'nudge', type: 'whatsapp', template: { name: 'nudge', language: { code: 'en' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '{{ contact.firstName }}' }] }] } },
+      ],
+    });
+    const user = await buildUser(tenant.accountId);
+    await signInAt(page, `${dashboard.base}/dashboard/sequences/${sequence.id}`, user.email);
+    await card(1).getByRole('button', { name: 'Edit step 1' }).click();
+    const email = card(1);
+    expect(await email.getByRole('textbox', { name: 'Subject', exact: true }).count()).to.equal(1);
+    await email.getByRole('button', { name: 'Open the editor with a live preview' }).click();
+    const html = email.getByRole('textbox', { name: 'HTML', exact: true });
+    // The editor's chunk has loaded: its Variables are listed.
+    await email.getByRole('heading', { name: 'Variables' }).waitFor();
+    // One Subject, one HTML, one plain-text field: the editor's.
+    expect(await email.getByRole('textbox', { name: 'Subject', exact: true }).count()).to.equal(1);
+    expect(await email.getByRole('textbox', { name: 'HTML', exact: true }).count()).to.equal(1);
+    expect(await email.getByRole('textbox', { name: /^(Text \(optional\)|Plain text)$/ }).count()).to.equal(1);
+    expect(await email.getByRole('textbox', { name: 'Subject', exact: true }).getAttribute('contenteditable')).to.equal('true');
+    // The fields that are no template stay.
+    await email.getByLabel('From (optional)').waitFor();
+    await email.getByRole('textbox', { name: 'Subject', exact: true }).fill('Welcome aboard');
+    await html.fill('<p>Hi {{ contact.firstName }}</p>');
+    await html.scrollIntoViewIfNeeded();
+    await lookAtBothWidths(page, 'builder-message-fields-once');
+
+    await card(2).getByRole('button', { name: 'Edit step 2' }).click();
+    const whatsapp = card(2);
+    await whatsapp.getByRole('button', { name: 'Open the editor with a live preview' }).click();
+    await whatsapp.getByRole('heading', { name: 'Variables' }).waitFor();
+    expect(await whatsapp.getByRole('textbox', { name: 'Body parameter 1' }).count()).to.equal(1);
+    await whatsapp.getByRole('textbox', { name: 'Body parameter 1' }).fill('{{ contact.firstName | default: "there" }}');
+
+    await builder().getByRole('button', { name: 'Save steps' }).click();
+    await builder().getByText('Saved as version 2.').waitFor();
+    const saved = (await caller(tenant.key).sequences.get({ id: sequence.id })).sequence.steps;
+    expect(saved[0]).to.include({ subject: 'Welcome aboard', html: '<p>Hi {{ contact.firstName }}</p>' });
+    expect((saved[1] as { template: { components: Array<{ parameters: Array<{ text: string }> }> } }).template.components[0]!.parameters[0]!.text).to.equal('{{ contact.firstName | default: "there" }}');
+  });
+});
