@@ -1,12 +1,8 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { createApp } from '../../src/app';
-import { silentLogger } from '../support/app';
-import { browserSuite, closeUp, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { browserSuite, closeUp, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { builderOf, cardOf } from '../support/builder-page';
-import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
-import { buildAccount, buildApiKey } from '../support/factories';
+import { buildDashboardTenant } from '../support/dashboard';
 
 // Issue 37, item 2: "Add step" only appended, after the exit, where no step leads. Now "Add a
 // step" sits between every two cards (and after the one being edited), and the new step is wired
@@ -14,9 +10,7 @@ import { buildAccount, buildApiKey } from '../support/factories';
 
 describe(browserSuite('adding a step between two cards of the builder'), function () {
   this.timeout(120_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, webhooks: { allowInsecure: true, now: () => new Date() } }),
-  );
+  const dashboard = serveTestDashboard();
   let page: Page;
   beforeEach(async () => {
     page = await dashboard.newPage();
@@ -31,9 +25,7 @@ describe(browserSuite('adding a step between two cards of the builder'), functio
   };
 
   it('inserts a step after a wait, in the flow, and after the step being edited', async () => {
-    const account = await buildAccount({ name: 'Acme Ltd' });
-    const user = await buildUser(account.id);
-    const { key } = await buildApiKey(account.id);
+    const { user, key } = await buildDashboardTenant();
     const steps = [
       { id: 'wait-1', type: 'wait', duration: 'P1D' },
       { id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>' },
@@ -65,9 +57,7 @@ describe(browserSuite('adding a step between two cards of the builder'), functio
   });
 
   it("inserts a step on a branch's path to the following card: the path now goes to it", async () => {
-    const account = await buildAccount({ name: 'Acme Ltd' });
-    const user = await buildUser(account.id);
-    const { key } = await buildApiKey(account.id);
+    const { user, key } = await buildDashboardTenant();
     const steps = [
       { id: 'check', type: 'branch', if: { tag: 'vip' }, then: 'vip-mail', else: 'done' },
       { id: 'vip-mail', type: 'email', subject: 'For you', html: '<p>Hi</p>' },

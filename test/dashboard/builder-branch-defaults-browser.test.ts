@@ -1,12 +1,8 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { createApp } from '../../src/app';
-import { silentLogger } from '../support/app';
-import { browserSuite, closeUp, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { browserSuite, closeUp, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { builderOf, cardOf, describedBy } from '../support/builder-page';
-import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
-import { buildAccount, buildApiKey } from '../support/factories';
+import { buildDashboardTenant } from '../support/dashboard';
 
 // Issue 37, item 1: a new Branch step used to start on tag "vip" with both paths to the first
 // step, a loop saved without a word. Now its condition and paths start empty and must be chosen,
@@ -14,18 +10,14 @@ import { buildAccount, buildApiKey } from '../support/factories';
 
 describe(browserSuite('a new branch in the builder starts unchosen and warns about loops'), function () {
   this.timeout(120_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, webhooks: { allowInsecure: true, now: () => new Date() } }),
-  );
+  const dashboard = serveTestDashboard();
   let page: Page;
   beforeEach(async () => {
     page = await dashboard.newPage();
   });
 
   it('asks for the condition and both paths, refuses to save them empty, and warns about a same-step or looping path', async () => {
-    const account = await buildAccount({ name: 'Acme Ltd' });
-    const user = await buildUser(account.id);
-    const { key } = await buildApiKey(account.id);
+    const { user, key } = await buildDashboardTenant();
     const steps = [
       { id: 'wait-1', type: 'wait', duration: 'P3D' },
       { id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>' },

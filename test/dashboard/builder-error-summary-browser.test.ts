@@ -1,12 +1,8 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { createApp } from '../../src/app';
-import { silentLogger } from '../support/app';
-import { browserSuite, closeUp, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { browserSuite, closeUp, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { builderOf, cardOf, describedBy } from '../support/builder-page';
-import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
-import { buildAccount, buildApiKey } from '../support/factories';
+import { buildDashboardTenant } from '../support/dashboard';
 
 // Issue 37, item 4: a refused save said "Please correct the fields marked below" under the steps,
 // whose fields were above. Now one summary at the top of the builder lists each problem, each a
@@ -14,18 +10,14 @@ import { buildAccount, buildApiKey } from '../support/factories';
 
 describe(browserSuite('the builder lists a refused save\'s problems at its top'), function () {
   this.timeout(120_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, webhooks: { allowInsecure: true, now: () => new Date() } }),
-  );
+  const dashboard = serveTestDashboard();
   let page: Page;
   beforeEach(async () => {
     page = await dashboard.newPage();
   });
 
   it('lists each problem once above the steps, each a link that focuses its field', async () => {
-    const account = await buildAccount({ name: 'Acme Ltd' });
-    const user = await buildUser(account.id);
-    const { key } = await buildApiKey(account.id);
+    const { user, key } = await buildDashboardTenant();
     const steps = [
       { id: 'wait-1', type: 'wait', duration: 'P1D' },
       { id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>' },

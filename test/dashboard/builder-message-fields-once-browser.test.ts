@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { createApp } from '../../src/app';
-import { caller, silentLogger } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { caller } from '../support/app';
+import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';
+import { builderOf, cardOf } from '../support/builder-page';
 
 // A message step's form in the builder shows each template once (issue 37, item 5): opening the
 // message editor puts its code fields in place of the plain Subject, HTML and text fields, or a
@@ -15,16 +14,14 @@ const TITLE = browserSuite('the builder shows a message step\'s templates once, 
 
 describe(TITLE, function () {
   this.timeout(120_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
   let page: Page;
   beforeEach(async () => {
     page = await dashboard.newPage();
     page.setDefaultTimeout(15_000);
   });
-  const builder = () => page.getByRole('region', { name: 'Builder' });
-  const card = (n: number) => builder().locator('.flow-step').nth(n - 1);
+  const builder = () => builderOf(page);
+  const card = (n: number) => cardOf(page, n);
 
   it('swaps the plain template fields for the editor\'s, and saves what was typed in the editor', async () => {
     const tenant = await buildTenant();

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { createApp } from '../../src/app';
-import { caller, silentLogger } from '../support/app';
-import { browserSuite, closeUp, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { caller } from '../support/app';
+import { browserSuite, closeUp, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { builderOf, cardOf } from '../support/builder-page';
 import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
 import { engineAt } from '../services/engine/support';
 
@@ -15,9 +13,7 @@ import { engineAt } from '../services/engine/support';
 
 describe(browserSuite('email subjects read as a person reads them'), function () {
   this.timeout(120_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger, webhooks: { allowInsecure: true, now: () => new Date() } }),
-  );
+  const dashboard = serveTestDashboard();
   let page: Page;
   beforeEach(async () => {
     page = await dashboard.newPage();

@@ -1,12 +1,8 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { createApp } from '../../src/app';
-import { silentLogger } from '../support/app';
-import { browserSuite, closeUp, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { browserSuite, closeUp, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { channelSettings } from '../support/channels';
-import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
-import { buildAccount, buildApiKey } from '../support/factories';
+import { buildDashboardTenant } from '../support/dashboard';
 
 // An email step with no sender (issue 37, item 14), on a server without EMAIL_FROM: the builder
 // says at the From field that the account has none (and links to Settings -> Channels) instead
@@ -16,23 +12,14 @@ import { buildAccount, buildApiKey } from '../support/factories';
 
 describe(browserSuite('the builder and an email step without a sender'), function () {
   this.timeout(120_000);
-  const dashboard = serveDashboard(() =>
-    createApp({
-      db: testDb(),
-      config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 },
-      logger: silentLogger,
-      channels: channelSettings(),
-    }),
-  );
+  const dashboard = serveTestDashboard({ channels: channelSettings() });
   let page: Page;
   beforeEach(async () => {
     page = await dashboard.newPage();
   });
 
   async function draftWithEmail() {
-    const account = await buildAccount({ name: 'Acme Ltd' });
-    const user = await buildUser(account.id);
-    const { key } = await buildApiKey(account.id);
+    const { account, user, key } = await buildDashboardTenant();
     const created = await dashboard.rest(key, 'POST', '/sequences', { name: 'Welcome', steps: [{ id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>' }] });
     expect(created.status).to.equal(201);
     return { user, key, id: created.body.sequence.id as string };

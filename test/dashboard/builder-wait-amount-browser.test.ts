@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { createApp } from '../../src/app';
-import { caller, silentLogger } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { caller } from '../support/app';
+import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';
+import { builderOf, cardOf } from '../support/builder-page';
 
 // A wait in the builder is a number and a unit (issue 37, item 7), not ISO 8601 typed by hand:
 // the form converts, the API stores ISO 8601, and a stored wait no single unit says (P1DT2H)
@@ -15,16 +14,14 @@ const TITLE = browserSuite('the builder types waits as a number and a unit');
 
 describe(TITLE, function () {
   this.timeout(120_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
   let page: Page;
   beforeEach(async () => {
     page = await dashboard.newPage();
     page.setDefaultTimeout(15_000);
   });
-  const builder = () => page.getByRole('region', { name: 'Builder' });
-  const card = (n: number) => builder().locator('.flow-step').nth(n - 1);
+  const builder = () => builderOf(page);
+  const card = (n: number) => cardOf(page, n);
 
   it('shows P1DT2H as 26 hours and a PT3H timeout as 3 hours, refuses 0, and saves 3 days and 2 weeks as P3D and P2W', async () => {
     const tenant = await buildTenant();

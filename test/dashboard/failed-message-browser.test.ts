@@ -2,10 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { createApp } from '../../src/app';
 import { putWhatsAppChannel } from '../../src/services/channels/whatsapp-channel';
-import { caller, silentLogger } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { caller } from '../support/app';
+import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { channelSettings } from '../support/channels';
 import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
@@ -21,9 +20,7 @@ import { engineAt } from '../services/engine/support';
 
 describe(browserSuite('a failed message on the run page'), function () {
   this.timeout(90_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
   let graph: GraphStandIn;
   before(async () => {
     graph = await startGraphStandIn();

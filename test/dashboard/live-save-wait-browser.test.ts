@@ -1,11 +1,7 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { createApp } from '../../src/app';
-import { silentLogger } from '../support/app';
-import { browserSuite, closeUp, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
-import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
-import { buildAccount, buildApiKey } from '../support/factories';
+import { browserSuite, closeUp, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
+import { buildDashboardTenant } from '../support/dashboard';
 import { engineAt } from '../services/engine/support';
 
 // "Save and move runs" on a live sequence whose runs are half-way through a 1-day wait (issue
@@ -15,18 +11,14 @@ import { engineAt } from '../services/engine/support';
 
 describe(browserSuite('saving a live sequence: runs at a wait keep its end'), function () {
   this.timeout(120_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
   let page: Page;
   beforeEach(async () => {
     page = await dashboard.newPage();
   });
 
   it('says what a wait does at each choice, and the moved runs keep their due time', async () => {
-    const account = await buildAccount({ name: 'Acme Ltd' });
-    const user = await buildUser(account.id);
-    const { key } = await buildApiKey(account.id);
+    const { user, key } = await buildDashboardTenant();
     const created = await dashboard.rest(key, 'POST', '/sequences', {
       name: 'Trial',
       status: 'active',

@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { createApp } from '../../src/app';
-import { caller, silentLogger } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { caller } from '../support/app';
+import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
 import { engineAt } from '../services/engine/support';
 
@@ -13,9 +11,7 @@ import { engineAt } from '../services/engine/support';
 
 describe(browserSuite('a paused run on its timeline'), function () {
   this.timeout(90_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
 
   it("shows the wait step of a paused run as Paused, on the run's page and the contact's, and Running once resumed", async () => {
     const tenant = await buildTenant();

@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { createApp } from '../../src/app';
-import { caller, silentLogger } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { caller } from '../support/app';
+import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';
 
 // Issue 37, item 17: the sequence page's save buttons agree. "Save steps" waited for a change
@@ -12,9 +10,7 @@ import { buildTenant } from '../support/factories';
 
 describe(browserSuite('the sequence page save buttons'), function () {
   this.timeout(90_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
 
   it('keeps Save steps, Save exit rules and Save sending window disabled until something changed, and after it is saved', async () => {
     const tenant = await buildTenant();

@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { createApp } from '../../src/app';
-import { caller, silentLogger } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { caller } from '../support/app';
+import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
 
 // Issue 37, item 15: a sequence is called by its name everywhere. An archived sequence left the
@@ -13,9 +11,7 @@ import { buildContact, buildTenant } from '../support/factories';
 
 describe(browserSuite('sequence names on the dashboard'), function () {
   this.timeout(90_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
 
   it("names an archived sequence on the contact's runs, its timeline and its own page, heading and tab", async () => {
     const tenant = await buildTenant();

@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { createApp } from '../../src/app';
-import { caller, silentLogger } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { caller } from '../support/app';
+import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';
 
 // Issue 37, item 6: a new sequence opens on its builder, in a marketer's words. The page began
@@ -13,9 +11,7 @@ import { buildTenant } from '../support/factories';
 
 describe(browserSuite('a new sequence opens on its builder'), function () {
   this.timeout(90_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
 
   it('puts the builder first on an empty sequence, with no Steps panel and no talk of the API or the runner', async () => {
     const tenant = await buildTenant();

@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { createApp } from '../../src/app';
-import { caller, silentLogger } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveDashboard, signInAt } from '../support/browser';
+import { caller } from '../support/app';
+import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
 import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
 
 // Issue 37, item 9: a run's timeline is one click from its sequence. The sequence page's runs
@@ -12,9 +10,7 @@ import { buildContact, buildTenant } from '../support/factories';
 
 describe(browserSuite("a sequence's runs and their pages"), function () {
   this.timeout(90_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
 
   it("opens a run's page, with its timeline, from the sequence page's runs table", async () => {
     const tenant = await buildTenant();

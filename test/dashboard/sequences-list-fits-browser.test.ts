@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { createApp } from '../../src/app';
-import { caller, silentLogger } from '../support/app';
-import { browserSuite, lookAtBothWidths, PHONE, serveDashboard, signInAt } from '../support/browser';
+import { caller } from '../support/app';
+import { browserSuite, lookAtBothWidths, PHONE, serveTestDashboard, signInAt } from '../support/browser';
 import { buildUser } from '../support/dashboard';
-import { testDb } from '../support/db';
 import { buildTenant } from '../support/factories';
 
 // Issue 37, item 11: the Sequences list fits a laptop. At 1280 px its table ran past its box:
@@ -14,9 +12,7 @@ import { buildTenant } from '../support/factories';
 
 describe(browserSuite('the sequences list at 1280 px and on a phone'), function () {
   this.timeout(90_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
 
   // How far the table reaches past its box, and where each row's last button ends against it.
   async function overflow(page: Page) {

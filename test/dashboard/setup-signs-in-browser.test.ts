@@ -1,8 +1,6 @@
 import { expect } from 'chai';
-import { createApp } from '../../src/app';
 import { createUser, setupUrl } from '../../src/services/dashboard/users';
-import { silentLogger } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveDashboard } from '../support/browser';
+import { browserSuite, lookAtBothWidths, serveTestDashboard } from '../support/browser';
 import { PASSWORD } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildAccount } from '../support/factories';
@@ -14,9 +12,7 @@ import { buildAccount } from '../support/factories';
 
 describe(browserSuite('the setup link signs its person in'), function () {
   this.timeout(90_000);
-  const dashboard = serveDashboard(() =>
-    createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
-  );
+  const dashboard = serveTestDashboard();
 
   it('sets the password from the setup link and lands on Contacts, signed in', async () => {
     const account = await buildAccount({ name: 'Acme Ltd' });

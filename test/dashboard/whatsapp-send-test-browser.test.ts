@@ -12,6 +12,7 @@ import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildContact, buildTenant } from '../support/factories';
 import { startGraphStandIn, type GraphStandIn } from '../support/whatsapp-graph';
+import { builderOf, cardOf } from '../support/builder-page';
 
 // A WhatsApp step in the builder, as an email step is (issue 37, item 13): its header and URL
 // button parameters have fields of their own, and "Send a test" in the message editor sends the
@@ -44,8 +45,8 @@ describe(TITLE, function () {
     page = await dashboard.newPage();
     page.setDefaultTimeout(15_000);
   });
-  const builder = () => page.getByRole('region', { name: 'Builder' });
-  const card = (n: number) => builder().locator('.flow-step').nth(n - 1);
+  const builder = () => builderOf(page);
+  const card = (n: number) => cardOf(page, n);
 
   it('fills a header and a URL button parameter, sends a test to a typed number through Graph, and saves the parameters', async () => {
     const tenant = await buildTenant();

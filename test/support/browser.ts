@@ -5,8 +5,11 @@ import type { Server } from 'node:http';
 import AxeBuilder from '@axe-core/playwright';
 import { expect } from 'chai';
 import type { Express } from 'express';
+import { createApp, type AppDeps } from '../../src/app';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { silentLogger } from './app';
 import { PASSWORD } from './dashboard';
+import { testDb } from './db';
 import { closeServer, listenOnLoopback } from './listen';
 
 // The dashboard's browser tests: Debian's headless chromium, axe on every page, screenshots
@@ -148,4 +151,18 @@ export function serveDashboard(makeApp: () => Express | Promise<Express>): Dashb
     await closeServer(harness.server);
   });
   return harness;
+}
+
+// serveDashboard over the app as most suites want it: the test database, limits out of the way,
+// a silent log, webhooks to loopback allowed; `extra` adds or replaces dependencies (channels).
+export function serveTestDashboard(extra: Partial<AppDeps> = {}): DashboardHarness {
+  return serveDashboard(() =>
+    createApp({
+      db: testDb(),
+      config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 },
+      logger: silentLogger,
+      webhooks: { allowInsecure: true, now: () => new Date() },
+      ...extra,
+    }),
+  );
 }

@@ -5,7 +5,7 @@ import type { ChannelSettings } from '../../src/services/channels/channel-settin
 import { completeSetup, createUser } from '../../src/services/dashboard/users';
 import { silentLogger } from './app';
 import { testDb } from './db';
-import { buildAccount } from './factories';
+import { buildAccount, buildApiKey } from './factories';
 
 export const ORIGIN = 'http://dashboard.test';
 export const PASSWORD = 'correct horse battery';
@@ -51,4 +51,13 @@ export async function signInCookie(app: Express, email: string, password = PASSW
   if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${JSON.stringify(res.body)}`);
   const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
   return setCookie[0].split(';')[0];
+}
+
+// An account as a browser test starts from: its dashboard user (ready to sign in) and an API
+// key, to set up and check what the page shows through the REST API.
+export async function buildDashboardTenant(name = 'Acme Ltd') {
+  const account = await buildAccount({ name });
+  const user = await buildUser(account.id);
+  const { key } = await buildApiKey(account.id);
+  return { account, user, key };
 }
