@@ -109,7 +109,7 @@ export const DOMAIN_IN_USE = "The domain is the account's bounceDomain";
 // POST /sequences and PATCH /sequences/{id} (sender_required): after the step's name, what an
 // active sequence's email step without a From, in an account and a server without a sender, lacks.
 export const SENDER_REQUIRED =
-  'has no sender: give the step a From, or set the account\'s sender (PUT /channels/email with "from", or Settings -> Channels in the dashboard), or the server\'s EMAIL_FROM';
+  'has no sender: give the step a From, or set the account\'s sender (PUT /channels/email with "from", or Settings -> Channels), or the server\'s EMAIL_FROM';
 // As the OpenAPI document declares it.
 export const SENDER_REQUIRED_EXAMPLE = `Step "welcome" ${SENDER_REQUIRED}`;
 // POST /activities (and /batch): the id names a stored activity with another name or properties.

@@ -89,14 +89,15 @@ describe('sequence engine: other writers between the claim and the record', () =
     const planned = await claimAndPlan(new Date(Date.now() + 61_000));
     await caller(run.key).sequences.update({
       id: run.sequence.id,
-      steps: [{ id: 'w2', type: 'wait', duration: 'PT1M' }, { id: 'new', type: 'tag', add: ['new'] }],
+      // A changed wait (the same one would keep its end: engine-rules.test.ts).
+      steps: [{ id: 'w2', type: 'wait', duration: 'PT2M' }, { id: 'new', type: 'tag', add: ['new'] }],
       moveRuns: { stepMap: { w: 'w2' } },
     });
     await recordBatch(testDb(), planned, new Date(Date.now() + 61_000));
     expect(await run.timeline()).to.include({ version: 2, currentStepId: 'w2' });
     advance(61_000);
     await engine.runUntilIdle();
-    advance(61_000);
+    advance(121_000);
     await engine.runUntilIdle();
     const detail = await run.timeline();
     expect(detail.status).to.equal('completed');
