@@ -32,7 +32,7 @@ export const UPDATED_ON_UPSERT = [
   'updated_at',
 ];
 
-// Upserts items by email, set-based: three statements whatever the number of items.
+// Upserts items by email, set-based: at most three statements whatever the number of items.
 //   1. INSERT every email as a new contact, leaving alone those that exist. The database
 //      decides who creates a contact, so concurrent upserts of one email create it once. On
 //      MySQL this one statement takes every lock the upsert needs: the rows it inserts, and an
@@ -41,7 +41,8 @@ export const UPDATED_ON_UPSERT = [
 //      committed. A row carrying the id we proposed is one we created. (A locking read here
 //      was the deadlock of issue 7: the optimizer may scan the account's whole email range,
 //      so it went back to the start of the order and waited for rows of other batches while
-//      holding its own.)
+//      holding its own.) Skipped when step 1 inserted every email (its count says so): those
+//      rows are the ones it wrote, nothing to merge into. That is an import of new contacts.
 //   3. Write the merged state of the others in one multi-row upsert (those it changes): rows
 //      already locked, so it waits for no one.
 // Items with the same email apply in order. Rows are inserted sorted by email, the one order
@@ -60,7 +61,7 @@ export async function upsertContacts(
   const proposedIds = new Map(emails.map((email) => [email, newRowId()]));
 
   const freshStates = new Map(emails.map((email) => [email, foldItems(null, byEmail.get(email)!)]));
-  await insertIgnoringConflicts(
+  const insertedRows = await insertIgnoringConflicts(
     db,
     'contacts',
     CONTACT_COLUMNS,
@@ -68,12 +69,12 @@ export async function upsertContacts(
     transaction,
   );
 
-  const rows = await select<ContactRow>(
-    db,
-    `${CONTACT_SELECT} WHERE account_id = ? AND email_normalized IN (?)`,
-    [accountId, emails],
-    transaction,
-  );
+  // Every email inserted: each row is the one just written, with the id proposed and the state
+  // folded from the items, so there is nothing to read back (an import of new contacts).
+  const everyCreated = insertedRows === emails.length;
+  const rows = everyCreated
+    ? []
+    : await select<ContactRow>(db, `${CONTACT_SELECT} WHERE account_id = ? AND email_normalized IN (?)`, [accountId, emails], transaction);
   const rowByEmail = new Map(rows.map((row) => [row.email_normalized, row]));
   // Taken now that every lock is held: from here to COMMIT nothing waits, which keeps a change's
   // updated_at close to the moment it becomes visible (the list's sort=updatedAt relies on it).
@@ -87,19 +88,20 @@ export async function upsertContacts(
   let inserted = 0;
   for (const email of emails) {
     const row = rowByEmail.get(email);
-    if (!row) throw new Error(`upsert lost the row for an email of account ${accountId}`);
-    const created = row.id === proposedIds.get(email);
-    const current = created ? null : stateFromRow(row);
+    if (!everyCreated && !row) throw new Error(`upsert lost the row for an email of account ${accountId}`);
+    const id = row?.id ?? proposedIds.get(email)!;
+    const created = id === proposedIds.get(email);
+    const current = created ? null : stateFromRow(row!);
     const folded = current ? foldItems(current, byEmail.get(email)!) : freshStates.get(email)!;
     const changed = !current || !sameState(current, folded.final);
-    const createdAt = created ? now : row.created_at;
-    const updatedAt = created ? now : changed ? changedAt : row.updated_at;
+    const createdAt = created ? now : row!.created_at;
+    const updatedAt = created ? now : changed ? changedAt : row!.updated_at;
     if (created) inserted += 1;
-    else if (changed) toUpdate.push(rowValues(row.id, accountId, folded.final, changedAt, changedAt));
+    else if (changed) toUpdate.push(rowValues(id, accountId, folded.final, changedAt, changedAt));
     if (changed) {
       const { tags } = folded.final;
       written.push({
-        id: row.id,
+        id,
         accountId,
         tags,
         previousTags: current?.tags ?? null,
@@ -110,11 +112,11 @@ export async function upsertContacts(
         updatedAt: created ? now : changedAt,
       });
     }
-    if (changed) events.push(...contactChangeEvents(current, toContactDto(row.id, folded.final, createdAt, updatedAt)));
-    if (changed && current) changedStates.push({ id: row.id, before: current, after: folded.final });
+    if (changed) events.push(...contactChangeEvents(current, toContactDto(id, folded.final, createdAt, updatedAt)));
+    if (changed && current) changedStates.push({ id, before: current, after: folded.final });
     folded.steps.forEach(({ index, state }, step) => {
       assertWithinLimits(state, items.length > 1 ? `contacts.${index}.` : '');
-      results[index] = { contact: toContactDto(row.id, state, createdAt, updatedAt), created: created && step === 0 };
+      results[index] = { contact: toContactDto(id, state, createdAt, updatedAt), created: created && step === 0 };
     });
   }
 

@@ -86,6 +86,44 @@ describe('upsert contacts (service)', () => {
       expect(rows).to.have.length(102);
       expect(rows.every((row) => row.last_name === 'L')).to.equal(true);
     });
+
+    // A batch of new contacts (an import's usual batch): the INSERT's count says every row is
+    // the one it wrote, so nothing is read back; one existing email, and the rows are read.
+    it('reads no contact back when every email of the batch is new, and does when one exists', async () => {
+      const { accountId } = await buildTenant();
+      const readsBack = (queries: string[]) => queries.some((sql) => /\bSELECT .* FROM contacts WHERE\b/.test(sql));
+      const fresh = await captureQueries(() => batchUpsertContacts(testDb(), { accountId, contacts: emails(3, 'fresh') }));
+      expect(fresh.result).to.deep.equal({ total: 3, inserted: 3, updated: 0 });
+      expect(readsBack(fresh.queries)).to.equal(false);
+
+      const mixed = await captureQueries(() =>
+        batchUpsertContacts(testDb(), { accountId, contacts: [{ email: 'fresh-1@example.com', lastName: 'L' }, ...emails(1, 'other')] }),
+      );
+      expect(mixed.result).to.deep.equal({ total: 2, inserted: 1, updated: 1 });
+      expect(readsBack(mixed.queries)).to.equal(true);
+      const rows = await storedContacts(accountId);
+      expect(rows.map((row) => [row.email, row.first_name, row.last_name])).to.deep.equal([
+        ['fresh-0@example.com', 'N0', null],
+        ['fresh-1@example.com', 'N1', 'L'],
+        ['fresh-2@example.com', 'N2', null],
+        ['other-0@example.com', 'N0', null],
+      ]);
+      expect(await eventCounts(accountId)).to.deep.equal({ 'contact.created': 4, 'contact.updated': 1 });
+    });
+
+    // 100 contacts of 100 tags: 10,000 contact_tags rows, 50,000 bound values, past SQLite's
+    // 32,766 in one statement (an import batch of 500 reaches it at 14 tags a contact).
+    it('writes a batch whose mirror rows carry more values than one statement may bind', async () => {
+      const { accountId } = await buildTenant();
+      const tags = Array.from({ length: 100 }, (_, i) => `t${i}`);
+      const result = await batchUpsertContacts(testDb(), { accountId, contacts: emails(100, 'many').map((c) => ({ ...c, tags })) });
+      expect(result.inserted).to.equal(100);
+      const [count] = (await testDb().sequelize.query('SELECT COUNT(*) AS n FROM contact_tags WHERE account_id = ?', {
+        replacements: [accountId],
+        type: 'SELECT',
+      })) as Array<{ n: number | string }>;
+      expect(Number(count!.n)).to.equal(10_000);
+    });
   });
 
   describe('the tag mirror (contact_tags), set-based', () => {
