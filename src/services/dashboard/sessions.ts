@@ -4,7 +4,7 @@ import { withTransaction } from '../../db/sql/transaction';
 import { User, UserSession } from '../../models';
 import { decoyHash, verifyPassword } from './passwords';
 import { generateToken, hashToken, TOKEN_FORMAT } from './tokens';
-import { completeSetup, normalizeEmail } from './users';
+import { normalizeEmail, setPasswordFromLink } from './users';
 
 // Sign-in sessions, kept server-side: a session ends after 12 h unused or 30 days after sign-in,
 // whichever comes first, on sign-out, and when its user is disabled.
@@ -44,10 +44,7 @@ export async function signIn(
 // The setup link's password, then a session as sign-in opens one: whoever sets their password
 // is signed in, without typing it again. The setup's refusals are its own (SETUP_LINK_INVALID).
 export async function completeSetupAndSignIn(db: Database, input: { token: string; password: string }, now = new Date()): Promise<NewSession> {
-  const { email } = await completeSetup(db, input, now);
-  const user = await User.findOne({ where: { email } });
-  if (!user) throw new Error(`the user ${email} set up just now is gone`);
-  return openSession(db, user, now);
+  return openSession(db, await setPasswordFromLink(db, input, now), now);
 }
 
 async function openSession(db: Database, user: User, now: Date): Promise<NewSession> {

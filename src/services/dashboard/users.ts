@@ -118,6 +118,11 @@ export async function completeSetup(
   input: { token: string; password: string },
   now = new Date(),
 ): Promise<{ email: string }> {
+  return { email: (await setPasswordFromLink(db, input, now)).email };
+}
+
+// completeSetup's work, answering the user whose password it set (sessions.ts signs them in).
+export async function setPasswordFromLink(db: Database, input: { token: string; password: string }, now: Date): Promise<User> {
   if (!TOKEN_FORMAT.test(input.token)) throw new ValidationError(SETUP_LINK_INVALID);
   const passwordHash = await hashPassword(input.password);
   return withTransaction(db, async (transaction) => {
@@ -131,7 +136,7 @@ export async function completeSetup(
     if (!user || !user.active) throw new ValidationError(SETUP_LINK_INVALID);
     user.passwordHash = passwordHash;
     await user.save({ transaction });
-    return { email: user.email };
+    return user;
   });
 }
 

@@ -64,22 +64,21 @@ export async function sendTestEmail(db: Database, input: TestSendInput, preview:
     await markSending(db, [{ id: messageId, content, to: input.to, subject: preview.subject }], { now }, transaction);
     return { id: messageId, mail };
   });
-  const quiet = () => quietly(deps);
 
   if (!sender.smtpUrl) {
     const file = await captureEmail(deps.outboxDir, messageKey, mail);
-    await withTransaction(db, (transaction) => markCaptured(db, [{ id }], quiet(), transaction));
+    await withTransaction(db, (transaction) => markCaptured(db, [{ id }], quietly(deps), transaction));
     return { messageId: id, channel: 'email', status: 'captured', to: input.to, subject: preview.subject, response: null, captured: file };
   }
   try {
     // One attempt, bounded by the pool's connection, greeting and socket timeouts.
     const info = await deps.transports.send(sender.smtpUrl, mail);
-    await withTransaction(db, (transaction) => markSent(db, [{ id, providerMessageId: providerIdOf(info) }], quiet(), transaction));
+    await withTransaction(db, (transaction) => markSent(db, [{ id, providerMessageId: providerIdOf(info) }], quietly(deps), transaction));
     return { messageId: id, channel: 'email', status: 'sent', to: input.to, subject: preview.subject, response: info.response ?? null, captured: null };
   } catch (error) {
     // Any refusal (4xx, 5xx) or a server that cannot be reached: the test failed, once, and says why.
     const reason = smtpErrorVerdict(error).reason;
-    await withTransaction(db, (transaction) => markFailed(db, [{ id, error: reason }], quiet(), transaction));
+    await withTransaction(db, (transaction) => markFailed(db, [{ id, error: reason }], quietly(deps), transaction));
     throw new SendRefusedError(`The test was not sent: ${reason}`);
   }
 }

@@ -138,8 +138,9 @@ export async function changeSequence(
   if (!id) throw new NotFoundError('Sequence');
   // The account's senders, before the transaction (it reads only the sender settings), for new
   // steps or an activation: the operator's command line names no account, the sequence does.
+  // New steps without an email step need them only if the sequence is (or becomes) active.
   let sender: SendingRules | null = null;
-  if (input.channels && (checked || input.status === 'active')) {
+  if (input.channels && (checked?.some((step) => step.type === 'email') || input.status === 'active')) {
     const accountId = input.accountId ?? (await select<{ account_id: string }>(db, 'SELECT account_id FROM sequences WHERE id = ?', [id]))[0]?.account_id;
     if (accountId !== undefined) sender = await sendingRules(db, accountId, input.channels);
   }
