@@ -53,7 +53,7 @@ describe('sequence engine: writers of one run, one after the other', () => {
         id: run.sequence.id,
         steps: [
           { id: 'w1x', type: 'wait', duration: 'PT1M' },
-          { id: 'w2x', type: 'wait', duration: 'PT1M' },
+          { id: 'w2x', type: 'wait', duration: 'PT2M' },
           { id: 'tx', type: 'tag', add: ['v2'] },
         ],
         moveRuns: { stepMap: { w1: 'w1x', w2: 'w2x' } },
@@ -73,11 +73,12 @@ describe('sequence engine: writers of one run, one after the other', () => {
     expect(moved).to.include({ version: 2, currentStepId: 'w2x', status: 'running' });
     advance(1_000);
     await engine.runUntilIdle();
-    advance(61_000);
+    advance(121_000);
     await engine.runUntilIdle();
     const detail = await run.timeline();
     expect(detail.status).to.equal('completed');
-    // (w1's end began w2 in the same record, a chain: the move skipped w2's wait under way.)
+    // (w1's end began w2 in the same record, a chain: the move to a changed wait skipped w2's
+    // wait under way; a move to the same wait would keep it, engine-rules.test.ts.)
     expect(detail.executions.map((e) => [e.stepId, e.status])).to.deep.equal([
       ['w1', 'succeeded'],
       ['w2', 'skipped'],
@@ -99,7 +100,8 @@ describe('sequence engine: writers of one run, one after the other', () => {
     try {
       const moving = caller(run.key).sequences.update({
         id: run.sequence.id,
-        steps: [{ id: 'w2', type: 'wait', duration: 'PT1M' }, { id: 'new', type: 'tag', add: ['new'] }],
+        // A changed wait (the same one would keep its end and its execution).
+        steps: [{ id: 'w2', type: 'wait', duration: 'PT2M' }, { id: 'new', type: 'tag', add: ['new'] }],
         moveRuns: { stepMap: { w: 'w2' } },
       });
       await gate.held;
@@ -113,7 +115,7 @@ describe('sequence engine: writers of one run, one after the other', () => {
     }
     expect(await run.timeline()).to.include({ version: 2, currentStepId: 'w2' });
     await engine.runUntilIdle();
-    advance(61_000);
+    advance(121_000);
     await engine.runUntilIdle();
     const detail = await run.timeline();
     expect(detail.executions.map((e) => [e.stepId, e.status])).to.deep.equal([
