@@ -110,7 +110,7 @@ async function measure(db: Database, port: number, dir: string, count: number, s
     if (sampleMemory) {
       collect();
       const heapAfter = process.memoryUsage().heapUsed;
-      makeUp = `, live heap ${fixed(heapBefore / MIB, 0)} -> ${fixed(heapAfter / MIB, 0)} MiB; at the RSS peak heap ${fixed(atPeak.heapTotal / MIB, 0)} MiB (${fixed(atPeak.heapUsed / MIB, 0)} used), external ${fixed(atPeak.external / MIB, 0)} MiB`;
+      makeUp = `, RSS ${fixed(before / MIB, 0)} -> ${fixed(peak / MIB, 0)} MiB, live heap ${fixed(heapBefore / MIB, 0)} -> ${fixed(heapAfter / MIB, 0)} MiB; at the RSS peak heap ${fixed(atPeak.heapTotal / MIB, 0)} MiB (${fixed(atPeak.heapUsed / MIB, 0)} used), external ${fixed(atPeak.external / MIB, 0)} MiB`;
     }
     return { seconds, rssGrowth: peak - before, note: `${fixed(size, 1)} MiB file, upload and scan ${fixed(uploadSeconds, 1)} s, import ${fixed(seconds, 1)} s${makeUp}` };
   } finally {
