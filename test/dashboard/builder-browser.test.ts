@@ -9,6 +9,7 @@ import { browserSuite, closeUp as closeUpOf, DESKTOP, lookAtBothWidths, PHONE, s
 import { buildUser } from '../support/dashboard';
 import { testDb } from '../support/db';
 import { buildAccount, buildApiKey, buildTenant } from '../support/factories';
+import { builderOf, cardOf, describedBy } from '../support/builder-page';
 
 // The Sequences list and the builder in a real browser (issue 29): the empty list's example,
 // pause, resume and archive from the list; a three-step sequence with an email step and a
@@ -41,19 +42,8 @@ describe(TITLE, function () {
   const closeUp = (part: Locator, name: string) => closeUpOf(page, part, name);
   const signIn = (email: string, route = '/dashboard/sequences') => signInAt(page, `${dashboard.base}${route}`, email);
 
-  // The texts an input's aria-describedby points at: its hint and the error beside it.
-  async function describedBy(input: Locator): Promise<string> {
-    return input.evaluate((el) =>
-      (el.getAttribute('aria-describedby') ?? '')
-        .split(' ')
-        .filter(Boolean)
-        .map((id) => document.getElementById(id)?.textContent ?? '')
-        .join(' | '),
-    );
-  }
-
-  const builder = () => page.getByRole('region', { name: 'Builder' });
-  const card = (n: number) => builder().locator('.flow-step').nth(n - 1);
+  const builder = () => builderOf(page);
+  const card = (n: number) => cardOf(page, n);
 
   it('teaches with an example on the empty list, and pauses, resumes and archives from the list', async () => {
     const account = await buildAccount({ name: 'Acme Ltd' });

@@ -16,10 +16,7 @@ describe(TITLE, function () {
   this.timeout(120_000);
   const dashboard = serveTestDashboard();
   let page: Page;
-  beforeEach(async () => {
-    page = await dashboard.newPage();
-    page.setDefaultTimeout(15_000);
-  });
+  beforeEach(async () => (page = await dashboard.newPage()));
   const builder = () => builderOf(page);
   const card = (n: number) => cardOf(page, n);
 

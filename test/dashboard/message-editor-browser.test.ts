@@ -44,10 +44,7 @@ describe(TITLE, function () {
     await smtp?.close();
   });
   let page: Page;
-  beforeEach(async () => {
-    page = await dashboard.newPage();
-    page.setDefaultTimeout(15_000);
-  });
+  beforeEach(async () => (page = await dashboard.newPage()));
 
   const frame = () => page.frameLocator('iframe.preview-frame');
 

@@ -15,10 +15,7 @@ describe(TITLE, function () {
   this.timeout(120_000);
   const dashboard = serveTestDashboard();
   let page: Page;
-  beforeEach(async () => {
-    page = await dashboard.newPage();
-    page.setDefaultTimeout(15_000);
-  });
+  beforeEach(async () => (page = await dashboard.newPage()));
 
   it('marks the line of an unclosed tag and a broken subject while no contact is chosen, and clears them once mended', async () => {
     const tenant = await buildTenant();

@@ -32,10 +32,7 @@ describe(TITLE, function () {
     }),
   );
   let page: Page;
-  beforeEach(async () => {
-    page = await dashboard.newPage();
-    page.setDefaultTimeout(15_000);
-  });
+  beforeEach(async () => (page = await dashboard.newPage()));
 
   const look = (name: string) => lookAtBothWidths(page, name);
 

@@ -23,10 +23,7 @@ describe(browserSuite('the dashboard\'s suppressions page in a browser'), functi
     createApp({ db: testDb(), config: { rateLimitPerMinute: 1_000_000, authFailureLimitPerMinute: 1_000_000 }, logger: silentLogger }),
   );
   let page: Page;
-  beforeEach(async () => {
-    page = await dashboard.newPage();
-    page.setDefaultTimeout(15_000);
-  });
+  beforeEach(async () => (page = await dashboard.newPage()));
 
   const rowsOf = (accountId: string) =>
     select<{ channel: string; address: string; reason: string; source: string }>(testDb(), 'SELECT channel, address, reason, source FROM suppressions WHERE account_id = ? ORDER BY address', [accountId]);

@@ -33,10 +33,7 @@ describe(browserSuite('the unsubscribe journey in the dashboard'), function () {
     await smtp?.close();
   });
   let page: Page;
-  beforeEach(async () => {
-    page = await dashboard.newPage();
-    page.setDefaultTimeout(15_000);
-  });
+  beforeEach(async () => (page = await dashboard.newPage()));
 
   it('unsubscribes through the first email\'s link, and shows the second email skipped in the timeline and the funnel', async () => {
     const tenant = await buildTenant();

@@ -41,10 +41,7 @@ describe(TITLE, function () {
     await graph?.close();
   });
   let page: Page;
-  beforeEach(async () => {
-    page = await dashboard.newPage();
-    page.setDefaultTimeout(15_000);
-  });
+  beforeEach(async () => (page = await dashboard.newPage()));
   const builder = () => builderOf(page);
   const card = (n: number) => cardOf(page, n);
 
