@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { browserSuite, closeUp, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
-import { builderOf, cardOf } from '../support/builder-page';
-import { buildDashboardTenant } from '../support/dashboard';
+import { browserSuite, closeUp, lookAtBothWidths, serveTestDashboard } from '../support/browser';
+import { atNewSequence, builderOf, cardOf } from '../support/builder-page';
 
 // Issue 37, item 2: "Add step" only appended, after the exit, where no step leads. Now "Add a
 // step" sits between every two cards (and after the one being edited), and the new step is wired
@@ -25,14 +24,12 @@ describe(browserSuite('adding a step between two cards of the builder'), functio
   };
 
   it('inserts a step after a wait, in the flow, and after the step being edited', async () => {
-    const { user, key } = await buildDashboardTenant();
     const steps = [
       { id: 'wait-1', type: 'wait', duration: 'P1D' },
       { id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>' },
       { id: 'done', type: 'exit' },
     ];
-    const id = (await dashboard.rest(key, 'POST', '/sequences', { name: 'Welcome', steps })).body.sequence.id;
-    await signInAt(page, `${dashboard.base}/dashboard/sequences/${id}`, user.email);
+    const { tenant: { key }, sequence: { id } } = await atNewSequence(dashboard, page, { name: 'Welcome', steps });
     const builder = builderOf(page);
     await cardOf(page, 3).waitFor();
     // Between every two cards; not after the exit that ends the flow.
@@ -57,14 +54,12 @@ describe(browserSuite('adding a step between two cards of the builder'), functio
   });
 
   it("inserts a step on a branch's path to the following card: the path now goes to it", async () => {
-    const { user, key } = await buildDashboardTenant();
     const steps = [
       { id: 'check', type: 'branch', if: { tag: 'vip' }, then: 'vip-mail', else: 'done' },
       { id: 'vip-mail', type: 'email', subject: 'For you', html: '<p>Hi</p>' },
       { id: 'done', type: 'exit' },
     ];
-    const id = (await dashboard.rest(key, 'POST', '/sequences', { name: 'VIP', steps })).body.sequence.id;
-    await signInAt(page, `${dashboard.base}/dashboard/sequences/${id}`, user.email);
+    const { tenant: { key }, sequence: { id } } = await atNewSequence(dashboard, page, { name: 'VIP', steps });
     await cardOf(page, 3).waitFor();
 
     await addAfter(1, 'Wait');

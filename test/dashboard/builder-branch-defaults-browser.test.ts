@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { browserSuite, closeUp, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
-import { builderOf, cardOf, describedBy } from '../support/builder-page';
-import { buildDashboardTenant } from '../support/dashboard';
+import { browserSuite, closeUp, lookAtBothWidths, serveTestDashboard } from '../support/browser';
+import { atNewSequence, builderOf, cardOf, describedBy } from '../support/builder-page';
 
 // Issue 37, item 1: a new Branch step used to start on tag "vip" with both paths to the first
 // step, a loop saved without a word. Now its condition and paths start empty and must be chosen,
@@ -17,14 +16,12 @@ describe(browserSuite('a new branch in the builder starts unchosen and warns abo
   });
 
   it('asks for the condition and both paths, refuses to save them empty, and warns about a same-step or looping path', async () => {
-    const { user, key } = await buildDashboardTenant();
     const steps = [
       { id: 'wait-1', type: 'wait', duration: 'P3D' },
       { id: 'hello', type: 'email', subject: 'Hello', html: '<p>Hi</p>' },
       { id: 'done', type: 'exit' },
     ];
-    const id = (await dashboard.rest(key, 'POST', '/sequences', { name: 'Nudges', steps })).body.sequence.id;
-    await signInAt(page, `${dashboard.base}/dashboard/sequences/${id}`, user.email);
+    const { tenant: { key }, sequence: { id } } = await atNewSequence(dashboard, page, { name: 'Nudges', steps });
     const builder = builderOf(page);
     await cardOf(page, 3).waitFor();
 

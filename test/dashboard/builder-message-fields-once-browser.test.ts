@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { caller } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
-import { buildUser } from '../support/dashboard';
-import { buildTenant } from '../support/factories';
-import { builderOf, cardOf } from '../support/builder-page';
+import { browserSuite, lookAtBothWidths, serveTestDashboard } from '../support/browser';
+import { atNewSequence, builderOf, cardOf } from '../support/builder-page';
 
 // A message step's form in the builder shows each template once (issue 37, item 5): opening the
 // message editor puts its code fields in place of the plain Subject, HTML and text fields, or a
@@ -21,8 +19,7 @@ describe(TITLE, function () {
   const card = (n: number) => cardOf(page, n);
 
   it('swaps the plain template fields for the editor\'s, and saves what was typed in the editor', async () => {
-    const tenant = await buildTenant();
-    const { sequence } = await caller(tenant.key).sequences.create({
+    const { tenant, sequence } = await atNewSequence(dashboard, page, {
       name: 'Welcome',
       status: 'active',
       steps: [
@@ -30,8 +27,6 @@ describe(TITLE, function () {
         { id: 'nudge', type: 'whatsapp', template: { name: 'nudge', language: { code: 'en' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '{{ contact.firstName }}' }] }] } },
       ],
     });
-    const user = await buildUser(tenant.accountId);
-    await signInAt(page, `${dashboard.base}/dashboard/sequences/${sequence.id}`, user.email);
     await card(1).getByRole('button', { name: 'Edit step 1' }).click();
     const email = card(1);
     expect(await email.getByRole('textbox', { name: 'Subject', exact: true }).count()).to.equal(1);

@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { caller } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
-import { buildUser } from '../support/dashboard';
-import { buildTenant } from '../support/factories';
-import { builderOf, cardOf } from '../support/builder-page';
+import { browserSuite, lookAtBothWidths, serveTestDashboard } from '../support/browser';
+import { atNewSequence, builderOf, cardOf } from '../support/builder-page';
 
 // A wait in the builder is a number and a unit (issue 37, item 7), not ISO 8601 typed by hand:
 // the form converts, the API stores ISO 8601, and a stored wait no single unit says (P1DT2H)
@@ -21,8 +19,7 @@ describe(TITLE, function () {
   const card = (n: number) => cardOf(page, n);
 
   it('shows P1DT2H as 26 hours and a PT3H timeout as 3 hours, refuses 0, and saves 3 days and 2 weeks as P3D and P2W', async () => {
-    const tenant = await buildTenant();
-    const { sequence } = await caller(tenant.key).sequences.create({
+    const { tenant, sequence } = await atNewSequence(dashboard, page, {
       name: 'Cart',
       status: 'active',
       steps: [
@@ -31,8 +28,6 @@ describe(TITLE, function () {
         { id: 'done', type: 'exit' },
       ],
     });
-    const user = await buildUser(tenant.accountId);
-    await signInAt(page, `${dashboard.base}/dashboard/sequences/${sequence.id}`, user.email);
 
     await card(1).getByRole('button', { name: 'Edit step 1' }).click();
     const wait = card(1).getByRole('group', { name: 'Duration' });

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { caller } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
-import { buildUser } from '../support/dashboard';
-import { buildTenant } from '../support/factories';
+import { browserSuite, lookAtBothWidths, serveTestDashboard } from '../support/browser';
+import { atNewSequence } from '../support/builder-page';
 
 // Issue 37, item 17: the sequence page's save buttons agree. "Save steps" waited for a change
 // while "Save exit rules" and "Save sending window" could be pressed with nothing changed; now
@@ -13,17 +12,14 @@ describe(browserSuite('the sequence page save buttons'), function () {
   const dashboard = serveTestDashboard();
 
   it('keeps Save steps, Save exit rules and Save sending window disabled until something changed, and after it is saved', async () => {
-    const tenant = await buildTenant();
-    const { sequence } = await caller(tenant.key).sequences.create({
+    const page = await dashboard.newPage();
+    const { tenant, sequence } = await atNewSequence(dashboard, page, {
       name: 'Welcome',
       status: 'draft',
       steps: [{ id: 'settle', type: 'wait', duration: 'PT1H' }],
       exitWhen: [{ tag: 'purchased' }],
       sendingWindow: { timeZone: 'Europe/Paris', from: '09:00', to: '17:00' },
     });
-    const user = await buildUser(tenant.accountId);
-    const page = await dashboard.newPage();
-    await signInAt(page, `${dashboard.base}/dashboard/sequences/${sequence.id}`, user.email);
     await page.getByRole('region', { name: 'Builder' }).waitFor();
     const saveSteps = page.getByRole('button', { name: 'Save steps' });
     const rules = page.getByRole('region', { name: 'Exit rules' });
@@ -61,17 +57,14 @@ describe(browserSuite('the sequence page save buttons'), function () {
   });
 
   it('keeps Save entry and Save goal disabled until their form differs from what is stored', async () => {
-    const tenant = await buildTenant();
-    const { sequence } = await caller(tenant.key).sequences.create({
+    const page = await dashboard.newPage();
+    const { tenant, sequence } = await atNewSequence(dashboard, page, {
       name: 'Carts',
       status: 'draft',
       steps: [{ id: 'settle', type: 'wait', duration: 'PT1H' }],
       entry: { activity: 'cart_abandoned', reentry: 'never' },
       goal: { activity: 'checkout_completed', within: 'P7D' },
     });
-    const user = await buildUser(tenant.accountId);
-    const page = await dashboard.newPage();
-    await signInAt(page, `${dashboard.base}/dashboard/sequences/${sequence.id}`, user.email);
     const entry = page.getByRole('region', { name: 'Entry by activity' });
     const goal = page.getByRole('region', { name: 'Goal' });
     const saveEntry = entry.getByRole('button', { name: 'Save entry' });

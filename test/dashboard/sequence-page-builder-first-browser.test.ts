@@ -1,8 +1,6 @@
 import { expect } from 'chai';
-import { caller } from '../support/app';
-import { browserSuite, lookAtBothWidths, serveTestDashboard, signInAt } from '../support/browser';
-import { buildUser } from '../support/dashboard';
-import { buildTenant } from '../support/factories';
+import { browserSuite, lookAtBothWidths, serveTestDashboard } from '../support/browser';
+import { atNewSequence } from '../support/builder-page';
 
 // Issue 37, item 6: a new sequence opens on its builder, in a marketer's words. The page began
 // with a read-only Steps panel that repeated the builder and told an empty sequence that "the
@@ -14,11 +12,8 @@ describe(browserSuite('a new sequence opens on its builder'), function () {
   const dashboard = serveTestDashboard();
 
   it('puts the builder first on an empty sequence, with no Steps panel and no talk of the API or the runner', async () => {
-    const tenant = await buildTenant();
-    const { sequence } = await caller(tenant.key).sequences.create({ name: 'Welcome', status: 'draft' });
-    const user = await buildUser(tenant.accountId);
     const page = await dashboard.newPage();
-    await signInAt(page, `${dashboard.base}/dashboard/sequences/${sequence.id}`, user.email);
+    const { sequence } = await atNewSequence(dashboard, page, { name: 'Welcome', status: 'draft' });
     await page.getByRole('region', { name: 'Builder' }).waitFor();
     await page.getByRole('region', { name: 'Analytics' }).waitFor();
     const panels = await page.locator('main section.panel > h2').allInnerTexts();
