@@ -23,7 +23,8 @@ import { machineLine, numberFrom } from './lib/settings';
 // - rows per second for a 100,000-row file (target: at least 5,000), from the first batch's
 //   claim to the import's completed status;
 // - RSS growth for a 1,000,000-row file (target: under 50 MiB), the peak RSS sampled every
-//   100 ms through the upload and the whole import, less the RSS before the upload.
+//   100 ms through the upload and the whole import, less the RSS before the upload, taken after
+//   a full collection (node runs with --expose-gc).
 // BENCH_DATABASE_URL picks the database (bench/lib/database.ts; or a sqlite: URL); BENCH_IMPORT_ROWS
 // and BENCH_IMPORT_MEMORY_ROWS the sizes (0 skips a case), BENCH_IMPORT_BATCH the batch size.
 
@@ -78,9 +79,9 @@ async function measure(db: Database, port: number, dir: string, count: number, s
   await writeFile(file, count, sampleMemory);
   // From a collected heap. The RSS figure is still, for the most part, V8's sizing of its heap:
   // a batch's rows live across several young-generation collections, so they die in the old
-  // generation, which V8 lets grow to a few times what is live before it collects it (the same
-  // run measured 35 and 224 MiB). What the import keeps is the live heap, before and after, also
-  // printed.
+  // generation, which V8 lets grow to a few times what is live before it collects it (a 1M-row
+  // file measured 31-41 MiB from a collected heap, 224 MiB without the collection; a 100,000-row
+  // one 75-172). What the import keeps is the live heap, before and after, also printed.
   collect();
   const heapBefore = process.memoryUsage().heapUsed;
   const before = process.memoryUsage().rss;
